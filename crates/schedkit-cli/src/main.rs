@@ -1,0 +1,315 @@
+//! `schedkit`: the command line over the schedkit library. Thin by design: parsing, progress
+//! and output here; everything else in the library.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use schedkit::machine::{Machine, BUILTIN_PROFILES};
+use schedkit::metrics::RunResult;
+use schedkit::policy::{PolicyKind, POLICIES};
+use schedkit::sim::SimConfig;
+use schedkit::workload::{builtin::BUILTINS, parse_duration, Workload};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "schedkit",
+    version,
+    about = "Historical Linux CPU schedulers on a deterministic simulated SMP machine",
+    long_about = "Historical Linux CPU schedulers (the 2.4 goodness scheduler, Ingo Molnar's O(1)) \
+run on a deterministic discrete-event model of an SMP machine. A run is a pure function of \
+(policy, machine, workload, seed): the same inputs give the same figures, bit for bit \
+(except the host wall time the simulation took).",
+    after_help = "Examples:\n  schedkit sim --policy o1 --machine smp8-2002 --workload yield:instances=16 --duration 10s\n  \
+schedkit compare --policies goodness,o1 --machine smp8-2002 --workload chat:rooms=10,messages=1000\n  \
+schedkit list workloads\n  schedkit bench ops"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate one policy on one machine and print its figures.
+    Sim(SimArgs),
+    /// Simulate several policies (and machines, workloads) side by side.
+    Compare(CompareArgs),
+    /// List the shipped policies, machines or workloads.
+    List {
+        #[arg(value_enum)]
+        what: ListWhat,
+    },
+    /// Measure real (wall-clock) speed: the policies' operations or the simulator.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ListWhat {
+    Policies,
+    Machines,
+    Workloads,
+}
+
+#[derive(Args)]
+struct RunOpts {
+    /// Simulated time limit; a workload that ends sooner stops there (e.g. 10s, 500ms).
+    #[arg(long, default_value = "10s", value_parser = parse_dur)]
+    duration: u64,
+    /// Seed of the random choices (sleep times, burst lengths).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Also write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Check every invariant every N events (slow; 0 = only at the end of the run).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    audit_every: u64,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// Scheduling policy (see `schedkit list policies`).
+    #[arg(long, default_value = "o1")]
+    policy: String,
+    /// Machine: a shipped profile name or a path to a .toml profile (see `schedkit list machines`).
+    #[arg(long, default_value = "smp2-2002")]
+    machine: String,
+    /// Workload: a built-in spec such as `chat:rooms=10,messages=1000,nice=19`, a path to a
+    /// .toml workload file, or several joined with `+` (`makej:jobs=8+interactive`).
+    #[arg(long, default_value = "yield:instances=4")]
+    workload: String,
+    #[command(flatten)]
+    run: RunOpts,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    /// Policies to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "goodness,o1")]
+    policies: Vec<String>,
+    /// Machines, comma-separated (each gets its own table).
+    #[arg(long, value_delimiter = ',', default_value = "smp2-2002")]
+    machine: Vec<String>,
+    /// Workload spec or file; repeat the flag for several workloads (each gets its own table).
+    #[arg(long, default_value = "yield:instances=4")]
+    workload: Vec<String>,
+    #[command(flatten)]
+    run: RunOpts,
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Per-operation cost of each policy at 10, 1 000 and 100 000 runnable tasks.
+    Ops {
+        /// Runnable-task counts to measure.
+        #[arg(long, value_delimiter = ',', default_value = "10,1000,100000")]
+        sizes: Vec<usize>,
+        /// Time spent measuring each figure.
+        #[arg(long, default_value = "200ms", value_parser = parse_dur)]
+        budget: u64,
+        /// Also write the rows as JSON to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Simulator events per second with 10, 1 000 and 100 000 tasks (4 busy, the rest asleep).
+    Sim {
+        #[arg(long, value_delimiter = ',', default_value = "10,1000,100000")]
+        sizes: Vec<usize>,
+        /// Simulated time per run.
+        #[arg(long, default_value = "2s", value_parser = parse_dur)]
+        duration: u64,
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+}
+
+fn parse_dur(s: &str) -> Result<u64, String> {
+    let ns = parse_duration(s)?;
+    if ns == 0 {
+        return Err("must be longer than 0".into());
+    }
+    Ok(ns)
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Sim(a) => {
+            let policy = PolicyKind::parse(&a.policy)
+                .map_err(anyhow::Error::msg)
+                .context("--policy")?;
+            let machine = Machine::load(&a.machine).context("--machine")?;
+            let workload = Workload::parse(&a.workload).context("--workload")?;
+            let r = simulate(policy, &machine, &workload, &a.run)?;
+            print!("{}", schedkit::report::table(std::slice::from_ref(&r)));
+            write_json(a.run.json.as_ref(), &r)?;
+        }
+        Cmd::Compare(a) => {
+            let policies: Vec<PolicyKind> = a
+                .policies
+                .iter()
+                .map(|p| PolicyKind::parse(p).map_err(anyhow::Error::msg))
+                .collect::<Result<_>>()
+                .context("--policies")?;
+            if policies.is_empty() {
+                bail!("--policies: name at least one policy");
+            }
+            let machines: Vec<Machine> = a
+                .machine
+                .iter()
+                .map(|m| Machine::load(m))
+                .collect::<Result<_, _>>()
+                .context("--machine")?;
+            let workloads: Vec<Workload> = a
+                .workload
+                .iter()
+                .map(|w| Workload::parse(w))
+                .collect::<Result<_, _>>()
+                .context("--workload")?;
+            let mut all = Vec::new();
+            for m in &machines {
+                for w in &workloads {
+                    let mut runs = Vec::new();
+                    for &p in &policies {
+                        runs.push(simulate(p, m, w, &a.run)?);
+                    }
+                    println!("{}", schedkit::report::table(&runs));
+                    all.extend(runs);
+                }
+            }
+            write_json(a.run.json.as_ref(), &all)?;
+        }
+        Cmd::List { what } => match what {
+            ListWhat::Policies => {
+                for (n, d) in POLICIES {
+                    println!("{n:<10} {d}");
+                }
+            }
+            ListWhat::Machines => {
+                for (n, _) in BUILTIN_PROFILES {
+                    let m = Machine::load(n)?;
+                    println!(
+                        "{n:<10} {} CPUs, HZ={}: {}",
+                        m.ncpus(),
+                        m.hz(),
+                        m.profile.description
+                    );
+                }
+            }
+            ListWhat::Workloads => {
+                for (n, p, d) in BUILTINS {
+                    println!("{:<12} {}\n{:<12} {d}", n, format!("{n}:{p},nice=0"), "");
+                }
+                println!("\nor a .toml workload file (see README, 'Workload files'); join several with '+'.");
+            }
+        },
+        Cmd::Bench { what } => match what {
+            BenchWhat::Ops {
+                sizes,
+                budget,
+                json,
+            } => {
+                check_sizes(&sizes)?;
+                let pb = spinner();
+                let rows = schedkit::bench::ops(&sizes, Duration::from_nanos(budget), |m| {
+                    pb.set_message(m.to_string())
+                });
+                pb.finish_and_clear();
+                print!("{}", schedkit::bench::ops_table(&rows));
+                write_json(json.as_ref(), &rows)?;
+            }
+            BenchWhat::Sim {
+                sizes,
+                duration,
+                json,
+            } => {
+                check_sizes(&sizes)?;
+                let pb = spinner();
+                let rows =
+                    schedkit::bench::sim(&sizes, duration, |m| pb.set_message(m.to_string()));
+                pb.finish_and_clear();
+                print!("{}", schedkit::bench::sim_table(&rows));
+                write_json(json.as_ref(), &rows)?;
+            }
+        },
+    }
+    Ok(())
+}
+
+fn check_sizes(sizes: &[usize]) -> Result<()> {
+    if sizes.is_empty() || sizes.iter().any(|&n| n == 0 || n > 1_000_000) {
+        bail!("--sizes: give task counts between 1 and 1000000");
+    }
+    Ok(())
+}
+
+fn spinner() -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+fn simulate(
+    policy: PolicyKind,
+    machine: &Machine,
+    workload: &Workload,
+    opts: &RunOpts,
+) -> Result<RunResult> {
+    let pb = if opts.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {percent}% simulated, {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(format!(
+        "{} on {} / {}",
+        policy.name(),
+        machine.name(),
+        workload.name
+    ));
+    let mut on_progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let cfg = SimConfig {
+        duration_ns: opts.duration,
+        seed: opts.seed,
+        audit_every: opts.audit_every,
+        progress: Some(&mut on_progress),
+    };
+    let r = policy.simulate(machine, workload, cfg).with_context(|| {
+        format!(
+            "{} on {} running {}",
+            policy.name(),
+            machine.name(),
+            workload.name
+        )
+    })?;
+    pb.finish_and_clear();
+    Ok(r)
+}
+
+fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> Result<()> {
+    if let Some(p) = path {
+        let text = serde_json::to_string_pretty(value)?;
+        std::fs::write(p, text + "\n")
+            .with_context(|| format!("--json: cannot write {}", p.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! Real-time benchmarks (wall clock on this machine), printed as ratios against a reference
+//! measured in the same run: never asserted in tests.
+//!
+//! - `ops`: the policies' own per-operation cost (enqueue+dequeue of a waking task, and a
+//!   put_prev+pick_next) on one runqueue holding 10, 1 000 and 100 000 runnable tasks. An O(1)
+//!   design stays flat; the 2.4 goodness loop grows linearly.
+//! - `sim`: simulator events per second with 10, 1 000 and 100 000 tasks, of which four are
+//!   busy (a lat_ctx ring) and the rest asleep: sleeping tasks must cost nothing.
+
+use crate::class::*;
+use crate::machine::{Machine, Topology};
+use crate::policy::{goodness::Goodness, o1::O1, PolicyKind};
+use crate::sim::SimConfig;
+use crate::task::{TaskId, Tasks};
+use crate::workload::{builtin, Dist, Op, ProgramBuilder, TaskSpec, Workload};
+use serde::Serialize;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OpsRow {
+    pub policy: String,
+    pub op: String,
+    pub tasks: usize,
+    pub ns_per_op: f64,
+    /// ns_per_op divided by the same policy and op at the smallest task count.
+    pub vs_smallest: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimRow {
+    pub policy: String,
+    pub tasks: usize,
+    pub events: u64,
+    pub wall_s: f64,
+    pub events_per_s: f64,
+    /// events_per_s divided by the figure at the smallest task count.
+    pub vs_smallest: f64,
+}
+
+/// Repeats `f` until `budget` has passed (at least once); returns ns per call.
+fn time_per_call(budget: Duration, mut f: impl FnMut()) -> f64 {
+    let mut iters = 1u64;
+    loop {
+        let start = Instant::now();
+        for _ in 0..iters {
+            f();
+        }
+        let el = start.elapsed();
+        if el >= budget || iters >= 1 << 30 {
+            return el.as_nanos() as f64 / iters as f64;
+        }
+        iters *= 2;
+    }
+}
+
+fn ops_for<P: SchedClass>(p: &P, n: usize, budget: Duration) -> (f64, f64) {
+    let topo = Topology::flat(1);
+    let mut tasks: Tasks<P::TaskData> = Tasks::new();
+    let mut ops = OpCounter::default();
+    let mut rq = p.new_rq(0, &topo);
+    let hz = 1000;
+    let mut now = 1_000_000u64;
+    for i in 0..=n {
+        let t = tasks.spawn();
+        tasks[t].nice = (i % 40) as i32 - 20;
+        let mut ctx = Ctx {
+            now,
+            hz,
+            ncpus: 1,
+            tasks: &mut tasks,
+            ops: &mut ops,
+        };
+        p.task_fork(&mut ctx, &mut rq, 0, None, t);
+        if i < n {
+            p.enqueue(&mut ctx, &mut rq, 0, t, EnqueueKind::New);
+        }
+    }
+    let mut ctx = Ctx {
+        now,
+        hz,
+        ncpus: 1,
+        tasks: &mut tasks,
+        ops: &mut ops,
+    };
+    let mut curr = p.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task");
+    // The extra task wakes and sleeps: enqueue + dequeue.
+    let sleeper = TaskId(n as u32);
+    let enq = time_per_call(budget, || {
+        now += 1;
+        let mut ctx = Ctx {
+            now,
+            hz,
+            ncpus: 1,
+            tasks: &mut tasks,
+            ops: &mut ops,
+        };
+        let kind = EnqueueKind::Wakeup {
+            uninterruptible: false,
+            sync: false,
+            irq: false,
+        };
+        p.enqueue(&mut ctx, &mut rq, 0, sleeper, kind);
+        p.dequeue(&mut ctx, &mut rq, 0, sleeper, DequeueKind::Sleep);
+        black_box(&rq);
+    });
+    let pick = time_per_call(budget, || {
+        now += 1;
+        let mut ctx = Ctx {
+            now,
+            hz,
+            ncpus: 1,
+            tasks: &mut tasks,
+            ops: &mut ops,
+        };
+        p.put_prev(&mut ctx, &mut rq, 0, curr);
+        curr = black_box(p.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task"));
+    });
+    (enq, pick)
+}
+
+/// Measures per-operation cost of every policy at each task count.
+pub fn ops(sizes: &[usize], budget: Duration, mut progress: impl FnMut(&str)) -> Vec<OpsRow> {
+    let m = Machine::load("smp2-2002").expect("shipped profile");
+    let mut rows = Vec::new();
+    for kind in [PolicyKind::Goodness, PolicyKind::O1] {
+        let mut base: Option<(f64, f64)> = None;
+        for &n in sizes {
+            progress(&format!("{} with {n} tasks", kind.name()));
+            let (e, p) = match kind {
+                PolicyKind::Goodness => ops_for(&Goodness, n, budget),
+                PolicyKind::O1 => ops_for(&O1::new(&m), n, budget),
+            };
+            let (be, bp) = *base.get_or_insert((e, p));
+            rows.push(OpsRow {
+                policy: kind.name().into(),
+                op: "enqueue+dequeue".into(),
+                tasks: n,
+                ns_per_op: e,
+                vs_smallest: e / be,
+            });
+            rows.push(OpsRow {
+                policy: kind.name().into(),
+                op: "pick_next".into(),
+                tasks: n,
+                ns_per_op: p,
+                vs_smallest: p / bp,
+            });
+        }
+    }
+    rows
+}
+
+/// A lat_ctx ring of 4 plus `n - 4` tasks that sleep through the whole run.
+pub fn idle_heavy_workload(n: usize) -> Workload {
+    let mut w = builtin::ctx(4, 0);
+    let sleeper = ProgramBuilder::new()
+        .op(Op::Sleep {
+            dur: Dist::Const(1_000_000_000_000),
+            uninterruptible: false,
+        })
+        .op(Op::Exit)
+        .build("sleeper");
+    w.programs.push(sleeper);
+    let prog = (w.programs.len() - 1) as u32;
+    for _ in 4..n.max(4) {
+        let mut t = TaskSpec::new(prog);
+        t.background = true;
+        w.tasks.push(t);
+    }
+    w.name = format!("ctx:procs=4 + {} sleepers", n.saturating_sub(4));
+    w
+}
+
+/// Simulator speed with mostly sleeping tasks.
+pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<SimRow> {
+    let m = Machine::load("smp2-2002").expect("shipped profile");
+    let mut rows = Vec::new();
+    let kind = PolicyKind::O1;
+    let mut base = None;
+    for &n in sizes {
+        progress(&format!("{} with {n} tasks", kind.name()));
+        let w = idle_heavy_workload(n);
+        let cfg = SimConfig {
+            duration_ns: sim_ns,
+            seed: 1,
+            audit_every: 0,
+            progress: None,
+        };
+        let start = Instant::now();
+        let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");
+        let wall = start.elapsed().as_secs_f64();
+        let eps = r.metrics.sim.events as f64 / wall;
+        let b = *base.get_or_insert(eps);
+        rows.push(SimRow {
+            policy: kind.name().into(),
+            tasks: n,
+            events: r.metrics.sim.events,
+            wall_s: wall,
+            events_per_s: eps,
+            vs_smallest: eps / b,
+        });
+    }
+    rows
+}
+
+pub fn ops_table(rows: &[OpsRow]) -> String {
+    let mut s = format!(
+        "{:<10} {:<16} {:>10} {:>14} {:>12}\n",
+        "policy", "operation", "tasks", "ns/op", "vs smallest"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<10} {:<16} {:>10} {:>14.1} {:>11.2}x\n",
+            r.policy, r.op, r.tasks, r.ns_per_op, r.vs_smallest
+        ));
+    }
+    s
+}
+
+pub fn sim_table(rows: &[SimRow]) -> String {
+    let mut s = format!(
+        "{:<8} {:>10} {:>12} {:>10} {:>14} {:>12}\n",
+        "policy", "tasks", "events", "wall s", "events/s", "vs smallest"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<8} {:>10} {:>12} {:>10.3} {:>14.0} {:>11.2}x\n",
+            r.policy, r.tasks, r.events, r.wall_s, r.events_per_s, r.vs_smallest
+        ));
+    }
+    s
+}

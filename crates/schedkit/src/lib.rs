@@ -1,0 +1,29 @@
+//! schedkit: the great Linux CPU schedulers behind one `sched_class`-style interface, hosted
+//! by a deterministic SMP simulator.
+//!
+//! - [`class`]: the scheduler interface every policy implements and every host drives.
+//! - [`policy`]: one module per design (`goodness` = Linux 2.4, `o1` = the O(1) scheduler).
+//! - [`sim`]: the simulated machine that hosts a policy.
+//! - [`machine`]: machine profiles (topology, clock, costs).
+//! - [`workload`]: built-in benchmarks and workload files.
+//! - [`metrics`]: what a run reports; [`report`]: tables.
+//! - [`bench`]: real-time benchmarks of the policies and the simulator.
+//!
+//! ```
+//! use schedkit::{machine::Machine, policy::PolicyKind, sim::SimConfig, workload::Workload};
+//! let m = Machine::load("smp2-2002").unwrap();
+//! let w = Workload::parse("yield:instances=4").unwrap();
+//! let cfg = SimConfig { duration_ns: 50_000_000, ..Default::default() };
+//! let r = PolicyKind::O1.simulate(&m, &w, cfg).unwrap();
+//! assert!(r.metrics.context_switches > 0);
+//! ```
+
+pub mod bench;
+pub mod class;
+pub mod machine;
+pub mod metrics;
+pub mod policy;
+pub mod report;
+pub mod sim;
+pub mod task;
+pub mod workload;

@@ -1,0 +1,619 @@
+//! `goodness`: the Linux 2.4 scheduler (2.4.16 `kernel/sched.c`; designs.md §1, tag S24).
+//!
+//! One global runqueue (`runqueue_head`, running tasks stay on it) under one global lock
+//! (`runqueue_lock`). `schedule()` walks the whole list computing `goodness()` for every task
+//! that may run here, O(n); when every runnable task has used its `counter`, the epoch
+//! recalculation walks *every task in the system*, sleepers included. Wakeups go to the list
+//! tail and `reschedule_idle()` picks a CPU to kick: the task's last CPU if idle, else the idle
+//! CPU with the oldest `last_schedule`, else the CPU whose current task it beats by the most.
+//! There is no load balancer.
+//!
+//! Simplifications, all stated: `SCHED_BATCH` did not exist in 2.4 and is treated as
+//! `SCHED_OTHER`; the i386 HT shortcut of `reschedule_idle` (take a package with both siblings
+//! idle) is not modelled; `runqueue_lock` nesting inside `tasklist_lock` is one lock here (the
+//! recalculation runs under it and is charged per task visited).
+
+use super::list::{Link, Linked, TaskList};
+use crate::class::*;
+use crate::machine::Topology;
+use crate::task::{CpuId, SchedPolicy, Task, TaskId, Tasks};
+
+/// `PROC_CHANGE_PENALTY` of i386 (`include/asm-i386/smp.h`): the bonus for staying put.
+pub const PROC_CHANGE_PENALTY: i32 = 15;
+
+/// `NICE_TO_TICKS(nice) = TICK_SCALE(20 - nice) + 1`, aiming at ~50 ms slices.
+pub fn nice_to_ticks(nice: i32, hz: u32) -> i32 {
+    let x = 20 - nice;
+    let scaled = match hz {
+        0..=199 => x >> 2,
+        200..=399 => x >> 1,
+        400..=799 => x,
+        800..=1599 => x << 1,
+        _ => x << 2,
+    };
+    scaled + 1
+}
+
+/// Per-task state of the 2.4 scheduler.
+#[derive(Clone, Debug, Default)]
+pub struct GoodnessTask {
+    /// Ticks left in this epoch (`p->counter`).
+    pub counter: i32,
+    /// The `SCHED_YIELD` bit: goodness -1 for one pass of `schedule()`.
+    pub yielded: bool,
+    /// On `runqueue_head`.
+    pub on_rq: bool,
+    /// `cpus_runnable`: the CPU it is running on, if any.
+    pub running_on: Option<CpuId>,
+    /// Position in the task list (`for_each_task`) used by the recalculation.
+    tasklist_pos: u32,
+    run_list: Link,
+}
+
+impl Linked for GoodnessTask {
+    fn link(&self) -> &Link {
+        &self.run_list
+    }
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.run_list
+    }
+}
+
+/// The one global runqueue.
+#[derive(Debug, Default)]
+pub struct GoodnessRq {
+    /// `runqueue_head`.
+    pub run_list: TaskList,
+    /// `init_task.next_task` ring: every live task, for the recalculation loop.
+    tasklist: Vec<TaskId>,
+    /// `aligned_data[cpu].curr`.
+    pub curr: Vec<Option<TaskId>>,
+    /// Recalculations done (an epoch counter, for tests and curiosity).
+    pub epochs: u64,
+}
+
+pub struct Goodness;
+
+type T = Task<GoodnessTask>;
+
+/// `goodness(p, this_cpu, this_mm)`.
+pub fn goodness(p: &T, this_cpu: CpuId, this_mm: Option<u32>) -> i32 {
+    if p.data.yielded {
+        return -1;
+    }
+    if p.policy.is_rt() {
+        return 1000 + p.rt_priority as i32;
+    }
+    let mut w = p.data.counter;
+    if w == 0 {
+        return 0;
+    }
+    if p.cpu == this_cpu {
+        w += PROC_CHANGE_PENALTY;
+    }
+    if this_mm == Some(p.mm) {
+        w += 1;
+    }
+    w + 20 - p.nice
+}
+
+/// `preemption_goodness(prev, p, cpu)`, both measured with prev's mm.
+fn preemption_goodness(prev: &T, p: &T, cpu: CpuId) -> i32 {
+    goodness(p, cpu, Some(prev.mm)) - goodness(prev, cpu, Some(prev.mm))
+}
+
+/// `can_schedule(p, cpu)`: allowed there and not running elsewhere.
+fn can_schedule(p: &T, cpu: CpuId) -> bool {
+    p.cpus_allowed.contains(cpu) && p.data.running_on.is_none_or(|c| c == cpu)
+}
+
+impl SchedClass for Goodness {
+    type Rq = GoodnessRq;
+    type TaskData = GoodnessTask;
+
+    fn name(&self) -> &'static str {
+        "goodness"
+    }
+
+    fn lock_layout(&self) -> LockLayout {
+        LockLayout::Global
+    }
+
+    fn new_rq(&self, _domain: usize, topology: &Topology) -> GoodnessRq {
+        GoodnessRq {
+            curr: vec![None; topology.ncpus],
+            ..Default::default()
+        }
+    }
+
+    fn task_fork(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        rq: &mut GoodnessRq,
+        _cpu: CpuId,
+        parent: Option<TaskId>,
+        child: TaskId,
+    ) -> bool {
+        ctx.tasks[child].data.tasklist_pos = rq.tasklist.len() as u32;
+        rq.tasklist.push(child);
+        match parent {
+            // do_fork: the child takes half the parent's ticks (rounded up), the parent keeps
+            // the rest and reschedules if that is nothing.
+            Some(p) => {
+                let (pt, ct) = ctx.tasks.pair_mut(p, child);
+                ct.data.counter = (pt.data.counter + 1) >> 1;
+                pt.data.counter >>= 1;
+                pt.data.counter == 0
+            }
+            // A task started by the host gets a full first slice (init's DEF_COUNTER is
+            // 10*HZ/100; NICE_TO_TICKS keeps nice in the picture).
+            None => {
+                let nice = ctx.tasks[child].nice;
+                ctx.tasks[child].data.counter = nice_to_ticks(nice, ctx.hz);
+                false
+            }
+        }
+    }
+
+    fn task_exit(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        rq: &mut GoodnessRq,
+        child: TaskId,
+        _parent: Option<TaskId>,
+    ) {
+        // unhash_process: leave the task list (O(1) swap-remove of our index).
+        let pos = ctx.tasks[child].data.tasklist_pos as usize;
+        rq.tasklist.swap_remove(pos);
+        if let Some(&moved) = rq.tasklist.get(pos) {
+            ctx.tasks[moved].data.tasklist_pos = pos as u32;
+        }
+        ctx.ops.list_ops += 1;
+    }
+
+    fn enqueue(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        rq: &mut GoodnessRq,
+        _cpu: CpuId,
+        t: TaskId,
+        kind: EnqueueKind,
+    ) {
+        debug_assert!(!ctx.tasks[t].data.on_rq);
+        // add_to_runqueue: 2.4.16 adds wakeups at the tail; setscheduler moves to the front.
+        if kind == EnqueueKind::Restore {
+            rq.run_list.push_front(ctx.tasks, t);
+        } else {
+            rq.run_list.push_back(ctx.tasks, t);
+        }
+        ctx.tasks[t].data.on_rq = true;
+        ctx.ops.list_ops += 1;
+    }
+
+    fn dequeue(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        rq: &mut GoodnessRq,
+        _cpu: CpuId,
+        t: TaskId,
+        _kind: DequeueKind,
+    ) {
+        if ctx.tasks[t].data.on_rq {
+            rq.run_list.remove(ctx.tasks, t);
+            ctx.tasks[t].data.on_rq = false;
+            ctx.ops.list_ops += 1;
+        }
+    }
+
+    fn put_prev(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        _rq: &mut GoodnessRq,
+        _cpu: CpuId,
+        prev: TaskId,
+    ) {
+        // An expired SCHED_RR task is refilled and moved to the tail inside schedule(); that
+        // happens in pick_next where the list is at hand. Nothing to do here: the task stays
+        // on the list, still marked running on this CPU until the pick releases it.
+        let _ = (ctx, prev);
+    }
+
+    fn pick_next(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        rq: &mut GoodnessRq,
+        cpu: CpuId,
+    ) -> Option<TaskId> {
+        let prev = rq.curr[cpu];
+        let prev_mm = prev.map(|p| ctx.tasks[p].mm);
+        if let Some(p) = prev {
+            let pt = &mut ctx.tasks[p];
+            // schedule(): an RR task whose counter ran out is refilled and moved to the tail.
+            if pt.policy == SchedPolicy::Rr && pt.data.counter == 0 && pt.data.on_rq {
+                pt.data.counter = nice_to_ticks(pt.nice, ctx.hz);
+                rq.run_list.remove(ctx.tasks, p);
+                rq.run_list.push_back(ctx.tasks, p);
+                ctx.ops.list_ops += 2;
+            }
+        }
+        let next = loop {
+            // The goodness loop: every runnable task that can run here, strictly-greater wins.
+            let mut best: Option<TaskId> = None;
+            let mut c = -1000;
+            let mut cur = rq.run_list.front();
+            while let Some(t) = cur {
+                let p = &ctx.tasks[t];
+                ctx.ops.scanned += 1;
+                if can_schedule(p, cpu) {
+                    let w = goodness(p, cpu, prev_mm);
+                    if w > c {
+                        c = w;
+                        best = Some(t);
+                    }
+                }
+                cur = rq.run_list.next(ctx.tasks, t);
+            }
+            if best.is_some() && c == 0 {
+                // Every runnable candidate has used its slice: recalculate for every task in
+                // the system, sleepers included (they converge to 2 x NICE_TO_TICKS).
+                rq.epochs += 1;
+                for &t in &rq.tasklist {
+                    let p = &mut ctx.tasks[t];
+                    p.data.counter = (p.data.counter >> 1) + nice_to_ticks(p.nice, ctx.hz);
+                }
+                ctx.ops.recalc += rq.tasklist.len() as u64;
+                continue;
+            }
+            break best;
+        };
+        // __schedule_tail: the previous task's SCHED_YIELD bit is cleared and it releases this
+        // CPU (cpus_runnable = ~0).
+        if let Some(p) = prev {
+            let pd = &mut ctx.tasks[p].data;
+            pd.yielded = false;
+            pd.running_on = None;
+        }
+        if let Some(n) = next {
+            ctx.tasks[n].data.running_on = Some(cpu);
+        }
+        rq.curr[cpu] = next;
+        next
+    }
+
+    fn task_tick(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        _rq: &mut GoodnessRq,
+        _cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        // update_process_times: every task's counter runs down, RT ones included.
+        let d = &mut ctx.tasks[curr].data;
+        d.counter -= 1;
+        if d.counter <= 0 {
+            d.counter = 0;
+            return true;
+        }
+        false
+    }
+
+    fn yield_task(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        rq: &mut GoodnessRq,
+        _cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        // sys_sched_yield: only if someone is waiting (nr_pending = runnable - CPUs busy).
+        let busy = rq.curr.iter().filter(|c| c.is_some()).count();
+        let nr_pending = rq.run_list.len().saturating_sub(busy);
+        if nr_pending == 0 {
+            return false;
+        }
+        let p = &mut ctx.tasks[curr];
+        if !p.policy.is_rt() {
+            p.data.yielded = true;
+        }
+        rq.run_list.remove(ctx.tasks, curr);
+        rq.run_list.push_back(ctx.tasks, curr);
+        ctx.ops.list_ops += 2;
+        true
+    }
+
+    fn check_preempt_wakeup(
+        &self,
+        ctx: &mut Ctx<GoodnessTask>,
+        _rq: &mut GoodnessRq,
+        cpu: CpuId,
+        curr: TaskId,
+        woken: TaskId,
+        sync: bool,
+    ) -> bool {
+        // A sync wakeup that may run here skips reschedule_idle altogether.
+        if sync && ctx.tasks[woken].cpus_allowed.contains(cpu) {
+            return false;
+        }
+        ctx.ops.scanned += 2;
+        preemption_goodness(&ctx.tasks[curr], &ctx.tasks[woken], cpu) > 0
+    }
+
+    fn select_cpu(
+        &self,
+        tasks: &Tasks<GoodnessTask>,
+        view: &CpuView,
+        ops: &mut OpCounter,
+        t: TaskId,
+        waker_cpu: CpuId,
+        kind: WakeKind,
+    ) -> CpuId {
+        let p = &tasks[t];
+        if kind == (WakeKind::Wakeup { sync: true }) && p.cpus_allowed.contains(waker_cpu) {
+            return waker_cpu;
+        }
+        // reschedule_idle(): the last CPU if it is idle...
+        let best_cpu = p.cpu;
+        if best_cpu < view.ncpus() && can_schedule(p, best_cpu) && view.is_idle(best_cpu) {
+            return best_cpu;
+        }
+        // ...else the idle CPU idle for longest (coldest cache), else the CPU whose task the
+        // woken one beats by most.
+        let mut oldest_idle = u64::MAX;
+        let mut target = None;
+        let mut max_prio = 0;
+        for cpu in 0..view.ncpus() {
+            ops.scanned += 1;
+            if !can_schedule(p, cpu) {
+                continue;
+            }
+            match view.cpus[cpu].curr {
+                None => {
+                    if view.cpus[cpu].last_schedule_ns < oldest_idle {
+                        oldest_idle = view.cpus[cpu].last_schedule_ns;
+                        target = Some(cpu);
+                    }
+                }
+                Some(c) if oldest_idle == u64::MAX => {
+                    let prio = preemption_goodness(&tasks[c], p, cpu);
+                    if prio > max_prio {
+                        max_prio = prio;
+                        target = Some(cpu);
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        target.unwrap_or_else(|| {
+            if p.cpus_allowed.contains(best_cpu) && best_cpu < view.ncpus() {
+                best_cpu
+            } else {
+                p.cpus_allowed.iter(view.ncpus()).next().unwrap_or(0)
+            }
+        })
+    }
+
+    fn nr_running(&self, rq: &GoodnessRq, _cpu: CpuId) -> usize {
+        rq.run_list.len()
+    }
+
+    fn for_each_queued(
+        &self,
+        rq: &GoodnessRq,
+        tasks: &Tasks<GoodnessTask>,
+        f: &mut dyn FnMut(TaskId),
+    ) {
+        for t in rq.run_list.iter(tasks) {
+            f(t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fx {
+        tasks: Tasks<GoodnessTask>,
+        ops: OpCounter,
+        rq: GoodnessRq,
+    }
+
+    impl Fx {
+        fn new(ncpus: usize) -> Fx {
+            Fx {
+                tasks: Tasks::new(),
+                ops: OpCounter::default(),
+                rq: Goodness.new_rq(0, &Topology::flat(ncpus)),
+            }
+        }
+        fn ctx(&mut self) -> (Ctx<'_, GoodnessTask>, &mut GoodnessRq) {
+            (
+                Ctx {
+                    now: 0,
+                    hz: 100,
+                    ncpus: self.rq.curr.len(),
+                    tasks: &mut self.tasks,
+                    ops: &mut self.ops,
+                },
+                &mut self.rq,
+            )
+        }
+        fn spawn(&mut self, nice: i32) -> TaskId {
+            let t = self.tasks.spawn();
+            self.tasks[t].nice = nice;
+            let (mut c, rq) = self.ctx();
+            Goodness.task_fork(&mut c, rq, 0, None, t);
+            Goodness.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
+            t
+        }
+        fn pick(&mut self, cpu: CpuId) -> Option<TaskId> {
+            let (mut c, rq) = self.ctx();
+            Goodness.pick_next(&mut c, rq, cpu)
+        }
+    }
+
+    #[test]
+    fn nice_to_ticks_matches_the_hz100_table() {
+        // designs.md §1: at HZ=100 nice -20 gets 11 ticks, nice 0 gets 6, nice 19 gets 1.
+        assert_eq!(nice_to_ticks(-20, 100), 11);
+        assert_eq!(nice_to_ticks(0, 100), 6);
+        assert_eq!(nice_to_ticks(19, 100), 1);
+        assert_eq!(nice_to_ticks(0, 1000), 41);
+    }
+
+    #[test]
+    fn goodness_formula() {
+        let mut fx = Fx::new(2);
+        let a = fx.spawn(0);
+        let p = &mut fx.tasks[a];
+        p.cpu = 1;
+        p.data.counter = 6;
+        assert_eq!(goodness(p, 0, None), 6 + 20);
+        assert_eq!(goodness(p, 1, None), 6 + 20 + PROC_CHANGE_PENALTY);
+        assert_eq!(goodness(p, 1, Some(p.mm)), 6 + 20 + PROC_CHANGE_PENALTY + 1);
+        p.data.counter = 0;
+        assert_eq!(goodness(p, 1, None), 0);
+        p.data.yielded = true;
+        assert_eq!(goodness(p, 1, None), -1);
+        p.data.yielded = false;
+        p.policy = SchedPolicy::Fifo;
+        p.rt_priority = 50;
+        assert_eq!(goodness(p, 0, None), 1050);
+    }
+
+    #[test]
+    fn pick_scans_every_runnable_task_and_prefers_higher_goodness() {
+        let mut fx = Fx::new(1);
+        let low = fx.spawn(10);
+        let high = fx.spawn(-10);
+        let _ = low;
+        fx.ops = OpCounter::default();
+        assert_eq!(fx.pick(0), Some(high));
+        assert_eq!(fx.ops.scanned, 2, "O(n): both tasks were examined");
+    }
+
+    #[test]
+    fn ties_go_to_the_earlier_list_entry() {
+        let mut fx = Fx::new(1);
+        let a = fx.spawn(0);
+        let _b = fx.spawn(0);
+        assert_eq!(fx.pick(0), Some(a));
+    }
+
+    #[test]
+    fn epoch_recalculation_covers_sleepers() {
+        let mut fx = Fx::new(1);
+        let run = fx.spawn(0);
+        let sleeper = fx.spawn(0);
+        {
+            let (mut c, rq) = fx.ctx();
+            Goodness.dequeue(&mut c, rq, 0, sleeper, DequeueKind::Sleep);
+        }
+        fx.tasks[run].data.counter = 0;
+        fx.tasks[sleeper].data.counter = 4;
+        fx.ops = OpCounter::default();
+        assert_eq!(fx.pick(0), Some(run));
+        assert_eq!(fx.rq.epochs, 1);
+        assert_eq!(fx.tasks[run].data.counter, 6);
+        // The sleeper keeps half and gains a slice: (4 >> 1) + 6.
+        assert_eq!(fx.tasks[sleeper].data.counter, 8);
+        assert_eq!(fx.ops.recalc, 2);
+    }
+
+    #[test]
+    fn yield_only_when_someone_waits() {
+        let mut fx = Fx::new(1);
+        let a = fx.spawn(0);
+        assert_eq!(fx.pick(0), Some(a));
+        let (mut c, rq) = fx.ctx();
+        assert!(
+            !Goodness.yield_task(&mut c, rq, 0, a),
+            "alone: yield is a no-op"
+        );
+        drop(c);
+        let b = fx.spawn(0);
+        let (mut c, rq) = fx.ctx();
+        assert!(Goodness.yield_task(&mut c, rq, 0, a));
+        drop(c);
+        // The yielder goes to the tail with goodness -1 for one pass: b runs.
+        assert_eq!(fx.pick(0), Some(b));
+        assert!(
+            !fx.tasks[a].data.yielded,
+            "the bit is cleared after the pass"
+        );
+    }
+
+    #[test]
+    fn a_task_running_elsewhere_cannot_be_picked() {
+        let mut fx = Fx::new(2);
+        let a = fx.spawn(0);
+        assert_eq!(fx.pick(0), Some(a));
+        assert_eq!(fx.pick(1), None, "a runs on CPU 0; CPU 1 idles");
+    }
+
+    #[test]
+    fn reschedule_idle_prefers_last_cpu_then_longest_idle() {
+        let fx = {
+            let mut fx = Fx::new(3);
+            let t = fx.spawn(0);
+            fx.tasks[t].cpu = 2;
+            fx
+        };
+        let topo = Topology::flat(3);
+        let mut cpus = vec![CpuStatus::default(); 3];
+        cpus[0].last_schedule_ns = 50;
+        cpus[1].last_schedule_ns = 10;
+        cpus[2].last_schedule_ns = 5;
+        let t = TaskId(0);
+        let mut ops = OpCounter::default();
+        let view = CpuView {
+            cpus: &cpus,
+            topology: &topo,
+            now: 100,
+            hz: 100,
+        };
+        assert_eq!(
+            Goodness.select_cpu(
+                &fx.tasks,
+                &view,
+                &mut ops,
+                t,
+                0,
+                WakeKind::Wakeup { sync: false }
+            ),
+            2
+        );
+        cpus[2].curr = Some(TaskId(0));
+        let view = CpuView {
+            cpus: &cpus,
+            topology: &topo,
+            now: 100,
+            hz: 100,
+        };
+        // CPU 2 busy: the oldest idle CPU (1) wins over CPU 0.
+        let mut tasks = fx.tasks.clone();
+        tasks[t].data.running_on = None;
+        assert_eq!(
+            Goodness.select_cpu(
+                &tasks,
+                &view,
+                &mut ops,
+                t,
+                0,
+                WakeKind::Wakeup { sync: false }
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn fork_splits_the_counter() {
+        let mut fx = Fx::new(1);
+        let p = fx.spawn(0);
+        fx.tasks[p].data.counter = 5;
+        let c = fx.tasks.spawn();
+        let (mut ctx, rq) = fx.ctx();
+        let resched = Goodness.task_fork(&mut ctx, rq, 0, Some(p), c);
+        assert!(!resched);
+        assert_eq!((fx.tasks[p].data.counter, fx.tasks[c].data.counter), (2, 3));
+    }
+}

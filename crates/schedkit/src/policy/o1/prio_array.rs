@@ -1,0 +1,159 @@
+//! `struct prio_array`: 140 FIFO lists, one per priority, and a bitmap of the non-empty ones.
+//! Picking the best task is a find-first-bit over the bitmap (the announcement's "two BSFL
+//! instructions" on a 64-bit bitmap; 2.6 uses a 141-bit one with bit 140 as a delimiter).
+
+use crate::policy::list::{Linked, TaskList};
+use crate::task::{TaskId, Tasks};
+
+/// `MAX_RT_PRIO`: priorities 0..99 are real time.
+pub const MAX_RT_PRIO: usize = 100;
+/// `MAX_PRIO`: 100..139 are nice -20..19.
+pub const MAX_PRIO: usize = 140;
+const WORDS: usize = MAX_PRIO.div_ceil(64) + 1;
+
+#[derive(Clone, Debug)]
+pub struct PrioArray {
+    pub nr_active: usize,
+    /// Bit `p` set iff `queue[p]` is non-empty; bit 140 is always set (`sched_init`).
+    bitmap: [u64; WORDS],
+    queue: Box<[TaskList; MAX_PRIO]>,
+}
+
+impl Default for PrioArray {
+    fn default() -> Self {
+        let mut bitmap = [0u64; WORDS];
+        bitmap[MAX_PRIO / 64] |= 1 << (MAX_PRIO % 64);
+        PrioArray {
+            nr_active: 0,
+            bitmap,
+            queue: Box::new([TaskList::default(); MAX_PRIO]),
+        }
+    }
+}
+
+impl PrioArray {
+    /// `sched_find_first_bit`: the best non-empty priority, or `MAX_PRIO` when empty.
+    pub fn find_first_bit(&self) -> usize {
+        self.find_next_bit(0)
+    }
+
+    /// `find_next_bit(bitmap, MAX_PRIO, from)`.
+    pub fn find_next_bit(&self, from: usize) -> usize {
+        let mut w = from / 64;
+        if w >= WORDS {
+            return MAX_PRIO;
+        }
+        let mut word = self.bitmap[w] & (!0u64 << (from % 64));
+        loop {
+            if word != 0 {
+                return (w * 64 + word.trailing_zeros() as usize).min(MAX_PRIO);
+            }
+            w += 1;
+            if w >= WORDS {
+                return MAX_PRIO;
+            }
+            word = self.bitmap[w];
+        }
+    }
+
+    pub fn queue(&self, prio: usize) -> &TaskList {
+        &self.queue[prio]
+    }
+
+    /// `enqueue_task`: at the tail of its priority's list.
+    pub fn enqueue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+        self.queue[prio].push_back(tasks, t);
+        self.bitmap[prio / 64] |= 1 << (prio % 64);
+        self.nr_active += 1;
+    }
+
+    /// Inserts `t` at `prio` just before `before` (child-runs-first).
+    pub fn enqueue_before<D: Linked>(
+        &mut self,
+        tasks: &mut Tasks<D>,
+        t: TaskId,
+        prio: usize,
+        before: TaskId,
+    ) {
+        self.queue[prio].insert_before(tasks, t, before);
+        self.bitmap[prio / 64] |= 1 << (prio % 64);
+        self.nr_active += 1;
+    }
+
+    /// `dequeue_task`: clears the bit when the list empties.
+    pub fn dequeue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+        self.queue[prio].remove(tasks, t);
+        if self.queue[prio].is_empty() {
+            self.bitmap[prio / 64] &= !(1 << (prio % 64));
+        }
+        self.nr_active -= 1;
+    }
+
+    /// `requeue_task`: to the tail of the same list.
+    pub fn requeue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+        self.queue[prio].remove(tasks, t);
+        self.queue[prio].push_back(tasks, t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::list::Link;
+    use proptest::prelude::*;
+
+    #[derive(Default, Clone, Debug)]
+    struct D(Link);
+    impl Linked for D {
+        fn link(&self) -> &Link {
+            &self.0
+        }
+        fn link_mut(&mut self) -> &mut Link {
+            &mut self.0
+        }
+    }
+
+    #[test]
+    fn empty_array_finds_the_delimiter() {
+        assert_eq!(PrioArray::default().find_first_bit(), MAX_PRIO);
+    }
+
+    #[test]
+    fn bitmap_tracks_lists() {
+        let mut tasks: Tasks<D> = Tasks::new();
+        let a = tasks.spawn();
+        let b = tasks.spawn();
+        let mut arr = PrioArray::default();
+        arr.enqueue(&mut tasks, a, 120);
+        arr.enqueue(&mut tasks, b, 65);
+        assert_eq!(arr.find_first_bit(), 65);
+        assert_eq!(arr.find_next_bit(66), 120);
+        arr.dequeue(&mut tasks, b, 65);
+        assert_eq!(arr.find_first_bit(), 120);
+        arr.dequeue(&mut tasks, a, 120);
+        assert_eq!(arr.find_first_bit(), MAX_PRIO);
+        assert_eq!(arr.nr_active, 0);
+    }
+
+    proptest! {
+        /// The bitmap search always agrees with a scan of the lists.
+        #[test]
+        fn find_first_bit_is_the_minimum_priority(prios in proptest::collection::vec(0usize..MAX_PRIO, 1..60), removals in 0usize..60) {
+            let mut tasks: Tasks<D> = Tasks::new();
+            let mut arr = PrioArray::default();
+            let mut live = Vec::new();
+            for &p in &prios {
+                let t = tasks.spawn();
+                arr.enqueue(&mut tasks, t, p);
+                live.push((t, p));
+            }
+            for _ in 0..removals.min(live.len() - 1) {
+                let (t, p) = live.remove(live.len() / 2);
+                arr.dequeue(&mut tasks, t, p);
+            }
+            let min = live.iter().map(|(_, p)| *p).min().unwrap();
+            prop_assert_eq!(arr.find_first_bit(), min);
+            prop_assert_eq!(arr.nr_active, live.len());
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! Unit tests pinning each O(1) mechanism.
+
+use super::*;
+use crate::task::CpuMask;
+
+const HZ: u32 = 1000;
+
+struct Fx {
+    tasks: Tasks<O1Task>,
+    ops: OpCounter,
+    rqs: Vec<O1Rq>,
+    now: u64,
+    o1: O1,
+}
+
+impl Fx {
+    fn new(ncpus: usize) -> Fx {
+        let topo = Topology::flat(ncpus);
+        let o1 = O1::with_cache_decay_ticks(1);
+        Fx {
+            tasks: Tasks::new(),
+            ops: OpCounter::default(),
+            rqs: (0..ncpus).map(|c| o1.new_rq(c, &topo)).collect(),
+            now: 1_000_000_000,
+            o1,
+        }
+    }
+    fn ctx(&mut self, cpu: usize) -> (Ctx<'_, O1Task>, &mut O1Rq, &O1) {
+        let n = self.rqs.len();
+        (
+            Ctx {
+                now: self.now,
+                hz: HZ,
+                ncpus: n,
+                tasks: &mut self.tasks,
+                ops: &mut self.ops,
+            },
+            &mut self.rqs[cpu],
+            &self.o1,
+        )
+    }
+    fn spawn(&mut self, cpu: usize, nice: i32) -> TaskId {
+        let t = self.tasks.spawn();
+        self.tasks[t].nice = nice;
+        self.tasks[t].cpu = cpu;
+        let (mut c, rq, o1) = self.ctx(cpu);
+        o1.task_fork(&mut c, rq, cpu, None, t);
+        o1.enqueue(&mut c, rq, cpu, t, EnqueueKind::New);
+        t
+    }
+    fn pick(&mut self, cpu: usize) -> Option<TaskId> {
+        let (mut c, rq, o1) = self.ctx(cpu);
+        if let Some(p) = rq.curr {
+            o1.put_prev(&mut c, rq, cpu, p);
+        }
+        o1.pick_next(&mut c, rq, cpu)
+    }
+    fn tick(&mut self, cpu: usize) -> bool {
+        self.now += 1_000_000;
+        let curr = self.rqs[cpu].curr.unwrap();
+        let (mut c, rq, o1) = self.ctx(cpu);
+        o1.task_tick(&mut c, rq, cpu, curr)
+    }
+}
+
+#[test]
+fn timeslice_formula_by_static_priority() {
+    // designs.md §2.3, 2.6.11 at HZ=1000: 800 / 100 / 5 ms, nice -10 600, +10 50.
+    let j = Jiffies::new(1000);
+    assert_eq!(j.task_timeslice(static_prio(-20)), 800);
+    assert_eq!(j.task_timeslice(static_prio(-10)), 600);
+    assert_eq!(j.task_timeslice(static_prio(0)), 100);
+    assert_eq!(j.task_timeslice(static_prio(10)), 50);
+    assert_eq!(j.task_timeslice(static_prio(19)), 5);
+    // At HZ=100 the minimum is one jiffy (10 ms).
+    assert_eq!(Jiffies::new(100).task_timeslice(static_prio(19)), 1);
+}
+
+#[test]
+fn bonus_and_penalty_are_bounded_by_five_levels() {
+    let j = Jiffies::new(HZ);
+    let mut fx = Fx::new(1);
+    let t = fx.spawn(0, 0);
+    let p = &mut fx.tasks[t];
+    p.data.sleep_avg = 0;
+    assert_eq!(effective_prio(p, &j), 125, "a pure CPU hog loses 5 levels");
+    p.data.sleep_avg = j.ns_max_sleep_avg();
+    assert_eq!(effective_prio(p, &j), 115, "a pure sleeper gains 5 levels");
+    p.nice = 19;
+    p.data.sleep_avg = 0;
+    assert_eq!(effective_prio(p, &j), 139, "clamped to MAX_PRIO-1");
+}
+
+#[test]
+fn interactive_thresholds_follow_delta() {
+    // Bonus needed: 7 at nice 0 (sleep_avg >= 700 ms); nice +19 can never be interactive.
+    let j = Jiffies::new(HZ);
+    let mut fx = Fx::new(1);
+    let t = fx.spawn(0, 0);
+    let p = &mut fx.tasks[t];
+    p.data.sleep_avg = j.to_ns(699);
+    p.data.prio = effective_prio(p, &j);
+    assert!(!task_interactive(p, &j));
+    p.data.sleep_avg = j.to_ns(700);
+    p.data.prio = effective_prio(p, &j);
+    assert!(task_interactive(p, &j));
+    p.nice = 19;
+    p.data.sleep_avg = j.ns_max_sleep_avg();
+    p.data.prio = effective_prio(p, &j);
+    assert!(!task_interactive(p, &j), "nice 19 is never interactive");
+    assert_eq!(j.interactive_sleep(0), j.to_ns(799));
+}
+
+#[test]
+fn sleeping_raises_sleep_avg_and_running_lowers_it() {
+    let j = Jiffies::new(HZ);
+    let mut fx = Fx::new(1);
+    let t = fx.spawn(0, 0);
+    let p = &mut fx.tasks[t];
+    p.timestamp_ns = 0;
+    recalc_task_prio(p, 100_000_000, &j);
+    // 100 ms slept at bonus 0 counts ten-fold (MAX_BONUS - 0), up to the maximum.
+    assert_eq!(p.data.sleep_avg, j.ns_max_sleep_avg());
+    // A long uninterruptible sleep is capped at INTERACTIVE_SLEEP.
+    p.data.sleep_avg = 0;
+    p.data.activated = -1;
+    recalc_task_prio(p, 500_000_000, &j);
+    assert_eq!(p.data.sleep_avg, j.interactive_sleep(0));
+}
+
+#[test]
+fn highest_priority_runs_first_and_equal_priorities_round_robin() {
+    let mut fx = Fx::new(1);
+    let a = fx.spawn(0, 5);
+    let b = fx.spawn(0, -5);
+    let c = fx.spawn(0, -5);
+    assert_eq!(fx.pick(0), Some(b));
+    // b yields: it goes to the expired array, c (same priority) runs next, then a.
+    let (mut ctx, rq, o1) = fx.ctx(0);
+    assert!(o1.yield_task(&mut ctx, rq, 0, b));
+    assert_eq!(fx.pick(0), Some(c));
+    let (mut ctx, rq, o1) = fx.ctx(0);
+    o1.yield_task(&mut ctx, rq, 0, c);
+    assert_eq!(fx.pick(0), Some(a));
+    assert_eq!(fx.ops.bitmap_searches, 3, "each pick is one bitmap search");
+}
+
+#[test]
+fn array_switch_when_active_empties() {
+    let mut fx = Fx::new(1);
+    let a = fx.spawn(0, 10); // 50 ms slice, never interactive at sleep_avg 0
+    assert_eq!(fx.pick(0), Some(a));
+    let mut expired = false;
+    for _ in 0..50 {
+        if fx.tick(0) {
+            expired = true;
+            break;
+        }
+    }
+    assert!(expired, "the slice of 50 ticks ran out");
+    assert_eq!(
+        fx.tasks[a].data.array,
+        Some(1 - fx.rqs[0].active as u8),
+        "a hog expires"
+    );
+    assert_eq!(fx.rqs[0].active().nr_active, 0);
+    assert_eq!(fx.pick(0), Some(a));
+    assert_eq!(fx.rqs[0].array_switches, 1, "the arrays swapped");
+    assert_eq!(
+        fx.tasks[a].data.time_slice, 50,
+        "the slice was refilled at expiry"
+    );
+}
+
+#[test]
+fn interactive_task_is_reinserted_into_active() {
+    let j = Jiffies::new(HZ);
+    let mut fx = Fx::new(1);
+    let a = fx.spawn(0, 0);
+    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
+    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    fx.tasks[a].data.time_slice = 1;
+    assert_eq!(fx.pick(0), Some(a));
+    // Keep the sleep_avg high across the pick's run-time charge.
+    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
+    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    assert!(fx.tick(0));
+    assert_eq!(fx.tasks[a].data.array, Some(fx.rqs[0].active as u8));
+}
+
+#[test]
+fn starvation_limit_sends_interactive_tasks_to_expired() {
+    let j = Jiffies::new(HZ);
+    let mut fx = Fx::new(1);
+    let a = fx.spawn(0, 0);
+    let _hog = fx.spawn(0, 0);
+    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
+    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    fx.tasks[a].data.time_slice = 1;
+    assert_eq!(fx.pick(0), Some(a));
+    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
+    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    // The expired array has been waiting longer than STARVATION_LIMIT * nr_running.
+    let now_j = (fx.now + 1_000_000) / j.tick_ns;
+    fx.rqs[0].expired_timestamp = now_j - (j.starvation_limit() as u64 * 2 + 1);
+    assert!(fx.tick(0));
+    assert_eq!(
+        fx.tasks[a].data.array,
+        Some(1 - fx.rqs[0].active as u8),
+        "starving: even interactive expires"
+    );
+}
+
+#[test]
+fn rt_tasks_preempt_and_rr_round_robins() {
+    let mut fx = Fx::new(1);
+    let normal = fx.spawn(0, -20);
+    assert_eq!(fx.pick(0), Some(normal));
+    let rt = fx.tasks.spawn();
+    fx.tasks[rt].policy = SchedPolicy::Rr;
+    fx.tasks[rt].rt_priority = 10;
+    {
+        let (mut c, rq, o1) = fx.ctx(0);
+        o1.task_fork(&mut c, rq, 0, None, rt);
+        o1.enqueue(
+            &mut c,
+            rq,
+            0,
+            rt,
+            EnqueueKind::Wakeup {
+                uninterruptible: false,
+                sync: false,
+                irq: false,
+            },
+        );
+        assert_eq!(c.tasks[rt].data.prio, 89);
+        assert!(o1.check_preempt_wakeup(&mut c, rq, 0, normal, rt, false));
+    }
+    assert_eq!(fx.pick(0), Some(rt));
+    let rt2 = fx.tasks.spawn();
+    fx.tasks[rt2].policy = SchedPolicy::Rr;
+    fx.tasks[rt2].rt_priority = 10;
+    {
+        let (mut c, rq, o1) = fx.ctx(0);
+        o1.task_fork(&mut c, rq, 0, None, rt2);
+        o1.enqueue(
+            &mut c,
+            rq,
+            0,
+            rt2,
+            EnqueueKind::Wakeup {
+                uninterruptible: false,
+                sync: false,
+                irq: false,
+            },
+        );
+        assert!(
+            !o1.check_preempt_wakeup(&mut c, rq, 0, rt, rt2, false),
+            "equal RT priority does not preempt"
+        );
+    }
+    // RR: after its 100 ms slice the task goes to the tail of its list.
+    let mut expired = false;
+    for _ in 0..100 {
+        if fx.tick(0) {
+            expired = true;
+            break;
+        }
+    }
+    assert!(expired);
+    assert_eq!(fx.pick(0), Some(rt2));
+}
+
+#[test]
+fn child_runs_first_on_the_parents_cpu() {
+    let mut fx = Fx::new(1);
+    let parent = fx.spawn(0, 0);
+    let _other = fx.spawn(0, 0);
+    assert_eq!(fx.pick(0), Some(parent));
+    fx.tasks[parent].data.time_slice = 40;
+    let child = fx.tasks.spawn();
+    fx.tasks[child].parent = Some(parent);
+    fx.tasks[child].cpu = 0;
+    let (mut c, rq, o1) = fx.ctx(0);
+    assert!(!o1.task_fork(&mut c, rq, 0, Some(parent), child));
+    assert_eq!(
+        (
+            c.tasks[parent].data.time_slice,
+            c.tasks[child].data.time_slice
+        ),
+        (20, 20)
+    );
+    o1.enqueue(&mut c, rq, 0, child, EnqueueKind::New);
+    assert!(
+        o1.check_preempt_wakeup(&mut c, rq, 0, parent, child, false),
+        "the parent is told to reschedule"
+    );
+    assert_eq!(
+        fx.pick(0),
+        Some(child),
+        "the child is queued just before its parent"
+    );
+}
+
+#[test]
+fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
+    let mut fx = Fx::new(2);
+    // CPU 0: 5 tasks, CPU 1: 4 tasks: 20% imbalance, below the 25% threshold.
+    for _ in 0..5 {
+        fx.spawn(0, 0);
+    }
+    for _ in 0..4 {
+        fx.spawn(1, 0);
+    }
+    fx.now += 1_000_000_000; // everyone is cache-cold
+    let topo = Topology::flat(2);
+    let status = |fx: &Fx| -> Vec<CpuStatus> {
+        fx.rqs
+            .iter()
+            .map(|r| CpuStatus {
+                curr: r.curr,
+                nr_running: r.nr_running,
+                last_schedule_ns: 0,
+            })
+            .collect()
+    };
+    let st = status(&fx);
+    let view = CpuView {
+        cpus: &st,
+        topology: &topo,
+        now: fx.now,
+        hz: HZ,
+    };
+    let (mut c, rq, o1) = fx.ctx(1);
+    // The first call only primes prev_cpu_load (smoothing): loads read low.
+    let _ = o1.find_busiest(&mut c, rq, 1, &view, false);
+    assert_eq!(
+        o1.find_busiest(&mut c, rq, 1, &view, false),
+        None,
+        "20% is below the threshold"
+    );
+
+    // CPU 1 at 2 tasks: imbalance 3 of 5 - pull.
+    let mut fx = Fx::new(2);
+    let pinned: Vec<TaskId> = (0..5).map(|_| fx.spawn(0, 0)).collect();
+    for &t in &pinned[..4] {
+        fx.tasks[t].cpus_allowed = CpuMask::single(0);
+    }
+    fx.spawn(1, 0);
+    fx.spawn(1, 0);
+    fx.now += 1_000_000_000;
+    let st = status(&fx);
+    let view = CpuView {
+        cpus: &st,
+        topology: &topo,
+        now: fx.now,
+        hz: HZ,
+    };
+    let (mut c, rq1, o1) = fx.ctx(1);
+    assert_eq!(o1.find_busiest(&mut c, rq1, 1, &view, true), Some(0));
+    let (a, b) = fx.rqs.split_at_mut(1);
+    let mut c = Ctx {
+        now: fx.now,
+        hz: HZ,
+        ncpus: 2,
+        tasks: &mut fx.tasks,
+        ops: &mut fx.ops,
+    };
+    let out = fx.o1.pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false);
+    assert_eq!(out.moved, 1, "only the one task allowed on CPU 1 can move");
+    assert_eq!(fx.tasks[pinned[4]].cpu, 1);
+    assert!(
+        pinned[..4].iter().all(|&t| fx.tasks[t].cpu == 0),
+        "affinity respected"
+    );
+}
+
+#[test]
+fn cache_hot_tasks_stay_unless_idle() {
+    let mut fx = Fx::new(2);
+    for _ in 0..4 {
+        fx.spawn(0, 0);
+    }
+    // Just enqueued: timestamps are "now", so all are cache-hot for a busy puller.
+    let (a, b) = fx.rqs.split_at_mut(1);
+    b[0].imbalance = 4;
+    let mut c = Ctx {
+        now: fx.now,
+        hz: HZ,
+        ncpus: 2,
+        tasks: &mut fx.tasks,
+        ops: &mut fx.ops,
+    };
+    assert_eq!(
+        fx.o1
+            .pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false)
+            .moved,
+        0
+    );
+    assert_eq!(
+        fx.o1
+            .pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true)
+            .moved,
+        1,
+        "an idle CPU takes one"
+    );
+}
+
+#[test]
+fn cache_decay_ticks_from_the_piii_profile() {
+    let m = Machine::load("smp2-2002").unwrap();
+    // (997000 >> 10) * (256 << 10) / 350 = 728,765 cycles: under a ms, so 0 + 1 tick.
+    assert_eq!(O1::new(&m).cache_decay_ticks, 1);
+}

@@ -1,0 +1,178 @@
+//! Plain-text tables of run results: one column per run, one row per metric, so that policies
+//! read side by side.
+
+use crate::metrics::RunResult;
+
+fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 1e6 {
+        format!("{:.3}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.0}", v)
+    } else if a >= 100.0 {
+        format!("{:.1}", v)
+    } else if a >= 1.0 {
+        format!("{:.2}", v)
+    } else {
+        format!("{:.3}", v)
+    }
+}
+
+/// Renders runs as a table with a header per run (`policy`, plus the machine and the workload
+/// when they differ between runs). With exactly two runs a ratio column (second / first) is
+/// added.
+pub fn table(runs: &[RunResult]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let same_machine = runs.iter().all(|r| r.machine == runs[0].machine);
+    let same_workload = runs.iter().all(|r| r.workload == runs[0].workload);
+    let mut out = String::new();
+    if same_machine {
+        out.push_str(&format!("machine:  {}\n", runs[0].machine));
+    }
+    if same_workload {
+        out.push_str(&format!("workload: {}\n", runs[0].workload));
+    }
+    let headers: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let mut h = r.policy.clone();
+            if !same_machine {
+                h.push_str(&format!(" @{}", r.machine));
+            }
+            if !same_workload {
+                h.push_str(&format!(" {}", r.workload));
+            }
+            h
+        })
+        .collect();
+    type Getter = fn(&RunResult) -> Option<f64>;
+    let rows: Vec<(String, Getter)> = vec![
+        (
+            format!("throughput ({})", runs[0].metrics.throughput.unit),
+            |r| Some(r.metrics.throughput.value),
+        ),
+        ("context switches/s".into(), |r| {
+            Some(r.metrics.context_switches_per_s)
+        }),
+        ("migrations".into(), |r| Some(r.metrics.migrations as f64)),
+        ("idle fraction".into(), |r| Some(r.metrics.idle_fraction)),
+        ("wakeup latency p50 (us)".into(), |r| {
+            Some(r.metrics.wakeup_latency_us.p50)
+        }),
+        ("wakeup latency p99 (us)".into(), |r| {
+            Some(r.metrics.wakeup_latency_us.p99)
+        }),
+        ("wakeup latency max (us)".into(), |r| {
+            Some(r.metrics.wakeup_latency_us.max)
+        }),
+        ("interactive p50 (us)".into(), |r| {
+            r.metrics.interactive_wakeup_latency_us.map(|l| l.p50)
+        }),
+        ("interactive p99 (us)".into(), |r| {
+            r.metrics.interactive_wakeup_latency_us.map(|l| l.p99)
+        }),
+        ("interactive max (us)".into(), |r| {
+            r.metrics.interactive_wakeup_latency_us.map(|l| l.max)
+        }),
+        ("fairness (Jain)".into(), |r| Some(r.metrics.fairness_jain)),
+        ("sched CPU time (s)".into(), |r| {
+            Some(r.metrics.cpu_time_s.sched)
+        }),
+        ("  of which lock spin (s)".into(), |r| {
+            Some(r.metrics.cpu_time_s.lock_spin)
+        }),
+        ("cache refill time (s)".into(), |r| {
+            Some(r.metrics.cpu_time_s.cache_refill)
+        }),
+        ("tasks scanned".into(), |r| {
+            Some(r.metrics.sched_ops.tasks_scanned as f64)
+        }),
+        ("recalc visits".into(), |r| {
+            Some(r.metrics.sched_ops.recalc_visits as f64)
+        }),
+        ("simulated (s)".into(), |r| Some(r.simulated_s)),
+        ("sim events".into(), |r| Some(r.metrics.sim.events as f64)),
+        ("sim wall (s)".into(), |r| Some(r.metrics.sim.wall_s)),
+    ];
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut head = vec!["metric".to_string()];
+    head.extend(headers);
+    let ratio = runs.len() == 2;
+    if ratio {
+        head.push(format!("{}/{}", runs[1].policy, runs[0].policy));
+    }
+    lines.push(head);
+    // Per-op figures (lmbench style) come right after throughput.
+    let mut extra: Vec<(String, Vec<Option<f64>>)> = Vec::new();
+    for key in runs[0].metrics.per_op_us.keys() {
+        extra.push((
+            key.clone(),
+            runs.iter()
+                .map(|r| r.metrics.per_op_us.get(key).copied())
+                .collect(),
+        ));
+    }
+    let mut push = |name: &str, vals: Vec<Option<f64>>| {
+        if vals.iter().all(|v| v.is_none()) {
+            return;
+        }
+        let mut line = vec![name.to_string()];
+        line.extend(vals.iter().map(|v| v.map_or("-".into(), fmt_num)));
+        if ratio {
+            line.push(match (vals[0], vals[1]) {
+                (Some(a), Some(b)) if a != 0.0 => format!("{:.2}x", b / a),
+                _ => "-".into(),
+            });
+        }
+        lines.push(line);
+    };
+    for (i, (name, get)) in rows.iter().enumerate() {
+        push(name, runs.iter().map(get).collect());
+        if i == 0 {
+            for (k, v) in &extra {
+                push(k, v.clone());
+            }
+        }
+    }
+    let incomplete: Vec<&str> = runs
+        .iter()
+        .filter(|r| !r.completed)
+        .map(|r| r.policy.as_str())
+        .collect();
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (n, l) in lines.iter().enumerate() {
+        let mut s = String::new();
+        for (c, cell) in l.iter().enumerate() {
+            if c == 0 {
+                s.push_str(&format!("{:<w$}", cell, w = widths[c]));
+            } else {
+                s.push_str(&format!("  {:>w$}", cell, w = widths[c]));
+            }
+        }
+        out.push_str(s.trim_end());
+        out.push('\n');
+        if n == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            out.push('\n');
+        }
+    }
+    if !incomplete.is_empty() && runs.iter().any(|r| r.completed) {
+        out.push_str(&format!(
+            "note: {} hit the duration limit before the workload finished; throughput is over the simulated time\n",
+            incomplete.join(", ")
+        ));
+    }
+    out
+}

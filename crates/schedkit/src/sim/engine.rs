@@ -1,0 +1,897 @@
+//! The simulator's kernel: program interpretation (system calls), `schedule()`, wakeups, the
+//! timer tick, IPIs, load balancing, fork and exit, and the invariant audit.
+
+use super::*;
+
+impl<P: SchedClass> Sim<'_, '_, P> {
+    // ----- programs -----
+
+    /// Moves `t` past its current operation, closing finished loop iterations.
+    pub(super) fn advance(&mut self, t: TaskId) {
+        let p = &mut self.procs[t.index()];
+        p.pc += 1;
+        while let Some(&(start, end, left)) = p.loops.last() {
+            if p.pc != end {
+                break;
+            }
+            match left {
+                None => {
+                    p.pc = start;
+                    break;
+                }
+                Some(n) if n > 1 => {
+                    p.loops.last_mut().unwrap().2 = Some(n - 1);
+                    p.pc = start;
+                    break;
+                }
+                Some(_) => {
+                    p.loops.pop();
+                }
+            }
+        }
+    }
+
+    fn k(&self) -> &crate::machine::KernelSpec {
+        &self.machine.profile.kernel
+    }
+
+    fn syscall_ns(&self) -> u64 {
+        self.machine.profile.costs.syscall_ns as u64
+    }
+
+    /// Executes the current operation of `t`, running on `cpu`.
+    pub(super) fn step(&mut self, cpu: CpuId, t: TaskId) -> Result<Step, SimError> {
+        let pr = &self.procs[t.index()];
+        let ops = &self.workload.programs[pr.prog as usize].ops;
+        if pr.computing {
+            return Ok(Step::User(pr.compute_left));
+        }
+        let Some(op) = ops.get(pr.pc as usize).cloned() else {
+            return Ok(self.exit(t));
+        };
+        let sys = self.syscall_ns();
+        // A system call first does its kernel work, then takes effect (a message arrives, a
+        // child becomes runnable, the caller blocks) at the end of that work.
+        if !pr.entered {
+            let entry = match op {
+                Op::Send(ch) => Some(self.chan_costs(self.chans[ch as usize].kind).0),
+                Op::Recv(_)
+                | Op::Sleep { .. }
+                | Op::Yield
+                | Op::Wait
+                | Op::SetNice(_)
+                | Op::SetPolicy(..) => Some(sys),
+                Op::Fork { .. } => Some(self.k().fork_ns as u64),
+                Op::Exit => Some(self.k().exit_ns as u64),
+                _ => None,
+            };
+            if let Some(ns) = entry {
+                self.procs[t.index()].entered = true;
+                return Ok(Step::Sys(ns.max(1)));
+            }
+        }
+        self.procs[t.index()].entered = false;
+        Ok(match op {
+            Op::Compute(d) => {
+                let ns = d.sample(&mut self.rng);
+                self.begin_compute(t, ns)
+            }
+            Op::Touch => {
+                // One cache-latency load per 32-byte line (P6 line size), no overlap.
+                let lines = self.procs[t.index()].wss_kb * 1024 / 32;
+                let ns = (lines as f64 * self.machine.profile.costs.cache_latency_ns) as u64;
+                self.begin_compute(t, ns)
+            }
+            Op::Count => {
+                self.counts[self.procs[t.index()].part] += 1;
+                self.advance(t);
+                Step::Continue
+            }
+            Op::Loop { times, len } => {
+                let p = &mut self.procs[t.index()];
+                let start = p.pc + 1;
+                let end = start + len;
+                if times == Some(0) || len == 0 {
+                    p.pc = end;
+                    // The loop body is empty or skipped: step past it like a finished loop.
+                    p.pc -= 1;
+                    self.advance(t);
+                } else {
+                    p.loops.push((start, end, times));
+                    p.pc = start;
+                }
+                Step::Continue
+            }
+            Op::Sleep {
+                dur,
+                uninterruptible,
+            } => {
+                let ns = dur.sample(&mut self.rng);
+                self.advance(t);
+                let p = &mut self.procs[t.index()];
+                p.block = Block::Timer;
+                p.sleep_gen += 1;
+                let gen = p.sleep_gen;
+                self.tasks[t].state = TaskState::Sleeping { uninterruptible };
+                self.post(self.now + ns, Ev::Timer { task: t.0, gen });
+                Step::Continue
+            }
+            Op::Yield => {
+                let (resched, cost, _) =
+                    self.with_rq(cpu, self.now, |p, ctx, rq| p.yield_task(ctx, rq, cpu, t));
+                if resched {
+                    self.cpus[cpu].need_resched = true;
+                }
+                self.advance(t);
+                Step::Sys(cost)
+            }
+            Op::Send(ch) => self.send(cpu, t, ch)?,
+            Op::Recv(ch) => self.recv(cpu, t, ch)?,
+            Op::Fork { prog, thread } => self.fork(cpu, t, prog, thread)?,
+            Op::Kernel(w) => {
+                let ns = match w {
+                    KernelWork::Exec => self.k().exec_ns,
+                    KernelWork::ShellStartup => self.k().shell_startup_ns,
+                } as u64;
+                self.advance(t);
+                // exec gives the task a new, cold address space.
+                if w == KernelWork::Exec {
+                    self.procs[t.index()].warmth = Warmth::default();
+                }
+                Step::Sys(ns)
+            }
+            Op::Wait => {
+                let p = &mut self.procs[t.index()];
+                if p.zombies > 0 {
+                    p.zombies -= 1;
+                    self.advance(t);
+                    Step::Sys(self.k().wait_ns as u64)
+                } else if p.children == 0 {
+                    // ECHILD.
+                    self.advance(t);
+                    Step::Continue
+                } else {
+                    p.block = Block::Child;
+                    self.tasks[t].state = TaskState::Sleeping {
+                        uninterruptible: false,
+                    };
+                    Step::Continue
+                }
+            }
+            Op::Exit => self.exit(t),
+            Op::SetNice(n) => {
+                let cost = self.change_attr(cpu, t, |task| task.nice = n);
+                self.advance(t);
+                Step::Sys(cost)
+            }
+            Op::SetPolicy(pol, prio) => {
+                let cost = self.change_attr(cpu, t, |task| {
+                    task.policy = pol;
+                    task.rt_priority = if pol.is_rt() { prio } else { 0 };
+                });
+                self.advance(t);
+                Step::Sys(cost)
+            }
+        })
+    }
+
+    fn begin_compute(&mut self, t: TaskId, ns: u64) -> Step {
+        if ns == 0 {
+            self.advance(t);
+            return Step::Continue;
+        }
+        let p = &mut self.procs[t.index()];
+        p.compute_left = ns;
+        p.computing = true;
+        Step::User(ns)
+    }
+
+    /// `set_user_nice` / `sched_setscheduler` on the running task `t`.
+    fn change_attr(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        f: impl FnOnce(&mut crate::task::Task<P::TaskData>),
+    ) -> u64 {
+        let (_, cost, _) = self.with_rq(cpu, self.now, |p, ctx, rq| {
+            p.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
+            f(ctx.tasks.get_mut(t));
+            p.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
+        });
+        self.cpus[cpu].need_resched = true;
+        cost
+    }
+
+    fn chan_costs(&self, kind: ChanKind) -> (u64, u64) {
+        let k = self.k();
+        let sys = self.syscall_ns();
+        match kind {
+            ChanKind::Pipe => (k.pipe_write_ns as u64, k.pipe_read_ns as u64),
+            ChanKind::Socket => (k.sock_send_ns as u64, k.sock_recv_ns as u64),
+            ChanKind::Semaphore => (sys, sys),
+        }
+    }
+
+    fn send(&mut self, cpu: CpuId, t: TaskId, ch: u32) -> Result<Step, SimError> {
+        let c = &mut self.chans[ch as usize];
+        if c.capacity.is_some_and(|cap| c.msgs >= cap as u64) {
+            c.send_waiters.push_back(t);
+            self.procs[t.index()].block = Block::Send(ch);
+            self.tasks[t].state = TaskState::Sleeping {
+                uninterruptible: false,
+            };
+            return Ok(Step::Continue);
+        }
+        c.msgs += 1;
+        // 2.4 pipes wake readers with wake_up_interruptible_sync; sockets do not.
+        let sync = c.kind == ChanKind::Pipe;
+        let woken = c.recv_waiters.pop_front();
+        self.advance(t);
+        match woken {
+            Some(w) => Ok(Step::Sys(self.wake(w, cpu, sync, false)?)),
+            None => Ok(Step::Continue),
+        }
+    }
+
+    fn recv(&mut self, cpu: CpuId, t: TaskId, ch: u32) -> Result<Step, SimError> {
+        let (_, recv_ns) = self.chan_costs(self.chans[ch as usize].kind);
+        let c = &mut self.chans[ch as usize];
+        if c.msgs == 0 {
+            c.recv_waiters.push_back(t);
+            self.procs[t.index()].block = Block::Recv(ch);
+            self.tasks[t].state = TaskState::Sleeping {
+                uninterruptible: false,
+            };
+            return Ok(Step::Continue);
+        }
+        c.msgs -= 1;
+        let woken = c.send_waiters.pop_front();
+        self.advance(t);
+        // The entry was paid before the check; the copy-out is the rest of the measured cost.
+        let mut cost = recv_ns.saturating_sub(self.syscall_ns());
+        if let Some(w) = woken {
+            cost += self.wake(w, cpu, false, false)?;
+        }
+        Ok(Step::Sys(cost))
+    }
+
+    fn fork(
+        &mut self,
+        cpu: CpuId,
+        parent: TaskId,
+        prog: u32,
+        thread: bool,
+    ) -> Result<Step, SimError> {
+        let child = self.tasks.spawn();
+        let (pol, nice, prio, allowed, mm) = {
+            let p = &self.tasks[parent];
+            (p.policy, p.nice, p.rt_priority, p.cpus_allowed, p.mm)
+        };
+        let new_mm = if thread { mm } else { self.next_mm() };
+        {
+            let c = &mut self.tasks[child];
+            c.policy = pol;
+            c.nice = nice;
+            c.rt_priority = prio;
+            c.cpus_allowed = allowed;
+            c.mm = new_mm;
+            c.parent = Some(parent);
+            c.cpu = cpu;
+            c.timestamp_ns = self.now;
+        }
+        let (part, interactive, background) = {
+            let p = &self.procs[parent.index()];
+            (p.part, p.interactive, p.background)
+        };
+        let proc_ = self.new_proc(prog, part, interactive, background);
+        self.procs.push(proc_);
+        self.procs[parent.index()].children += 1;
+        self.advance(parent);
+
+        let (parent_resched, c1, _) = self.with_rq(cpu, self.now, |p, ctx, rq| {
+            p.task_fork(ctx, rq, cpu, Some(parent), child)
+        });
+        if parent_resched {
+            self.cpus[cpu].need_resched = true;
+        }
+        let target = self.select(child, cpu, WakeKind::Fork);
+        let c2 = self.activate(child, target, cpu, EnqueueKind::New, false)?;
+        Ok(Step::Sys(c1 + c2))
+    }
+
+    fn next_mm(&mut self) -> u32 {
+        // Address spaces of forked processes are numbered after the workload's.
+        let base = self.workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1;
+        base + self.tasks.len() as u32
+    }
+
+    /// `exit()` (after its kernel work): the task stops; its parent is told when it has
+    /// switched out for the last time.
+    fn exit(&mut self, t: TaskId) -> Step {
+        self.procs[t.index()].block = Block::Exiting;
+        self.tasks[t].state = TaskState::Sleeping {
+            uninterruptible: true,
+        };
+        Step::Continue
+    }
+
+    // ----- wakeups -----
+
+    fn select(&mut self, t: TaskId, waker_cpu: CpuId, kind: WakeKind) -> CpuId {
+        let view = CpuView {
+            cpus: &self.status,
+            topology: &self.machine.topology,
+            now: self.now,
+            hz: self.machine.hz(),
+        };
+        let cpu =
+            self.policy
+                .select_cpu(&self.tasks, &view, &mut self.ops_total, t, waker_cpu, kind);
+        if self.tasks[t].cpus_allowed.contains(cpu) && cpu < self.ncpus {
+            cpu
+        } else {
+            // A policy must never place a task where it may not run; fall back safely.
+            self.tasks[t]
+                .cpus_allowed
+                .iter(self.ncpus)
+                .next()
+                .unwrap_or(0)
+        }
+    }
+
+    /// Wakes `t` from `waker_cpu`; returns the ns the waker spends.
+    pub(super) fn wake(
+        &mut self,
+        t: TaskId,
+        waker_cpu: CpuId,
+        sync: bool,
+        irq: bool,
+    ) -> Result<u64, SimError> {
+        let uninterruptible = match self.tasks[t].state {
+            TaskState::Sleeping { uninterruptible } => uninterruptible,
+            s => {
+                return Err(SimError::Invariant {
+                    at_ns: self.now,
+                    what: format!("wakeup of {t} in state {s:?}"),
+                });
+            }
+        };
+        self.procs[t.index()].block = Block::None;
+        // Still current on its CPU (it has not switched out yet): just mark it running.
+        let cpu = self.tasks[t].cpu;
+        if self.cpus[cpu].curr == Some(t) {
+            self.tasks[t].state = TaskState::Running(cpu);
+            return Ok(self.syscall_ns() / 4);
+        }
+        let target = self.select(t, waker_cpu, WakeKind::Wakeup { sync });
+        let sync_here = sync && target == waker_cpu;
+        self.activate(
+            t,
+            target,
+            waker_cpu,
+            EnqueueKind::Wakeup {
+                uninterruptible,
+                sync: sync_here,
+                irq,
+            },
+            sync,
+        )
+    }
+
+    /// Enqueues `t` for `target` and kicks or preempts as the policy decides.
+    fn activate(
+        &mut self,
+        t: TaskId,
+        target: CpuId,
+        waker_cpu: CpuId,
+        kind: EnqueueKind,
+        sync: bool,
+    ) -> Result<u64, SimError> {
+        if self.layout == LockLayout::PerCpu {
+            self.tasks[t].cpu = target;
+        }
+        let curr = self.cpus[target].curr;
+        let sync_here = sync && target == waker_cpu;
+        let (preempt, cost, _) = self.with_rq(target, self.now, |p, ctx, rq| {
+            p.enqueue(ctx, rq, target, t, kind);
+            curr.is_some_and(|c| p.check_preempt_wakeup(ctx, rq, target, c, t, sync_here))
+        });
+        self.tasks[t].state = TaskState::Queued;
+        self.procs[t.index()].runnable_since = Some(self.now);
+        let mut cost = cost;
+        if curr.is_none() || preempt {
+            cost += self.resched_cpu(target, waker_cpu);
+        }
+        Ok(cost)
+    }
+
+    /// `resched_task`: set need_resched on `cpu`, with an IPI if it is another CPU.
+    fn resched_cpu(&mut self, cpu: CpuId, from: CpuId) -> u64 {
+        let c = &mut self.cpus[cpu];
+        if cpu == from && c.seg != SegKind::Idle {
+            c.need_resched = true;
+            return 0;
+        }
+        c.need_resched = true;
+        if c.ipi_pending {
+            return 0;
+        }
+        c.ipi_pending = true;
+        let costs = &self.machine.profile.costs;
+        let mut delay = costs.ipi_latency_ns as u64;
+        if c.seg == SegKind::Idle {
+            delay += costs.idle_exit_ns as u64;
+        }
+        self.post(self.now + delay, Ev::Ipi { cpu: cpu as u32 });
+        if cpu == from {
+            0
+        } else {
+            costs.ipi_send_ns as u64
+        }
+    }
+
+    pub(super) fn ipi(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        self.cpus[cpu].ipi_pending = false;
+        let entry = if self.now == 0 {
+            0
+        } else {
+            self.machine.profile.costs.timer_irq_ns as u64
+        };
+        match self.cpus[cpu].seg {
+            SegKind::Idle => {
+                self.close_segment(cpu, self.now);
+                self.start_segment(cpu, SegKind::Irq, entry);
+                if entry == 0 {
+                    return self.seg_end(cpu);
+                }
+            }
+            SegKind::User if self.cpus[cpu].need_resched => self.interrupt_user(cpu, entry)?,
+            _ => self.charge_irq(cpu, entry),
+        }
+        Ok(())
+    }
+
+    /// An interrupt of `cost` hits a CPU in user space that must reschedule: the user segment
+    /// ends now, the interrupt runs, then schedule().
+    fn interrupt_user(&mut self, cpu: CpuId, cost: u64) -> Result<(), SimError> {
+        let t = self.cpus[cpu].curr.expect("user segment without a task");
+        let progress = self.close_segment(cpu, self.now);
+        let p = &mut self.procs[t.index()];
+        p.compute_left = p.compute_left.saturating_sub(progress);
+        if p.compute_left == 0 {
+            p.computing = false;
+            self.advance(t);
+        }
+        self.start_segment(cpu, SegKind::Irq, cost.max(1));
+        Ok(())
+    }
+
+    // ----- the tick -----
+
+    pub(super) fn tick(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        self.post(self.now + self.tick_ns, Ev::Tick { cpu: cpu as u32 });
+        let mut cost = self.machine.profile.costs.timer_irq_ns as u64;
+        let idle = self.cpus[cpu].curr.is_none();
+        if let Some(curr) = self.cpus[cpu].curr {
+            if self.tasks[curr].state == TaskState::Running(cpu) {
+                let (resched, c, _) =
+                    self.with_rq(cpu, self.now, |p, ctx, rq| p.task_tick(ctx, rq, cpu, curr));
+                cost += c;
+                if resched {
+                    self.cpus[cpu].need_resched = true;
+                }
+            }
+        }
+        // rebalance_tick.
+        let jiffies = self.now / self.tick_ns;
+        if let Some(every) = self.policy.balance_interval_ticks(idle, self.machine.hz()) {
+            if self.ncpus > 1 && jiffies % every == 0 {
+                let (out, c) = self.balance(cpu, idle, self.now + cost);
+                cost += c;
+                if out.moved > 0 && (idle || out.resched) {
+                    self.cpus[cpu].need_resched = true;
+                }
+            }
+        }
+        match self.cpus[cpu].seg {
+            SegKind::User if self.cpus[cpu].need_resched => self.interrupt_user(cpu, cost)?,
+            SegKind::Idle if self.cpus[cpu].need_resched => {
+                self.close_segment(cpu, self.now);
+                self.start_segment(cpu, SegKind::Irq, cost);
+            }
+            _ => self.charge_irq(cpu, cost),
+        }
+        Ok(())
+    }
+
+    /// One balancing pass for `cpu`: find the busiest runqueue under our lock, then pull under
+    /// both. Returns what moved and the ns spent.
+    fn balance(&mut self, cpu: CpuId, idle: bool, at: u64) -> (PullOutcome, u64) {
+        if self.layout != LockLayout::PerCpu {
+            return (PullOutcome::default(), 0);
+        }
+        let status = std::mem::take(&mut self.status);
+        let topo = &self.machine.topology;
+        let view = CpuView {
+            cpus: &status,
+            topology: topo,
+            now: at,
+            hz: self.machine.hz(),
+        };
+        let before = self.ops_total;
+        let busiest = {
+            let (mut ctx, rqs) = (
+                Ctx {
+                    now: at,
+                    hz: self.machine.hz(),
+                    ncpus: self.ncpus,
+                    tasks: &mut self.tasks,
+                    ops: &mut self.ops_total,
+                },
+                &mut self.rqs,
+            );
+            self.policy
+                .find_busiest(&mut ctx, &mut rqs[cpu], cpu, &view, idle)
+        };
+        self.status = status;
+        let work = self.costs.price(&diff(&self.ops_total, &before));
+        let h1 = self.locks[cpu].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
+        let Some(src) = busiest.filter(|&s| s != cpu) else {
+            return (PullOutcome::default(), h1.total_ns);
+        };
+        let before = self.ops_total;
+        let out = {
+            let (a, b) = if cpu < src {
+                let (l, r) = self.rqs.split_at_mut(src);
+                (&mut l[cpu], &mut r[0])
+            } else {
+                let (l, r) = self.rqs.split_at_mut(cpu);
+                (&mut r[0], &mut l[src])
+            };
+            let mut ctx = Ctx {
+                now: at,
+                hz: self.machine.hz(),
+                ncpus: self.ncpus,
+                tasks: &mut self.tasks,
+                ops: &mut self.ops_total,
+            };
+            self.policy.pull_tasks(&mut ctx, a, cpu, b, src, idle)
+        };
+        let work = self.costs.price(&diff(&self.ops_total, &before));
+        // Both locks are held for the pull (double_lock_balance).
+        let t2 = at + h1.total_ns;
+        let h2 = self.locks[src].acquire(cpu, t2, work, self.atomic_ns, self.transfer_ns);
+        let h3 = self.locks[cpu].acquire(cpu, t2, work, 0, 0);
+        self.publish(cpu);
+        self.publish(src);
+        (out, h1.total_ns + h2.total_ns.max(h3.total_ns))
+    }
+
+    // ----- schedule() -----
+
+    /// `schedule()` on `cpu` at `self.now`: returns its cost (lock, policy work, switch, refill).
+    pub(super) fn schedule(&mut self, cpu: CpuId) -> Result<u64, SimError> {
+        self.pending_spin = 0;
+        self.pending_refill = 0;
+        self.cpus[cpu].need_resched = false;
+        let prev = self.cpus[cpu].curr;
+        let mut exiting = None;
+        let mut total = 0u64;
+
+        // Idle balance first when this runqueue is about to run dry (per-CPU designs):
+        // 2.6.0's `if (!rq->nr_running) load_balance(rq, 1)` after prev is deactivated.
+        if self.layout == LockLayout::PerCpu && self.ncpus > 1 {
+            let d = self.layout.domain_of(cpu);
+            let leaving = prev.is_some_and(|p| self.tasks[p].state != TaskState::Running(cpu));
+            if self
+                .policy
+                .nr_running(&self.rqs[d], cpu)
+                .saturating_sub(usize::from(leaving))
+                == 0
+            {
+                let (_, c) = self.balance(cpu, true, self.now);
+                total += c;
+            }
+        }
+
+        let now = self.now + total;
+        let prev_state = prev.map(|p| (p, self.tasks[p].state, self.procs[p.index()].block));
+        let (next, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq| {
+            if let Some((p, state, block)) = prev_state {
+                if state != TaskState::Running(cpu) {
+                    let kind = if block == Block::Exiting {
+                        DequeueKind::Exit
+                    } else {
+                        DequeueKind::Sleep
+                    };
+                    pol.dequeue(ctx, rq, cpu, p, kind);
+                }
+                pol.put_prev(ctx, rq, cpu, p);
+            }
+            pol.pick_next(ctx, rq, cpu)
+        });
+        total += cost;
+        self.pending_spin = spin;
+        if let Some((p, state, block)) = prev_state {
+            if state != TaskState::Running(cpu) {
+                if block == Block::Exiting {
+                    exiting = Some(p);
+                }
+            } else if next != Some(p) {
+                self.tasks[p].state = TaskState::Queued;
+            }
+            self.tasks[p].last_ran_ns = self.tasks[p].last_ran_ns.max(now);
+        }
+        if let Some(n) = next {
+            match self.tasks[n].state {
+                TaskState::Queued => {}
+                TaskState::Running(c) if c == cpu && prev == Some(n) => {}
+                s => {
+                    return Err(SimError::Invariant {
+                        at_ns: self.now,
+                        what: format!(
+                            "{} picked {n} for CPU {cpu}, but it is {s:?}",
+                            self.policy.name()
+                        ),
+                    })
+                }
+            }
+            if !self.tasks[n].cpus_allowed.contains(cpu) {
+                return Err(SimError::Invariant {
+                    at_ns: self.now,
+                    what: format!(
+                        "{} picked {n} for CPU {cpu} outside its affinity",
+                        self.policy.name()
+                    ),
+                });
+            }
+        }
+        if next != prev {
+            self.switches += 1;
+            total += self.machine.profile.costs.context_switch_ns as u64;
+            self.status[cpu].last_schedule_ns = self.now;
+            if let Some(n) = next {
+                let pr = &mut self.procs[n.index()];
+                if pr.last_cpu.is_some_and(|l| l != cpu) {
+                    self.migrations += 1;
+                }
+                pr.last_cpu = Some(cpu);
+                let cache_id = self.machine.topology.cache[cpu];
+                let refill = self.cache.dispatch(&mut pr.warmth, cache_id, pr.wss_kb);
+                self.pending_refill = refill;
+                total += refill;
+                if let Some(since) = pr.runnable_since.take() {
+                    let lat = (self.now + total).saturating_sub(since).max(1);
+                    self.lat_all.saturating_record(lat);
+                    if pr.interactive {
+                        self.lat_interactive.saturating_record(lat);
+                    }
+                }
+            }
+        } else if let Some(n) = next {
+            self.procs[n.index()].runnable_since = None;
+        }
+        if let Some(n) = next {
+            self.tasks[n].state = TaskState::Running(cpu);
+            // task_cpu(p); for a global runqueue, 2.4's `processor` (the CPU it last ran on).
+            self.tasks[n].cpu = cpu;
+        }
+        self.cpus[cpu].curr = next;
+        self.status[cpu].curr = next;
+        if let Some(x) = exiting {
+            total += self.reap(cpu, x)?;
+        }
+        Ok(total)
+    }
+
+    /// The exited task `x` has switched out for good: release it and tell its parent.
+    fn reap(&mut self, cpu: CpuId, x: TaskId) -> Result<u64, SimError> {
+        self.tasks[x].state = TaskState::Dead;
+        let pr = &mut self.procs[x.index()];
+        pr.died = Some(self.now);
+        pr.block = Block::None;
+        if !pr.background {
+            self.foreground_alive -= 1;
+        }
+        let parent = self.tasks[x]
+            .parent
+            .filter(|&p| self.tasks[p].state != TaskState::Dead);
+        let rq_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
+        let (_, mut cost, _) = self.with_rq(rq_cpu, self.now, |pol, ctx, rq| {
+            pol.task_exit(ctx, rq, x, parent)
+        });
+        if let Some(p) = parent {
+            let pp = &mut self.procs[p.index()];
+            pp.children -= 1;
+            pp.zombies += 1;
+            if pp.block == Block::Child {
+                cost += self.wake(p, cpu, false, false)?;
+            }
+        }
+        Ok(cost)
+    }
+
+    // ----- checks -----
+
+    /// Every task is in exactly one place: running on the CPU that names it, queued once, or
+    /// blocked on something that will wake it; dead tasks are nowhere.
+    pub(super) fn audit(&self) -> Result<(), SimError> {
+        let bad = |what: String| {
+            Err(SimError::Invariant {
+                at_ns: self.now,
+                what,
+            })
+        };
+        let mut seen = vec![0u8; self.tasks.len()];
+        for rq in &self.rqs {
+            let mut dup = None;
+            self.policy.for_each_queued(rq, &self.tasks, &mut |t| {
+                seen[t.index()] += 1;
+                if seen[t.index()] > 1 {
+                    dup = Some(t);
+                }
+            });
+            if let Some(t) = dup {
+                return bad(format!("{t} is queued twice"));
+            }
+        }
+        for (c, cpu) in self.cpus.iter().enumerate() {
+            if let Some(t) = cpu.curr {
+                match self.tasks[t].state {
+                    TaskState::Running(x) if x == c => {}
+                    TaskState::Sleeping { .. } => {}
+                    s => return bad(format!("CPU {c} runs {t}, which is {s:?}")),
+                }
+            }
+        }
+        for task in self.tasks.iter() {
+            let t = task.id;
+            let pr = &self.procs[t.index()];
+            match task.state {
+                TaskState::Running(c) => {
+                    if self.cpus[c].curr != Some(t) {
+                        return bad(format!(
+                            "{t} claims CPU {c}, which runs {:?}",
+                            self.cpus[c].curr
+                        ));
+                    }
+                }
+                TaskState::Queued => {
+                    if seen[t.index()] != 1 {
+                        return bad(format!("{t} is runnable but on no runqueue (lost)"));
+                    }
+                }
+                TaskState::Sleeping { .. } => {
+                    let on_cpu = self.cpus.iter().any(|c| c.curr == Some(t));
+                    if pr.block == Block::None && !on_cpu {
+                        return bad(format!("{t} sleeps with nothing to wake it"));
+                    }
+                    if seen[t.index()] > 0 && !on_cpu {
+                        return bad(format!("{t} sleeps but is still queued"));
+                    }
+                }
+                TaskState::Dead => {
+                    if seen[t.index()] > 0 || self.cpus.iter().any(|c| c.curr == Some(t)) {
+                        return bad(format!("{t} is dead but still scheduled"));
+                    }
+                }
+                TaskState::New => return bad(format!("{t} was never enqueued")),
+            }
+        }
+        Ok(())
+    }
+
+    /// CPU time is conserved: each CPU's categories add up to the elapsed time, and the time
+    /// charged to tasks equals the CPUs' user, system and refill time.
+    pub(super) fn check_conservation(&self, end: u64) -> Result<(), SimError> {
+        let mut charged_cpus = 0u64;
+        for (i, c) in self.cpus.iter().enumerate() {
+            let sum: u64 = c.acct.iter().sum();
+            if sum != end {
+                return Err(SimError::Invariant {
+                    at_ns: end,
+                    what: format!("CPU {i} accounted {sum} ns of {end} ns"),
+                });
+            }
+            charged_cpus += c.acct[A_USER] + c.acct[A_SYS] + c.acct[A_REFILL];
+        }
+        let charged_tasks: u64 = self.tasks.iter().map(|t| t.sum_exec_ns).sum();
+        if charged_tasks != charged_cpus {
+            return Err(SimError::Invariant {
+                at_ns: end,
+                what: format!("tasks were charged {charged_tasks} ns but CPUs ran tasks for {charged_cpus} ns"),
+            });
+        }
+        Ok(())
+    }
+
+    // ----- result -----
+
+    pub(super) fn result(&self, wall_s: f64) -> RunResult {
+        let end = self.end_time.unwrap_or(self.cfg.duration_ns).max(1);
+        let secs = end as f64 / 1e9;
+        let lat = |h: &Histogram<u64>| Latency {
+            p50: h.value_at_quantile(0.5) as f64 / 1e3,
+            p99: h.value_at_quantile(0.99) as f64 / 1e3,
+            max: h.max() as f64 / 1e3,
+            count: h.len(),
+        };
+        let sum = |i: usize| self.cpus.iter().map(|c| c.acct[i]).sum::<u64>() as f64 / 1e9;
+        let idle_fraction = self
+            .cpus
+            .iter()
+            .map(|c| c.acct[A_IDLE] as f64 / end as f64)
+            .sum::<f64>()
+            / self.ncpus as f64;
+        // Fairness: CPU time per unit of weight per second alive.
+        let shares: Vec<f64> = self
+            .tasks
+            .iter()
+            .filter_map(|t| {
+                let pr = &self.procs[t.id.index()];
+                let life = pr.died.unwrap_or(end).saturating_sub(pr.born);
+                (life > 0).then(|| t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64))
+            })
+            .collect();
+        let throughput = self.counts[0] as f64 / secs;
+        let mut per_op_us = std::collections::BTreeMap::new();
+        if let Some(label) = &self.workload.per_op_label {
+            if throughput > 0.0 {
+                per_op_us.insert(label.clone(), 1e6 / throughput);
+            }
+        }
+        let locks = self.locks.iter().fold(LockStats::default(), |mut a, l| {
+            a.acquisitions += l.acquisitions;
+            a.contended += l.contended;
+            a.wait_us += l.wait_ns as f64 / 1e3;
+            a
+        });
+        let o = &self.ops_total;
+        RunResult {
+            policy: self.policy.name().to_string(),
+            machine: self.machine.name().to_string(),
+            workload: self.workload.name.clone(),
+            seed: self.cfg.seed,
+            simulated_s: secs,
+            completed: self.end_time.is_some(),
+            metrics: Metrics {
+                context_switches: self.switches,
+                context_switches_per_s: self.switches as f64 / secs,
+                migrations: self.migrations,
+                idle_fraction,
+                wakeup_latency_us: lat(&self.lat_all),
+                interactive_wakeup_latency_us: (!self.lat_interactive.is_empty())
+                    .then(|| lat(&self.lat_interactive)),
+                fairness_jain: jain(&shares),
+                throughput: Throughput {
+                    unit: self.workload.throughput_unit.clone(),
+                    value: throughput,
+                },
+                per_op_us,
+                cpu_time_s: CpuTime {
+                    user: sum(A_USER),
+                    sys: sum(A_SYS),
+                    sched: sum(A_SCHED) + sum(A_SPIN),
+                    lock_spin: sum(A_SPIN),
+                    cache_refill: sum(A_REFILL),
+                    irq: sum(A_IRQ),
+                    idle: sum(A_IDLE),
+                },
+                locks,
+                sched_ops: SchedOps {
+                    tasks_scanned: o.scanned,
+                    recalc_visits: o.recalc,
+                    bitmap_searches: o.bitmap_searches,
+                    list_ops: o.list_ops,
+                    tree_steps: o.tree_steps,
+                    remote_touches: o.remote_touches,
+                },
+                tasks_created: self.tasks.len() as u64,
+                sim: SimStats {
+                    events: self.nevents,
+                    wall_s,
+                },
+            },
+        }
+    }
+}

@@ -1,0 +1,679 @@
+//! The simulated SMP machine: a deterministic discrete-event host of a [`SchedClass`].
+//!
+//! The simulator owns CPUs, tasks, the clock, the runqueue locks and the workload's channels.
+//! Each CPU is always in one *segment*: running a task in user space, in the kernel (a system
+//! call, `schedule()`, an interrupt), or idle. Events are segment ends, timer ticks, sleep
+//! timers and IPIs, ordered by (time, sequence number), so a run is a pure function of
+//! (policy, machine, workload, seed).
+//!
+//! Costs come from the machine profile: system calls and kernel work from `[kernel]`, context
+//! switches, interrupts and IPIs from `[costs]`, the policy's own work from the ops it reports
+//! (priced in [`cost`]), runqueue locks from [`lock`], cache refills from [`cache`].
+//! The kernel is not preemptible (as in 2.4 and the 2.5 series the O(1) scheduler entered):
+//! a reschedule request takes effect when the CPU returns to user space, at once if it is in
+//! user space (the tick or IPI interrupts it), or when it idles.
+
+pub mod cache;
+pub mod cost;
+pub mod lock;
+
+use crate::class::*;
+use crate::machine::Machine;
+use crate::metrics::*;
+use crate::task::{CpuId, TaskId, TaskState, Tasks};
+use crate::workload::{ChanKind, KernelWork, Op, Workload};
+use cache::{CacheModel, Warmth};
+use cost::OpCosts;
+use hdrhistogram::Histogram;
+use lock::LockModel;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Knobs of one run.
+pub struct SimConfig<'a> {
+    /// Simulated time limit, ns.
+    pub duration_ns: u64,
+    pub seed: u64,
+    /// Run the full invariant audit every this many events (0: only at the end).
+    pub audit_every: u64,
+    /// Called now and then with the fraction of `duration_ns` simulated so far.
+    pub progress: Option<&'a mut dyn FnMut(f64)>,
+}
+
+impl Default for SimConfig<'_> {
+    fn default() -> Self {
+        SimConfig {
+            duration_ns: 10_000_000_000,
+            seed: 1,
+            audit_every: 0,
+            progress: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SimError {
+    #[error("the run is impossible: {0}")]
+    Impossible(String),
+    #[error("simulator invariant violated at t={at_ns} ns: {what}")]
+    Invariant { at_ns: u64, what: String },
+}
+
+/// Event kinds; the heap orders by (time, seq), the kind only breaks no ties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// The CPU's current segment ends (valid if `gen` matches).
+    SegEnd {
+        cpu: u32,
+        gen: u64,
+    },
+    Tick {
+        cpu: u32,
+    },
+    /// A sleep timer fires (valid if `gen` matches the task's sleep generation).
+    Timer {
+        task: u32,
+        gen: u32,
+    },
+    /// A reschedule IPI arrives.
+    Ipi {
+        cpu: u32,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SegKind {
+    Idle,
+    /// Task computing in user space; progress is the segment length less interrupts.
+    User,
+    /// System call on behalf of the current task.
+    Sys,
+    /// schedule() and the context switch.
+    Sched,
+    /// Interrupt work that is not inside another segment (a tick that preempts, an idle CPU
+    /// woken by an IPI).
+    Irq,
+}
+
+#[derive(Clone, Debug)]
+struct Cpu {
+    curr: Option<TaskId>,
+    need_resched: bool,
+    seg: SegKind,
+    seg_start: u64,
+    seg_end: u64,
+    /// Interrupt time inserted into the current segment.
+    seg_irq: u64,
+    /// Of a Sched segment: the part spent spinning and refilling caches.
+    seg_spin: u64,
+    seg_refill: u64,
+    gen: u64,
+    ipi_pending: bool,
+    acct: [u64; 7],
+}
+
+// acct indices
+const A_USER: usize = 0;
+const A_SYS: usize = 1;
+const A_SCHED: usize = 2;
+const A_SPIN: usize = 3;
+const A_REFILL: usize = 4;
+const A_IRQ: usize = 5;
+const A_IDLE: usize = 6;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    None,
+    Timer,
+    Send(u32),
+    Recv(u32),
+    Child,
+    Exiting,
+}
+
+/// The host's side of a task: where it is in its program.
+#[derive(Clone, Debug)]
+struct Proc {
+    prog: u32,
+    pc: u32,
+    /// (first op of body, one past its last op, iterations left or None for forever)
+    loops: Vec<(u32, u32, Option<u64>)>,
+    /// ns of the current Compute/Touch op still to run (valid when `computing`).
+    compute_left: u64,
+    computing: bool,
+    /// The current system call has done its kernel work and takes effect next.
+    entered: bool,
+    part: usize,
+    interactive: bool,
+    background: bool,
+    wss_kb: u64,
+    block: Block,
+    sleep_gen: u32,
+    /// When it became runnable after a wakeup or fork, for the latency histogram.
+    runnable_since: Option<u64>,
+    last_cpu: Option<CpuId>,
+    warmth: Warmth,
+    children: u32,
+    zombies: u32,
+    born: u64,
+    died: Option<u64>,
+}
+
+struct Chan {
+    kind: ChanKind,
+    capacity: Option<u32>,
+    msgs: u64,
+    recv_waiters: VecDeque<TaskId>,
+    send_waiters: VecDeque<TaskId>,
+}
+
+/// What executing one operation did.
+enum Step {
+    /// Continue with the next operation at once.
+    Continue,
+    /// The CPU computes in user space for this long.
+    User(u64),
+    /// The CPU is in a system call for this long.
+    Sys(u64),
+}
+
+/// Runs `workload` under `policy` on `machine`.
+pub fn simulate<P: SchedClass>(
+    policy: P,
+    machine: &Machine,
+    workload: &Workload,
+    config: SimConfig<'_>,
+) -> Result<RunResult, SimError> {
+    let started = std::time::Instant::now();
+    let mut sim = Sim::new(policy, machine, workload, config)?;
+    sim.run()?;
+    Ok(sim.result(started.elapsed().as_secs_f64()))
+}
+
+struct Sim<'a, 'c, P: SchedClass> {
+    policy: P,
+    machine: &'a Machine,
+    workload: &'a Workload,
+    cfg: SimConfig<'c>,
+    layout: LockLayout,
+    ncpus: usize,
+    tick_ns: u64,
+    costs: OpCosts,
+    atomic_ns: u64,
+    transfer_ns: u64,
+
+    now: u64,
+    seq: u64,
+    events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    nevents: u64,
+
+    tasks: Tasks<P::TaskData>,
+    procs: Vec<Proc>,
+    rqs: Vec<P::Rq>,
+    locks: Vec<LockModel>,
+    status: Vec<CpuStatus>,
+    cpus: Vec<Cpu>,
+    chans: Vec<Chan>,
+    cache: CacheModel,
+    rng: ChaCha8Rng,
+    ops_total: OpCounter,
+
+    foreground_alive: usize,
+    end_time: Option<u64>,
+    switches: u64,
+    migrations: u64,
+    counts: Vec<u64>,
+    lat_all: Histogram<u64>,
+    lat_interactive: Histogram<u64>,
+    /// Lock spin and cache refill inside the schedule() just computed.
+    pending_spin: u64,
+    pending_refill: u64,
+}
+
+fn hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid histogram bounds")
+}
+
+impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
+    fn new(
+        policy: P,
+        machine: &'a Machine,
+        workload: &'a Workload,
+        cfg: SimConfig<'c>,
+    ) -> Result<Self, SimError> {
+        workload.validate().map_err(SimError::Impossible)?;
+        let ncpus = machine.ncpus();
+        let layout = policy.lock_layout();
+        let topo = &machine.topology;
+        let rqs = (0..layout.domains(ncpus))
+            .map(|d| policy.new_rq(d, topo))
+            .collect();
+        let c = &machine.profile.costs;
+        let idle_cpu = Cpu {
+            curr: None,
+            need_resched: false,
+            seg: SegKind::Idle,
+            seg_start: 0,
+            seg_end: 0,
+            seg_irq: 0,
+            seg_spin: 0,
+            seg_refill: 0,
+            gen: 0,
+            ipi_pending: false,
+            acct: [0; 7],
+        };
+        let parts = workload.tasks.iter().map(|t| t.part).max().unwrap_or(0) + 1;
+        let seed = cfg.seed;
+        let mut sim = Sim {
+            costs: OpCosts::new(machine),
+            atomic_ns: c.atomic_ns as u64,
+            transfer_ns: c.mem_latency_ns as u64,
+            layout,
+            ncpus,
+            tick_ns: 1_000_000_000 / machine.hz() as u64,
+            policy,
+            machine,
+            workload,
+            cfg,
+            now: 0,
+            seq: 0,
+            events: BinaryHeap::new(),
+            nevents: 0,
+            tasks: Tasks::new(),
+            procs: Vec::new(),
+            rqs,
+            locks: vec![LockModel::default(); layout.domains(ncpus)],
+            status: vec![CpuStatus::default(); ncpus],
+            cpus: vec![idle_cpu; ncpus],
+            chans: workload
+                .channels
+                .iter()
+                .map(|c| Chan {
+                    kind: c.kind,
+                    capacity: c.capacity,
+                    msgs: 0,
+                    recv_waiters: VecDeque::new(),
+                    send_waiters: VecDeque::new(),
+                })
+                .collect(),
+            cache: CacheModel::new(
+                topo.ncaches(),
+                machine.profile.cache.size_kb,
+                c.mem_read_mb_s,
+            ),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            ops_total: OpCounter::default(),
+            foreground_alive: 0,
+            end_time: None,
+            switches: 0,
+            migrations: 0,
+            counts: vec![0; parts],
+            lat_all: hist(),
+            lat_interactive: hist(),
+            pending_spin: 0,
+            pending_refill: 0,
+        };
+        sim.start_tasks()?;
+        Ok(sim)
+    }
+
+    // ----- events -----
+
+    fn post(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.events.push(Reverse((at, self.seq, ev)));
+    }
+
+    /// Runs `f` on `cpu`'s runqueue with its lock modelled: returns f's result and the ns the
+    /// calling CPU spent (spin + lock + the work f reported).
+    fn with_rq<R>(
+        &mut self,
+        cpu: CpuId,
+        at: u64,
+        f: impl FnOnce(&P, &mut Ctx<P::TaskData>, &mut P::Rq) -> R,
+    ) -> (R, u64, u64) {
+        let d = self.layout.domain_of(cpu);
+        let before = self.ops_total;
+        let r = {
+            let (mut ctx, rqs) = (
+                Ctx {
+                    now: at,
+                    hz: self.machine.hz(),
+                    ncpus: self.ncpus,
+                    tasks: &mut self.tasks,
+                    ops: &mut self.ops_total,
+                },
+                &mut self.rqs,
+            );
+            f(&self.policy, &mut ctx, &mut rqs[d])
+        };
+        let work = self.costs.price(&diff(&self.ops_total, &before));
+        let held = self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
+        self.publish(cpu);
+        (r, held.total_ns, held.wait_ns)
+    }
+
+    /// Publishes `cpu`'s runqueue length (all CPUs for a global runqueue) for lock-free reads.
+    fn publish(&mut self, cpu: CpuId) {
+        let d = self.layout.domain_of(cpu);
+        match self.layout {
+            LockLayout::PerCpu => {
+                self.status[cpu].nr_running = self.policy.nr_running(&self.rqs[d], cpu)
+            }
+            LockLayout::Global => {
+                let n = self.policy.nr_running(&self.rqs[0], cpu);
+                for s in &mut self.status {
+                    s.nr_running = n;
+                }
+            }
+        }
+    }
+
+    // ----- setup -----
+
+    fn start_tasks(&mut self) -> Result<(), SimError> {
+        let all = self.machine.topology.all_cpus();
+        for (i, spec) in self.workload.tasks.iter().enumerate() {
+            let allowed = spec.affinity.map_or(all, |a| a.and(&all));
+            if allowed.is_empty() {
+                return Err(SimError::Impossible(format!(
+                    "task {i} ({}) may only run on CPUs {:?}, which {} (with {} CPUs) does not have",
+                    self.workload.programs[spec.prog as usize].name,
+                    spec.affinity.map(|a| a.iter(crate::task::CpuMask::MAX_CPUS).collect::<Vec<_>>()),
+                    self.machine.name(),
+                    self.ncpus
+                )));
+            }
+            let t = self.tasks.spawn();
+            {
+                let task = &mut self.tasks[t];
+                task.nice = spec.nice;
+                task.policy = spec.policy;
+                task.rt_priority = spec.rt_priority;
+                task.cpus_allowed = allowed;
+                task.mm = spec.mm;
+            }
+            let pr = self.new_proc(spec.prog, spec.part, spec.interactive, spec.background);
+            self.procs.push(pr);
+            // Initial placement: round robin over the allowed CPUs, as if already balanced.
+            let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
+            let cpu = allowed_cpus[i % allowed_cpus.len()];
+            self.tasks[t].cpu = cpu;
+            self.tasks[t].timestamp_ns = 0;
+            let d = self.layout.domain_of(cpu);
+            let mut ctx = Ctx {
+                now: 0,
+                hz: self.machine.hz(),
+                ncpus: self.ncpus,
+                tasks: &mut self.tasks,
+                ops: &mut self.ops_total,
+            };
+            self.policy
+                .task_fork(&mut ctx, &mut self.rqs[d], cpu, None, t);
+            self.policy
+                .enqueue(&mut ctx, &mut self.rqs[d], cpu, t, EnqueueKind::New);
+            self.tasks[t].state = TaskState::Queued;
+            self.procs[t.index()].runnable_since = Some(0);
+            self.publish(cpu);
+        }
+        for c in 0..self.ncpus {
+            self.cpus[c].need_resched = true;
+            self.post(0, Ev::Ipi { cpu: c as u32 });
+            self.post(self.tick_ns, Ev::Tick { cpu: c as u32 });
+        }
+        Ok(())
+    }
+
+    fn new_proc(&mut self, prog: u32, part: usize, interactive: bool, background: bool) -> Proc {
+        if !background {
+            self.foreground_alive += 1;
+        }
+        Proc {
+            prog,
+            pc: 0,
+            loops: Vec::new(),
+            compute_left: 0,
+            computing: false,
+            entered: false,
+            part,
+            interactive,
+            background,
+            wss_kb: self.workload.programs[prog as usize].working_set_kb as u64,
+            block: Block::None,
+            sleep_gen: 0,
+            runnable_since: None,
+            last_cpu: None,
+            warmth: Warmth::default(),
+            children: 0,
+            zombies: 0,
+            born: self.now,
+            died: None,
+        }
+    }
+
+    // ----- main loop -----
+
+    fn run(&mut self) -> Result<(), SimError> {
+        let duration = self.cfg.duration_ns;
+        let mut next_progress = duration / 100;
+        while let Some(Reverse((at, _, ev))) = self.events.pop() {
+            if at > duration {
+                self.now = duration;
+                break;
+            }
+            self.now = at;
+            self.nevents += 1;
+            match ev {
+                Ev::SegEnd { cpu, gen } => {
+                    if self.cpus[cpu as usize].gen == gen {
+                        self.seg_end(cpu as usize)?;
+                    }
+                }
+                Ev::Tick { cpu } => self.tick(cpu as usize)?,
+                Ev::Timer { task, gen } => {
+                    let t = TaskId(task);
+                    if self.procs[t.index()].sleep_gen == gen
+                        && self.procs[t.index()].block == Block::Timer
+                    {
+                        let waker = self.tasks[t].cpu;
+                        let cost = self.wake(t, waker, false, true)?;
+                        self.charge_irq(waker, cost);
+                    }
+                }
+                Ev::Ipi { cpu } => self.ipi(cpu as usize)?,
+            }
+            if self.foreground_alive == 0 {
+                self.end_time = Some(self.now);
+                break;
+            }
+            if self.cfg.audit_every > 0 && self.nevents % self.cfg.audit_every == 0 {
+                self.audit()?;
+            }
+            if self.now >= next_progress {
+                if let Some(p) = self.cfg.progress.as_mut() {
+                    p(self.now as f64 / duration as f64);
+                }
+                next_progress = self.now + duration / 100;
+            }
+        }
+        let end = self.end_time.unwrap_or(duration);
+        self.now = end;
+        for c in 0..self.ncpus {
+            self.close_segment(c, end);
+        }
+        self.audit()?;
+        self.check_conservation(end)?;
+        Ok(())
+    }
+
+    // ----- segments and accounting -----
+
+    fn start_segment(&mut self, cpu: CpuId, kind: SegKind, len: u64) {
+        let c = &mut self.cpus[cpu];
+        c.gen += 1;
+        c.seg = kind;
+        c.seg_start = self.now;
+        c.seg_end = self.now + len;
+        c.seg_irq = 0;
+        c.seg_spin = 0;
+        c.seg_refill = 0;
+        if kind != SegKind::Idle {
+            let gen = c.gen;
+            self.post(
+                self.now + len,
+                Ev::SegEnd {
+                    cpu: cpu as u32,
+                    gen,
+                },
+            );
+        }
+    }
+
+    /// Accounts the current segment up to `at` and returns the task progress it made (for
+    /// User segments). The segment is then void.
+    fn close_segment(&mut self, cpu: CpuId, at: u64) -> u64 {
+        let c = &mut self.cpus[cpu];
+        let len = at.saturating_sub(c.seg_start);
+        let irq = c.seg_irq.min(len);
+        let body = len - irq;
+        c.acct[A_IRQ] += irq;
+        let mut progress = 0;
+        match c.seg {
+            SegKind::Idle => c.acct[A_IDLE] += body,
+            SegKind::User => {
+                c.acct[A_USER] += body;
+                progress = body;
+            }
+            SegKind::Sys => c.acct[A_SYS] += body,
+            SegKind::Sched => {
+                let spin = c.seg_spin.min(body);
+                let refill = c.seg_refill.min(body - spin);
+                c.acct[A_SPIN] += spin;
+                c.acct[A_REFILL] += refill;
+                c.acct[A_SCHED] += body - spin - refill;
+            }
+            SegKind::Irq => c.acct[A_IRQ] += body,
+        }
+        // Task CPU time: user, system and refill time while it was current.
+        if let Some(t) = c.curr {
+            let charged = match c.seg {
+                SegKind::User | SegKind::Sys => body,
+                SegKind::Sched => c.seg_refill.min(body),
+                _ => 0,
+            };
+            self.tasks[t].sum_exec_ns += charged;
+        }
+        let c = &mut self.cpus[cpu];
+        c.gen += 1;
+        c.seg_start = at;
+        c.seg_end = at;
+        c.seg_irq = 0;
+        c.seg_spin = 0;
+        c.seg_refill = 0;
+        c.seg = SegKind::Idle;
+        progress
+    }
+
+    /// Interrupt work on `cpu` now: inserted into whatever runs there.
+    fn charge_irq(&mut self, cpu: CpuId, cost: u64) {
+        if cost == 0 {
+            return;
+        }
+        let c = &mut self.cpus[cpu];
+        match c.seg {
+            SegKind::Idle => {
+                // Time taken out of idle: accounted as irq by the idle segment's close.
+                c.seg_irq += cost;
+            }
+            _ => {
+                c.seg_irq += cost;
+                c.seg_end += cost;
+                c.gen += 1;
+                let (gen, end) = (c.gen, c.seg_end);
+                self.post(
+                    end,
+                    Ev::SegEnd {
+                        cpu: cpu as u32,
+                        gen,
+                    },
+                );
+            }
+        }
+    }
+
+    fn seg_end(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        let kind = self.cpus[cpu].seg;
+        let progress = self.close_segment(cpu, self.now);
+        if kind == SegKind::User {
+            let t = self.cpus[cpu].curr.expect("user segment without a task");
+            let p = &mut self.procs[t.index()];
+            p.compute_left = p.compute_left.saturating_sub(progress);
+            if p.compute_left == 0 {
+                p.computing = false;
+                self.advance(t);
+            }
+        }
+        self.resume(cpu)
+    }
+
+    /// The CPU is free to do its next thing at `self.now`.
+    fn resume(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        let mut zero_cost_steps = 0u32;
+        loop {
+            if self.cpus[cpu].need_resched {
+                let cost = self.schedule(cpu)?;
+                if cost > 0 || self.cpus[cpu].curr.is_some() {
+                    self.start_segment(cpu, SegKind::Sched, cost);
+                    // Refill and spin were recorded by schedule() in the pending fields.
+                    let c = &mut self.cpus[cpu];
+                    c.seg_spin = self.pending_spin;
+                    c.seg_refill = self.pending_refill;
+                    return Ok(());
+                }
+            }
+            let Some(t) = self.cpus[cpu].curr else {
+                self.start_segment(cpu, SegKind::Idle, 0);
+                return Ok(());
+            };
+            if self.tasks[t].state != TaskState::Running(cpu) {
+                // Blocked or exiting: switch away.
+                self.cpus[cpu].need_resched = true;
+                continue;
+            }
+            match self.step(cpu, t)? {
+                Step::Continue => {
+                    zero_cost_steps += 1;
+                    if zero_cost_steps > 1_000_000 {
+                        return Err(SimError::Impossible(format!(
+                            "program '{}' loops without spending any time (add compute, sleep or a system call to its loop)",
+                            self.workload.programs[self.procs[t.index()].prog as usize].name
+                        )));
+                    }
+                }
+                Step::User(ns) => {
+                    self.start_segment(cpu, SegKind::User, ns);
+                    return Ok(());
+                }
+                Step::Sys(ns) => {
+                    self.start_segment(cpu, SegKind::Sys, ns.max(1));
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
+    OpCounter {
+        scanned: a.scanned - b.scanned,
+        recalc: a.recalc - b.recalc,
+        bitmap_searches: a.bitmap_searches - b.bitmap_searches,
+        list_ops: a.list_ops - b.list_ops,
+        tree_steps: a.tree_steps - b.tree_steps,
+        remote_touches: a.remote_touches - b.remote_touches,
+    }
+}
+
+mod engine;

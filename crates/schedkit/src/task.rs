@@ -1,0 +1,346 @@
+//! The one task type every policy and host shares.
+//!
+//! Like the scheduling part of the kernel's `task_struct`, a [`Task`] carries what is common to
+//! all policies (scheduling class, nice, RT priority, affinity, accounting) plus one
+//! policy-private block `D` (the 2.4 `counter`, the O(1) `sleep_avg`, ...), so that every policy
+//! keeps its own per-task state without the host knowing its shape.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of a task in its host's task table.
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default, Serialize, Deserialize,
+)]
+pub struct TaskId(pub u32);
+
+impl TaskId {
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "task{}", self.0)
+    }
+}
+
+/// A CPU number (0-based, dense).
+pub type CpuId = usize;
+
+/// The POSIX scheduling policy of a task (`SCHED_OTHER`, `SCHED_BATCH`, `SCHED_FIFO`, `SCHED_RR`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedPolicy {
+    /// `SCHED_OTHER` / `SCHED_NORMAL`: time-shared by nice level.
+    #[default]
+    Normal,
+    /// `SCHED_BATCH` (2.6.16+): a CPU hog by declaration.
+    Batch,
+    /// `SCHED_FIFO`: real time, runs until it blocks or yields.
+    Fifo,
+    /// `SCHED_RR`: real time, round robin among equal priorities.
+    Rr,
+}
+
+impl SchedPolicy {
+    pub fn is_rt(self) -> bool {
+        matches!(self, SchedPolicy::Fifo | SchedPolicy::Rr)
+    }
+
+    pub fn parse(s: &str) -> Option<SchedPolicy> {
+        match s.to_ascii_lowercase().as_str() {
+            "normal" | "other" | "sched_other" | "sched_normal" => Some(SchedPolicy::Normal),
+            "batch" | "sched_batch" => Some(SchedPolicy::Batch),
+            "fifo" | "sched_fifo" => Some(SchedPolicy::Fifo),
+            "rr" | "sched_rr" => Some(SchedPolicy::Rr),
+            _ => None,
+        }
+    }
+}
+
+/// Nice levels run from -20 (most favoured) to +19.
+pub const NICE_MIN: i32 = -20;
+pub const NICE_MAX: i32 = 19;
+/// RT priorities run from 1 to 99 (`sched_priority`).
+pub const RT_PRIO_MIN: u8 = 1;
+pub const RT_PRIO_MAX: u8 = 99;
+
+/// A set of CPUs a task may run on (`cpus_allowed`), up to 256 CPUs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct CpuMask([u64; 4]);
+
+impl CpuMask {
+    pub const MAX_CPUS: usize = 256;
+
+    pub const fn empty() -> Self {
+        CpuMask([0; 4])
+    }
+
+    /// All CPUs (the default affinity).
+    pub const fn all() -> Self {
+        CpuMask([u64::MAX; 4])
+    }
+
+    pub fn first_n(n: usize) -> Self {
+        let mut m = CpuMask::empty();
+        for c in 0..n.min(Self::MAX_CPUS) {
+            m.set(c);
+        }
+        m
+    }
+
+    pub fn single(cpu: CpuId) -> Self {
+        let mut m = CpuMask::empty();
+        m.set(cpu);
+        m
+    }
+
+    pub fn set(&mut self, cpu: CpuId) {
+        self.0[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    pub fn clear(&mut self, cpu: CpuId) {
+        self.0[cpu / 64] &= !(1 << (cpu % 64));
+    }
+
+    pub fn contains(&self, cpu: CpuId) -> bool {
+        cpu < Self::MAX_CPUS && self.0[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut r = *self;
+        for i in 0..4 {
+            r.0[i] &= other.0[i];
+        }
+        r
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+
+    pub fn count(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// CPUs in the mask, ascending, below `limit`.
+    pub fn iter(&self, limit: usize) -> impl Iterator<Item = CpuId> + '_ {
+        (0..limit.min(Self::MAX_CPUS)).filter(move |c| self.contains(*c))
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == CpuMask::all() {
+            return write!(f, "CpuMask(all)");
+        }
+        let cpus: Vec<_> = self.iter(Self::MAX_CPUS).collect();
+        write!(f, "CpuMask({cpus:?})")
+    }
+}
+
+/// Where a task is in its life, as the host sees it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TaskState {
+    /// Created but not yet enqueued.
+    New,
+    /// On a runqueue, waiting for a CPU.
+    Queued,
+    /// Current on the given CPU.
+    Running(CpuId),
+    /// Blocked; `uninterruptible` mirrors TASK_UNINTERRUPTIBLE (disk-style waits), which the
+    /// O(1) estimator treats differently from ordinary sleeps.
+    Sleeping { uninterruptible: bool },
+    /// Exited.
+    Dead,
+}
+
+/// The shared, policy-independent part of a task, plus the policy's private block `D`.
+#[derive(Clone, Debug)]
+pub struct Task<D> {
+    pub id: TaskId,
+    pub policy: SchedPolicy,
+    /// -20..=19.
+    pub nice: i32,
+    /// 1..=99 for FIFO/RR, 0 otherwise.
+    pub rt_priority: u8,
+    pub cpus_allowed: CpuMask,
+    /// The CPU whose runqueue the task belongs to (`task_cpu(p)`).
+    pub cpu: CpuId,
+    pub state: TaskState,
+    /// Address space identifier; threads of one process share it (2.4 goodness gives +1 to the
+    /// same mm, and O(1) runs a forked child first only when it does not share the mm).
+    pub mm: u32,
+    /// Parent task, for fork/exit bookkeeping.
+    pub parent: Option<TaskId>,
+    /// Total CPU time consumed, ns.
+    pub sum_exec_ns: u64,
+    /// Host time (ns) of the last state change the policy cares about: when the task last went
+    /// to sleep, was enqueued, or was switched in/out (the kernel's `p->timestamp`).
+    pub timestamp_ns: u64,
+    /// Host time the task last stopped running (`last_ran`).
+    pub last_ran_ns: u64,
+    pub data: D,
+}
+
+impl<D: Default> Task<D> {
+    pub fn new(id: TaskId) -> Self {
+        Task {
+            id,
+            policy: SchedPolicy::Normal,
+            nice: 0,
+            rt_priority: 0,
+            cpus_allowed: CpuMask::all(),
+            cpu: 0,
+            state: TaskState::New,
+            mm: id.0,
+            parent: None,
+            sum_exec_ns: 0,
+            timestamp_ns: 0,
+            last_ran_ns: 0,
+            data: D::default(),
+        }
+    }
+}
+
+impl<D> Task<D> {
+    pub fn is_rt(&self) -> bool {
+        self.policy.is_rt()
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.state, TaskState::Running(_))
+    }
+
+    /// CFS's `prio_to_weight` for this task's nice level: the neutral measure of entitlement
+    /// the metrics use to normalise CPU time (designs.md §5.1, `v2.6.23:kernel/sched.c`).
+    pub fn weight(&self) -> u64 {
+        nice_to_weight(self.nice)
+    }
+}
+
+/// `prio_to_weight[]` of Linux 2.6.23 (unchanged since): nice -20..19 → load weight.
+pub const PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904,
+    3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87,
+    70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+pub fn nice_to_weight(nice: i32) -> u64 {
+    PRIO_TO_WEIGHT[(nice.clamp(NICE_MIN, NICE_MAX) - NICE_MIN) as usize]
+}
+
+/// The host's task table, indexed by [`TaskId`]. Policies receive it mutably in every hook: in
+/// the kernel's terms, a task's scheduling fields are protected by the lock of the runqueue the
+/// task belongs to, and hooks only touch tasks of the runqueue(s) whose lock the host holds
+/// (the global 2.4 recalculation loop holds the one global lock, which covers all tasks).
+#[derive(Clone, Debug, Default)]
+pub struct Tasks<D> {
+    slots: Vec<Task<D>>,
+}
+
+impl<D: Default> Tasks<D> {
+    pub fn new() -> Self {
+        Tasks { slots: Vec::new() }
+    }
+
+    /// Creates a task with the next id.
+    pub fn spawn(&mut self) -> TaskId {
+        let id = TaskId(self.slots.len() as u32);
+        self.slots.push(Task::new(id));
+        id
+    }
+}
+
+impl<D> Tasks<D> {
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    pub fn get(&self, id: TaskId) -> &Task<D> {
+        &self.slots[id.index()]
+    }
+
+    pub fn get_mut(&mut self, id: TaskId) -> &mut Task<D> {
+        &mut self.slots[id.index()]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Task<D>> {
+        self.slots.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Task<D>> {
+        self.slots.iter_mut()
+    }
+
+    /// Two distinct tasks at once (parent and child at fork/exit).
+    pub fn pair_mut(&mut self, a: TaskId, b: TaskId) -> (&mut Task<D>, &mut Task<D>) {
+        assert_ne!(a, b, "pair_mut needs two distinct tasks");
+        let (ai, bi) = (a.index(), b.index());
+        if ai < bi {
+            let (l, r) = self.slots.split_at_mut(bi);
+            (&mut l[ai], &mut r[0])
+        } else {
+            let (l, r) = self.slots.split_at_mut(ai);
+            (&mut r[0], &mut l[bi])
+        }
+    }
+}
+
+impl<D> std::ops::Index<TaskId> for Tasks<D> {
+    type Output = Task<D>;
+    fn index(&self, id: TaskId) -> &Task<D> {
+        &self.slots[id.index()]
+    }
+}
+
+impl<D> std::ops::IndexMut<TaskId> for Tasks<D> {
+    fn index_mut(&mut self, id: TaskId) -> &mut Task<D> {
+        &mut self.slots[id.index()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpumask_ops() {
+        let mut m = CpuMask::empty();
+        m.set(3);
+        m.set(200);
+        assert!(m.contains(3) && m.contains(200) && !m.contains(4));
+        assert_eq!(m.count(), 2);
+        assert_eq!(m.iter(256).collect::<Vec<_>>(), vec![3, 200]);
+        assert_eq!(m.iter(100).collect::<Vec<_>>(), vec![3]);
+        m.clear(3);
+        assert_eq!(m.count(), 1);
+        assert!(CpuMask::first_n(4).and(&CpuMask::single(2)).contains(2));
+    }
+
+    #[test]
+    fn weights_follow_the_1_25_ratio() {
+        assert_eq!(nice_to_weight(0), 1024);
+        assert_eq!(nice_to_weight(-20), 88761);
+        assert_eq!(nice_to_weight(19), 15);
+        for n in -20..19 {
+            let r = nice_to_weight(n) as f64 / nice_to_weight(n + 1) as f64;
+            assert!((1.15..1.35).contains(&r), "nice {n}: ratio {r}");
+        }
+    }
+
+    #[test]
+    fn pair_mut_returns_the_right_tasks() {
+        let mut t: Tasks<()> = Tasks::new();
+        let a = t.spawn();
+        let b = t.spawn();
+        let (x, y) = t.pair_mut(b, a);
+        assert_eq!((x.id, y.id), (b, a));
+    }
+}

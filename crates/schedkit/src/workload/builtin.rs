@@ -1,0 +1,515 @@
+//! The built-in workloads, ported from the benchmarks in `../shared/reference/benchmarks.md`.
+//!
+//! Every built-in takes `nice=N` (the announcement's `nice -n 19 ./chat_c` is
+//! `chat:rooms=10,messages=1000,nice=19`).
+
+use super::{
+    parse_duration, ChanKind, ChannelSpec, Dist, KernelWork, Op, ProgramBuilder, TaskSpec,
+    Workload, WorkloadError,
+};
+use crate::task::{NICE_MAX, NICE_MIN};
+
+/// (name, parameters with defaults, what it is).
+pub const BUILTINS: &[(&str, &str, &str)] = &[
+    (
+        "yield",
+        "instances=4",
+        "N tasks calling sched_yield() in a loop (the announcement's loop_yield); yields/s",
+    ),
+    (
+        "chat",
+        "rooms=10,messages=100",
+        "Bill Hartner's chat_c/chat_s: rooms of 20 users, 4 threads per connection, TCP loopback; messages/s",
+    ),
+    (
+        "fork",
+        "mode=exit",
+        "lmbench lat_proc: fork+exit, fork+exec (mode=exec) or fork+/bin/sh -c (mode=sh) in a loop; forks/s",
+    ),
+    (
+        "ctx",
+        "procs=2,size=0",
+        "lmbench lat_ctx: a token passed round a ring of N processes over pipes, each touching size KB; hops/s",
+    ),
+    (
+        "makej",
+        "jobs=8,units=64",
+        "a parallel build: make keeps N compile jobs (CPU bursts with short I/O waits) running; jobs/s",
+    ),
+    (
+        "interactive",
+        "sleep=20ms,work=1ms",
+        "a task that sleeps (uniform around `sleep`) and wakes to `work` of CPU; run it beside another workload",
+    ),
+];
+
+/// Message size of chat and of the socket-buffer bound below.
+const CHAT_CLIENTS_PER_ROOM: u32 = 20;
+/// Messages a loopback TCP socket holds before send() blocks: 2.4's default receive buffer
+/// (`tcp_rmem` 87380 bytes, Documentation/networking/ip-sysctl.txt) over chat's 100-byte
+/// messages. A simplification: skb overhead would lower it.
+const CHAT_SOCKET_CAPACITY: u32 = 87380 / 100;
+
+struct Params<'a> {
+    workload: &'a str,
+    pairs: Vec<(&'a str, &'a str)>,
+    used: Vec<bool>,
+}
+
+impl<'a> Params<'a> {
+    fn parse(workload: &'a str, s: &'a str) -> Result<Self, WorkloadError> {
+        let mut pairs = Vec::new();
+        for kv in s.split(',').map(str::trim).filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| WorkloadError::Param {
+                workload: workload.into(),
+                problem: format!("'{kv}' is not key=value"),
+            })?;
+            pairs.push((k.trim(), v.trim()));
+        }
+        let used = vec![false; pairs.len()];
+        Ok(Params {
+            workload,
+            pairs,
+            used,
+        })
+    }
+
+    fn err(&self, problem: String) -> WorkloadError {
+        WorkloadError::Param {
+            workload: self.workload.into(),
+            problem,
+        }
+    }
+
+    fn raw(&mut self, key: &str) -> Option<&'a str> {
+        let i = self.pairs.iter().position(|(k, _)| *k == key)?;
+        self.used[i] = true;
+        Some(self.pairs[i].1)
+    }
+
+    fn int(&mut self, key: &str, default: i64, min: i64, max: i64) -> Result<i64, WorkloadError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(v) => {
+                let n: i64 = v
+                    .parse()
+                    .map_err(|_| self.err(format!("{key}={v}: not a whole number")))?;
+                if n < min || n > max {
+                    return Err(self.err(format!("{key}={n}: must be within {min}..={max}")));
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    fn dur(&mut self, key: &str, default: u64) -> Result<u64, WorkloadError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(v) => parse_duration(v).map_err(|e| self.err(format!("{key}: {e}"))),
+        }
+    }
+
+    fn finish(&self) -> Result<(), WorkloadError> {
+        if let Some(i) = self.used.iter().position(|u| !u) {
+            let known = BUILTINS
+                .iter()
+                .find(|(n, _, _)| *n == self.workload)
+                .map_or("", |(_, p, _)| *p);
+            return Err(self.err(format!(
+                "unknown parameter '{}' (takes: {known},nice)",
+                self.pairs[i].0
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Parses `name:key=value,...`.
+pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
+    let (name, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let name = name.trim();
+    let mut p = Params::parse(name, rest)?;
+    let nice = p.int("nice", 0, NICE_MIN as i64, NICE_MAX as i64)? as i32;
+    let mut w = match name {
+        "yield" => {
+            let n = p.int("instances", 4, 1, 100_000)? as u32;
+            yield_loop(n)
+        }
+        "chat" => {
+            let rooms = p.int("rooms", 10, 1, 1000)? as u32;
+            let msgs = p.int("messages", 100, 1, 1_000_000)? as u64;
+            chat(rooms, msgs)
+        }
+        "fork" => {
+            let mode = p.raw("mode").unwrap_or("exit");
+            match mode {
+                "exit" | "exec" | "sh" => fork(mode),
+                m => return Err(p.err(format!("mode={m}: must be exit, exec or sh"))),
+            }
+        }
+        "ctx" => {
+            let procs = p.int("procs", 2, 2, 100_000)? as u32;
+            let size = p.int("size", 0, 0, 1 << 20)? as u32;
+            ctx(procs, size)
+        }
+        "makej" => {
+            let jobs = p.int("jobs", 8, 1, 100_000)? as u64;
+            let units = p.int("units", 64, 1, 10_000_000)? as u64;
+            makej(jobs, units)
+        }
+        "interactive" => {
+            let sleep = p.dur("sleep", 20_000_000)?;
+            let work = p.dur("work", 1_000_000)?;
+            interactive(sleep, work)
+        }
+        _ => {
+            return Err(WorkloadError::Unknown(
+                name.to_string(),
+                BUILTINS
+                    .iter()
+                    .map(|(n, _, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ))
+        }
+    };
+    p.finish()?;
+    if nice != 0 {
+        for t in &mut w.tasks {
+            t.nice = nice;
+        }
+        w.name.push_str(&format!(",nice={nice}"));
+    }
+    debug_assert!(w.validate().is_ok(), "{:?}", w.validate());
+    Ok(w)
+}
+
+fn base(name: String, unit: &str) -> Workload {
+    Workload {
+        name,
+        programs: Vec::new(),
+        channels: Vec::new(),
+        tasks: Vec::new(),
+        throughput_unit: unit.into(),
+        per_op_label: None,
+    }
+}
+
+/// loop_yield: an endless `sched_yield()` loop per instance (benchmarks.md A2).
+pub fn yield_loop(instances: u32) -> Workload {
+    let mut w = base(format!("yield:instances={instances}"), "yields/s");
+    let prog = ProgramBuilder::new()
+        .repeat(None)
+        .op(Op::Yield)
+        .op(Op::Count)
+        .end()
+        .build("loop_yield");
+    w.programs.push(prog.with_working_set(4));
+    for i in 0..instances {
+        let mut t = TaskSpec::new(0);
+        t.mm = i;
+        w.tasks.push(t);
+    }
+    w
+}
+
+/// chat_s/chat_c (benchmarks.md A1): per connection a client sender and receiver and a server
+/// receiver and sender, all threads (CLONE_VM) of the client or the server process. Each
+/// client sends `messages`; the server's sender for that user forwards each to the 19 others.
+/// The figure is chat's "Average throughput": (sent + received) / elapsed.
+pub fn chat(rooms: u32, messages: u64) -> Workload {
+    let mut w = base(
+        format!("chat:rooms={rooms},messages={messages}"),
+        "messages/s",
+    );
+    const CLIENT_MM: u32 = 0;
+    const SERVER_MM: u32 = 1;
+    let conns = rooms * CHAT_CLIENTS_PER_ROOM;
+    let sock = ChannelSpec {
+        kind: ChanKind::Socket,
+        capacity: Some(CHAT_SOCKET_CAPACITY),
+    };
+    // Channels: up[k] client->server, down[k] server->client, note[k] the server's SysV
+    // semaphore slot that srv_rcv posts and srv_snd waits on.
+    let up = |k: u32| k;
+    let down = |k: u32| conns + k;
+    let note = |k: u32| 2 * conns + k;
+    for _ in 0..2 * conns {
+        w.channels.push(sock.clone());
+    }
+    for _ in 0..conns {
+        w.channels.push(ChannelSpec {
+            kind: ChanKind::Semaphore,
+            capacity: None,
+        });
+    }
+    let others = (CHAT_CLIENTS_PER_ROOM - 1) as u64;
+    for k in 0..conns {
+        let room_base = k / CHAT_CLIENTS_PER_ROOM * CHAT_CLIENTS_PER_ROOM;
+        let cli_snd = ProgramBuilder::new()
+            .repeat(Some(messages))
+            .op(Op::Send(up(k)))
+            .op(Op::Count)
+            .end()
+            .op(Op::Exit)
+            .build("cli_snd");
+        let cli_rcv = ProgramBuilder::new()
+            .repeat(Some(others * messages))
+            .op(Op::Recv(down(k)))
+            .op(Op::Count)
+            .end()
+            .op(Op::Exit)
+            .build("cli_rcv");
+        let srv_rcv = ProgramBuilder::new()
+            .repeat(Some(messages))
+            .op(Op::Recv(up(k)))
+            .op(Op::Send(note(k)))
+            .end()
+            .op(Op::Exit)
+            .build("srv_rcv");
+        let mut snd = ProgramBuilder::new()
+            .repeat(Some(messages))
+            .op(Op::Recv(note(k)));
+        for j in room_base..room_base + CHAT_CLIENTS_PER_ROOM {
+            if j != k {
+                snd = snd.op(Op::Send(down(j)));
+            }
+        }
+        let srv_snd = snd.end().op(Op::Exit).build("srv_snd");
+        for (prog, mm) in [
+            (cli_snd, CLIENT_MM),
+            (cli_rcv, CLIENT_MM),
+            (srv_rcv, SERVER_MM),
+            (srv_snd, SERVER_MM),
+        ] {
+            let id = w.programs.len() as u32;
+            // A thread's working set, our estimate: the few stack lines and the 100-byte
+            // buffer it touches plus the socket and task structures on its path - about 4 KB
+            // (chat.h's 16 KB STACK_SIZE is allocated, not touched).
+            w.programs.push(prog.with_working_set(4));
+            let mut t = TaskSpec::new(id);
+            t.mm = mm;
+            w.tasks.push(t);
+        }
+    }
+    w
+}
+
+/// lmbench lat_proc (benchmarks.md A3): the parent forks, the child exits (or execs
+/// /tmp/hello, or execs /bin/sh -c /tmp/hello), the parent waits.
+pub fn fork(mode: &str) -> Workload {
+    let mut w = base(format!("fork:mode={mode}"), "forks/s");
+    w.per_op_label = Some(
+        match mode {
+            "exit" => "fork_exit_us",
+            "exec" => "fork_exec_us",
+            _ => "fork_sh_us",
+        }
+        .into(),
+    );
+    // Program 0: the parent; 1: the child; 2: hello run by the shell.
+    let parent = ProgramBuilder::new()
+        .repeat(None)
+        .op(Op::Fork {
+            prog: 1,
+            thread: false,
+        })
+        .op(Op::Wait)
+        .op(Op::Count)
+        .end()
+        .build("lat_proc");
+    let child = match mode {
+        "exit" => ProgramBuilder::new().op(Op::Exit).build("child"),
+        "exec" => ProgramBuilder::new()
+            .op(Op::Kernel(KernelWork::Exec))
+            .op(Op::Exit)
+            .build("hello"),
+        _ => ProgramBuilder::new()
+            .op(Op::Kernel(KernelWork::Exec))
+            .op(Op::Kernel(KernelWork::ShellStartup))
+            .op(Op::Fork {
+                prog: 2,
+                thread: false,
+            })
+            .op(Op::Wait)
+            .op(Op::Exit)
+            .build("sh"),
+    };
+    let hello = ProgramBuilder::new()
+        .op(Op::Kernel(KernelWork::Exec))
+        .op(Op::Exit)
+        .build("hello");
+    w.programs.push(parent.with_working_set(16));
+    w.programs.push(child.with_working_set(16));
+    w.programs.push(hello.with_working_set(16));
+    w.tasks.push(TaskSpec::new(0));
+    w
+}
+
+/// lmbench lat_ctx (benchmarks.md A3): a ring of `procs` processes joined by pipes; each reads
+/// the token, walks its private `size` KB array, and writes the token on.
+pub fn ctx(procs: u32, size_kb: u32) -> Workload {
+    let mut w = base(format!("ctx:procs={procs},size={size_kb}"), "hops/s");
+    w.per_op_label = Some("us_per_hop".into());
+    for _ in 0..procs {
+        w.channels.push(ChannelSpec {
+            kind: ChanKind::Pipe,
+            capacity: None,
+        });
+    }
+    for i in 0..procs {
+        let prev = (i + procs - 1) % procs;
+        let mut b = ProgramBuilder::new();
+        if i == 0 {
+            // The parent injects the token.
+            b.push(Op::Send(0));
+        }
+        b.begin(None);
+        b.push(Op::Recv(prev));
+        b.push(Op::Touch);
+        b.push(Op::Count);
+        b.push(Op::Send(i));
+        b.close();
+        w.programs
+            .push(b.build(format!("lat_ctx{i}")).with_working_set(size_kb));
+        let mut t = TaskSpec::new(i);
+        t.mm = i;
+        w.tasks.push(t);
+    }
+    w
+}
+
+/// A `make -jN` build (benchmarks.md A8): make keeps `jobs` compile jobs running until `units`
+/// have been built. A job execs the compiler, then alternates CPU bursts (log-normal, median
+/// 50 ms, four per job: ~0.2 s of CPU per file) with short uninterruptible I/O waits
+/// (exponential, mean 1 ms: a warm page cache).
+pub fn makej(jobs: u64, units: u64) -> Workload {
+    let jobs = jobs.min(units);
+    let mut w = base(format!("makej:jobs={jobs},units={units}"), "jobs/s");
+    let mut make = ProgramBuilder::new();
+    make.begin(Some(jobs));
+    make.push(Op::Fork {
+        prog: 1,
+        thread: false,
+    });
+    make.close();
+    if units > jobs {
+        make.begin(Some(units - jobs));
+        make.push(Op::Wait);
+        make.push(Op::Fork {
+            prog: 1,
+            thread: false,
+        });
+        make.close();
+    }
+    make.begin(Some(jobs));
+    make.push(Op::Wait);
+    make.close();
+    make.push(Op::Exit);
+    let job = ProgramBuilder::new()
+        .op(Op::Kernel(KernelWork::Exec))
+        .repeat(Some(4))
+        .op(Op::Compute(Dist::LogNormal(50_000_000, 0.8)))
+        .op(Op::Sleep {
+            dur: Dist::Exp(1_000_000),
+            uninterruptible: true,
+        })
+        .end()
+        .op(Op::Count)
+        .op(Op::Exit)
+        .build("cc1");
+    w.programs.push(make.build("make").with_working_set(64));
+    // A compiler's working set is larger than a 2002 L2: it always refills after a migration.
+    w.programs.push(job.with_working_set(512));
+    w.tasks.push(TaskSpec::new(0));
+    w
+}
+
+/// An interactive task: sleeps uniformly between half and one and a half times `sleep`, then
+/// computes `work`, forever. Its wakeup latency is reported on its own.
+pub fn interactive(sleep_ns: u64, work_ns: u64) -> Workload {
+    let mut w = base(
+        format!(
+            "interactive:sleep={},work={}",
+            fmt_dur(sleep_ns),
+            fmt_dur(work_ns)
+        ),
+        "wakeups/s",
+    );
+    let prog = ProgramBuilder::new()
+        .repeat(None)
+        .op(Op::Sleep {
+            dur: Dist::Uniform(sleep_ns / 2, sleep_ns * 3 / 2),
+            uninterruptible: false,
+        })
+        .op(Op::Compute(Dist::Const(work_ns)))
+        .op(Op::Count)
+        .end()
+        .build("interactive");
+    w.programs.push(prog.with_working_set(64));
+    let mut t = TaskSpec::new(0);
+    t.interactive = true;
+    t.background = true;
+    w.tasks.push(t);
+    w
+}
+
+fn fmt_dur(ns: u64) -> String {
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else if ns % 1_000 == 0 {
+        format!("{}us", ns / 1_000)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_parses_with_defaults_and_validates() {
+        for (name, _, _) in BUILTINS {
+            let w = parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            w.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn chat_has_the_benchmark_shape() {
+        let w = parse("chat:rooms=2,messages=5").unwrap();
+        assert_eq!(w.tasks.len(), 2 * 20 * 4);
+        // Each server sender forwards to the 19 other users of its room.
+        let sends = w.programs[3]
+            .ops
+            .iter()
+            .filter(|o| matches!(o, Op::Send(_)))
+            .count();
+        assert_eq!(sends, 19);
+    }
+
+    #[test]
+    fn nice_applies_to_every_task() {
+        let w = parse("chat:rooms=1,messages=10,nice=19").unwrap();
+        assert!(w.tasks.iter().all(|t| t.nice == 19));
+        assert!(w.name.ends_with("nice=19"));
+    }
+
+    #[test]
+    fn bad_parameters_name_the_problem() {
+        let e = parse("yield:instances=0").unwrap_err().to_string();
+        assert!(e.contains("instances=0") && e.contains("1..="), "{e}");
+        let e = parse("yield:instnaces=3").unwrap_err().to_string();
+        assert!(e.contains("instnaces"), "{e}");
+        let e = parse("fork:mode=vfork").unwrap_err().to_string();
+        assert!(e.contains("vfork"), "{e}");
+        let e = parse("chat:rooms").unwrap_err().to_string();
+        assert!(e.contains("key=value"), "{e}");
+        let e = parse("nosuch").unwrap_err().to_string();
+        assert!(e.contains("chat"), "{e}");
+        assert!(parse("yield:nice=20").is_err());
+    }
+}

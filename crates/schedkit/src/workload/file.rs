@@ -1,0 +1,540 @@
+//! Workload files: task groups and their programs in TOML.
+//!
+//! ```toml
+//! name = "ring"                 # optional; default: the file name
+//! throughput = "hops/s"         # unit of the `count` statement's figure (default "ops/s")
+//!
+//! [[channel]]
+//! name = "pipe"
+//! count = 4                     # pipe.0 .. pipe.3
+//! kind = "pipe"                 # pipe | socket | semaphore
+//! capacity = 64                 # messages; omit for unbounded
+//!
+//! [[group]]
+//! name = "member"
+//! count = 4                     # tasks started at time 0 (0: a template for `fork`)
+//! nice = 0
+//! policy = "normal"             # normal | batch | fifo | rr
+//! rt_priority = 0               # 1..99 with fifo/rr
+//! affinity = [0, 1]             # CPUs; default all
+//! working_set_kb = 16
+//! threads = false               # true: the group's tasks share one address space
+//! interactive = false           # report this group's wakeup latency separately
+//! background = false            # the run does not wait for these tasks to end
+//! program = [
+//!   "loop forever",
+//!   "recv pipe.{i-1}",          # {i} is the task's index in its group, taken modulo the count
+//!   "compute exp(50us)",
+//!   "count",
+//!   "send pipe.{i}",
+//!   "end",
+//! ]
+//! ```
+//!
+//! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
+//! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
+//! `nice N`, `policy P [PRIO]`, `count`, `loop N|forever` ... `end`. `D` is a duration or a
+//! distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`, `lognormal(100ms,0.5)`.
+
+use super::{
+    parse_dist, ChanKind, ChannelSpec, KernelWork, Op, ProgramBuilder, TaskSpec, Workload,
+    WorkloadError,
+};
+use crate::task::{CpuMask, SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSpec {
+    name: Option<String>,
+    throughput: Option<String>,
+    #[serde(default)]
+    channel: Vec<Spanned<ChannelEntry>>,
+    #[serde(default)]
+    group: Vec<Spanned<GroupEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChannelEntry {
+    name: String,
+    #[serde(default = "one")]
+    count: u32,
+    #[serde(default = "pipe")]
+    kind: String,
+    capacity: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+fn pipe() -> String {
+    "pipe".into()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupEntry {
+    name: String,
+    #[serde(default = "one")]
+    count: u32,
+    #[serde(default)]
+    nice: i32,
+    policy: Option<Spanned<String>>,
+    #[serde(default)]
+    rt_priority: u8,
+    affinity: Option<Vec<usize>>,
+    #[serde(default)]
+    working_set_kb: u32,
+    #[serde(default)]
+    threads: bool,
+    #[serde(default)]
+    interactive: bool,
+    #[serde(default)]
+    background: bool,
+    program: Vec<Spanned<String>>,
+}
+
+/// Reads and parses a workload file.
+pub fn load(path: &str) -> Result<Workload, WorkloadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Io {
+        path: path.into(),
+        problem: e.to_string(),
+    })?;
+    let stem = std::path::Path::new(path)
+        .file_stem()
+        .map_or("workload".into(), |s| s.to_string_lossy().into_owned());
+    parse_str(&text, path, &stem)
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
+}
+
+/// Parses workload-file text; `path` names it in errors.
+pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload, WorkloadError> {
+    let err = |offset: usize, problem: String| WorkloadError::File {
+        path: path.into(),
+        line: line_of(text, offset),
+        problem,
+    };
+    let spec: FileSpec = toml::from_str(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        err(at, e.message().to_string())
+    })?;
+    if spec.group.is_empty() {
+        return Err(err(
+            text.len(),
+            "no [[group]]: a workload needs at least one task group".into(),
+        ));
+    }
+
+    // Channels: name -> (first id, count).
+    let mut channels: Vec<(String, u32, u32)> = Vec::new();
+    let mut chan_specs = Vec::new();
+    for c in &spec.channel {
+        let at = c.span().start;
+        let c = c.get_ref();
+        let kind = match c.kind.as_str() {
+            "pipe" => ChanKind::Pipe,
+            "socket" => ChanKind::Socket,
+            "semaphore" => ChanKind::Semaphore,
+            k => {
+                return Err(err(
+                    at,
+                    format!(
+                        "channel '{}': kind '{k}' (use pipe, socket, semaphore)",
+                        c.name
+                    ),
+                ))
+            }
+        };
+        if c.count == 0 {
+            return Err(err(
+                at,
+                format!("channel '{}': count must be at least 1", c.name),
+            ));
+        }
+        if c.capacity == Some(0) {
+            return Err(err(
+                at,
+                format!("channel '{}': capacity must be at least 1", c.name),
+            ));
+        }
+        if channels.iter().any(|(n, _, _)| *n == c.name) {
+            return Err(err(at, format!("channel '{}' is defined twice", c.name)));
+        }
+        channels.push((c.name.clone(), chan_specs.len() as u32, c.count));
+        for _ in 0..c.count {
+            chan_specs.push(ChannelSpec {
+                kind,
+                capacity: c.capacity,
+            });
+        }
+    }
+
+    let group_names: Vec<&str> = spec
+        .group
+        .iter()
+        .map(|g| g.get_ref().name.as_str())
+        .collect();
+    for (i, n) in group_names.iter().enumerate() {
+        if group_names[..i].contains(n) {
+            return Err(err(
+                spec.group[i].span().start,
+                format!("group '{n}' is defined twice"),
+            ));
+        }
+    }
+
+    let mut w = Workload {
+        name: spec
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string()),
+        programs: Vec::new(),
+        channels: chan_specs,
+        tasks: Vec::new(),
+        throughput_unit: spec.throughput.clone().unwrap_or_else(|| "ops/s".into()),
+        per_op_label: None,
+    };
+
+    // Program ids: group g's task i runs program prog_base[g] + i (templates: one program).
+    let mut prog_base = Vec::new();
+    let mut next = 0u32;
+    for g in &spec.group {
+        prog_base.push(next);
+        next += g.get_ref().count.max(1);
+    }
+
+    let mut mm_next = 0u32;
+    for (gi, g) in spec.group.iter().enumerate() {
+        let gat = g.span().start;
+        let g = g.get_ref();
+        if !(NICE_MIN..=NICE_MAX).contains(&g.nice) {
+            return Err(err(
+                gat,
+                format!("group '{}': nice {} is outside -20..=19", g.name, g.nice),
+            ));
+        }
+        let policy = match &g.policy {
+            None => SchedPolicy::Normal,
+            Some(p) => SchedPolicy::parse(p.get_ref()).ok_or_else(|| {
+                err(
+                    p.span().start,
+                    format!(
+                        "group '{}': policy '{}' (use normal, batch, fifo, rr)",
+                        g.name,
+                        p.get_ref()
+                    ),
+                )
+            })?,
+        };
+        if policy.is_rt() && !(RT_PRIO_MIN..=RT_PRIO_MAX).contains(&g.rt_priority) {
+            return Err(err(
+                gat,
+                format!(
+                    "group '{}': rt_priority must be 1..=99 with policy {policy:?}",
+                    g.name
+                ),
+            ));
+        }
+        let affinity = match &g.affinity {
+            None => None,
+            Some(cpus) => {
+                if cpus.is_empty() {
+                    return Err(err(
+                        gat,
+                        format!("group '{}': affinity lists no CPU", g.name),
+                    ));
+                }
+                let mut m = CpuMask::empty();
+                for &c in cpus {
+                    if c >= CpuMask::MAX_CPUS {
+                        return Err(err(
+                            gat,
+                            format!(
+                                "group '{}': CPU {c} is beyond {}",
+                                g.name,
+                                CpuMask::MAX_CPUS
+                            ),
+                        ));
+                    }
+                    m.set(c);
+                }
+                Some(m)
+            }
+        };
+        let shared_mm = mm_next;
+        for i in 0..g.count.max(1) {
+            let mut b = ProgramBuilder::new();
+            for stmt in &g.program {
+                parse_stmt(
+                    stmt.get_ref(),
+                    i,
+                    g.count.max(1),
+                    &channels,
+                    &group_names,
+                    &prog_base,
+                    &mut b,
+                )
+                .map_err(|p| err(stmt.span().start, format!("'{}': {p}", stmt.get_ref())))?;
+            }
+            if b.open_loops() > 0 {
+                let at = g.program.last().map_or(gat, |s| s.span().start);
+                return Err(err(
+                    at,
+                    format!(
+                        "group '{}': {} loop(s) not closed with 'end'",
+                        g.name,
+                        b.open_loops()
+                    ),
+                ));
+            }
+            w.programs.push(
+                b.build(format!("{}.{i}", g.name))
+                    .with_working_set(g.working_set_kb),
+            );
+            if i < g.count {
+                let mut t = TaskSpec::new(prog_base[gi] + i);
+                t.nice = g.nice;
+                t.policy = policy;
+                t.rt_priority = if policy.is_rt() { g.rt_priority } else { 0 };
+                t.affinity = affinity;
+                t.mm = if g.threads { shared_mm } else { mm_next + i };
+                t.interactive = g.interactive;
+                t.background = g.background;
+                w.tasks.push(t);
+            }
+        }
+        mm_next += g.count.max(1);
+    }
+    if w.tasks.is_empty() {
+        return Err(err(
+            text.len(),
+            "every group has count = 0: nothing starts".into(),
+        ));
+    }
+    w.validate().map_err(|p| err(0, p))?;
+    Ok(w)
+}
+
+fn parse_stmt(
+    stmt: &str,
+    index: u32,
+    group_count: u32,
+    channels: &[(String, u32, u32)],
+    groups: &[&str],
+    prog_base: &[u32],
+    b: &mut ProgramBuilder,
+) -> Result<(), String> {
+    let mut words = stmt.split_whitespace();
+    let verb = words.next().ok_or("empty statement")?;
+    let arg = words.collect::<Vec<_>>().join(" ");
+    let no_arg = |op: Op, b: &mut ProgramBuilder| {
+        if arg.is_empty() {
+            b.push(op);
+            Ok(())
+        } else {
+            Err(format!("'{verb}' takes no argument"))
+        }
+    };
+    let chan = |arg: &str| resolve_channel(arg, index, group_count, channels);
+    let group = |arg: &str| {
+        groups
+            .iter()
+            .position(|g| *g == arg)
+            .map(|g| prog_base[g])
+            .ok_or_else(|| format!("no group named '{arg}' (groups: {})", groups.join(", ")))
+    };
+    match verb {
+        "compute" => b.push(Op::Compute(parse_dist(&arg)?)),
+        "touch" => no_arg(Op::Touch, b)?,
+        "sleep" => b.push(Op::Sleep {
+            dur: parse_dist(&arg)?,
+            uninterruptible: false,
+        }),
+        "io" => b.push(Op::Sleep {
+            dur: parse_dist(&arg)?,
+            uninterruptible: true,
+        }),
+        "yield" => no_arg(Op::Yield, b)?,
+        "send" => b.push(Op::Send(chan(&arg)?)),
+        "recv" => b.push(Op::Recv(chan(&arg)?)),
+        "fork" => b.push(Op::Fork {
+            prog: group(&arg)?,
+            thread: false,
+        }),
+        "thread" => b.push(Op::Fork {
+            prog: group(&arg)?,
+            thread: true,
+        }),
+        "exec" => no_arg(Op::Kernel(KernelWork::Exec), b)?,
+        "shell" => no_arg(Op::Kernel(KernelWork::ShellStartup), b)?,
+        "wait" => no_arg(Op::Wait, b)?,
+        "exit" => no_arg(Op::Exit, b)?,
+        "count" => no_arg(Op::Count, b)?,
+        "nice" => {
+            let n: i32 = arg
+                .parse()
+                .map_err(|_| format!("nice needs a number, got '{arg}'"))?;
+            if !(NICE_MIN..=NICE_MAX).contains(&n) {
+                return Err(format!("nice {n} is outside -20..=19"));
+            }
+            b.push(Op::SetNice(n));
+        }
+        "policy" => {
+            let mut it = arg.split_whitespace();
+            let p = it.next().ok_or("policy needs normal, batch, fifo or rr")?;
+            let p = SchedPolicy::parse(p).ok_or_else(|| format!("unknown policy '{p}'"))?;
+            let prio: u8 = match it.next() {
+                Some(v) => v.parse().map_err(|_| format!("bad RT priority '{v}'"))?,
+                None => 0,
+            };
+            if p.is_rt() && !(RT_PRIO_MIN..=RT_PRIO_MAX).contains(&prio) {
+                return Err("fifo and rr need a priority 1..=99".into());
+            }
+            b.push(Op::SetPolicy(p, if p.is_rt() { prio } else { 0 }));
+        }
+        "loop" => {
+            let times = match arg.as_str() {
+                "forever" => None,
+                n => Some(
+                    n.parse::<u64>()
+                        .map_err(|_| format!("loop needs a count or 'forever', got '{n}'"))?,
+                ),
+            };
+            b.begin(times);
+        }
+        "end" => {
+            if !arg.is_empty() {
+                return Err("'end' takes no argument".into());
+            }
+            if b.open_loops() == 0 {
+                return Err("'end' without a matching 'loop'".into());
+            }
+            b.close();
+        }
+        v => return Err(format!("unknown statement '{v}'")),
+    }
+    Ok(())
+}
+
+fn resolve_channel(
+    arg: &str,
+    index: u32,
+    group_count: u32,
+    channels: &[(String, u32, u32)],
+) -> Result<u32, String> {
+    let (name, idx) = match arg.split_once('.') {
+        Some((n, i)) => (n, Some(i)),
+        None => (arg, None),
+    };
+    let (_, first, count) = channels
+        .iter()
+        .find(|(n, _, _)| n == name)
+        .ok_or_else(|| format!("no channel named '{name}'"))?;
+    let k: i64 = match idx {
+        None if *count == 1 => 0,
+        None => {
+            return Err(format!(
+                "channel '{name}' has {count} members: say {name}.N or {name}.{{i}}"
+            ))
+        }
+        Some(e) if e.starts_with('{') && e.ends_with('}') => {
+            let inner = e[1..e.len() - 1].replace(' ', "");
+            let rest = inner
+                .strip_prefix('i')
+                .ok_or_else(|| format!("index '{e}' must use i"))?;
+            let off: i64 = if rest.is_empty() {
+                0
+            } else {
+                rest.parse()
+                    .map_err(|_| format!("index '{e}': use {{i}}, {{i+N}} or {{i-N}}"))?
+            };
+            let _ = group_count;
+            index as i64 + off
+        }
+        Some(n) => n.parse().map_err(|_| format!("bad channel index '{n}'"))?,
+    };
+    let k = k.rem_euclid(*count as i64) as u32;
+    Ok(first + k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RING: &str = r#"
+name = "ring"
+throughput = "hops/s"
+
+[[channel]]
+name = "pipe"
+count = 3
+
+[[group]]
+name = "member"
+count = 3
+working_set_kb = 8
+program = [
+  "loop 10",
+  "recv pipe.{i-1}",
+  "compute exp(50us)",
+  "count",
+  "send pipe.{i}",
+  "end",
+]
+
+[[group]]
+name = "starter"
+program = ["send pipe.2", "exit"]
+"#;
+
+    #[test]
+    fn ring_file_parses() {
+        let w = parse_str(RING, "ring.toml", "ring").unwrap();
+        assert_eq!(w.tasks.len(), 4);
+        assert_eq!(w.channels.len(), 3);
+        // member 0 receives from pipe.2 (i-1 modulo 3)
+        assert_eq!(w.programs[0].ops[1], Op::Recv(2));
+        assert_eq!(w.programs[1].ops[1], Op::Recv(0));
+        assert_eq!(w.throughput_unit, "hops/s");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let bad = RING.replace("\"compute exp(50us)\"", "\"compute exp(50 parsecs)\"");
+        let e = parse_str(&bad, "ring.toml", "ring")
+            .unwrap_err()
+            .to_string();
+        let line = RING
+            .lines()
+            .position(|l| l.contains("compute exp"))
+            .unwrap()
+            + 1;
+        assert!(e.contains(&format!("line {line}")), "{e}");
+        assert!(e.contains("ring.toml"), "{e}");
+
+        let bad = RING.replace("\"send pipe.{i}\"", "\"send pope.{i}\"");
+        let e = parse_str(&bad, "r.toml", "r").unwrap_err().to_string();
+        assert!(e.contains("no channel named 'pope'"), "{e}");
+
+        let bad = RING.replace("  \"end\",\n", "");
+        let e = parse_str(&bad, "r.toml", "r").unwrap_err().to_string();
+        assert!(e.contains("not closed"), "{e}");
+
+        let bad = RING.replace("working_set_kb = 8", "working_set_kb = 8\ncolour = 3");
+        let e = parse_str(&bad, "r.toml", "r").unwrap_err().to_string();
+        assert!(e.contains("colour") && e.contains("line"), "{e}");
+
+        let bad = RING.replace("count = 3\nworking", "count = 3\nnice = 40\nworking");
+        let e = parse_str(&bad, "r.toml", "r").unwrap_err().to_string();
+        assert!(e.contains("nice 40"), "{e}");
+    }
+}

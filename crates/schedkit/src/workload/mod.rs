@@ -1,0 +1,283 @@
+//! Workloads: groups of tasks running programs, connected by channels.
+//!
+//! A workload is given either as a built-in spec (`chat:rooms=10,messages=1000`, see
+//! [`builtin`]) or as a TOML file (see [`file`]). Several can run side by side, joined with `+`
+//! (`makej:jobs=16+interactive`): the first one's figure is the run's throughput, and tasks
+//! marked interactive report their own wakeup latency.
+
+pub mod builtin;
+pub mod file;
+pub mod program;
+
+pub use program::{ChanId, Dist, KernelWork, Op, ProgId, Program, ProgramBuilder};
+
+use crate::task::{CpuMask, SchedPolicy};
+
+/// What a channel stands for, which prices its send and receive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChanKind {
+    /// A pipe (lat_ctx, lat_pipe).
+    Pipe,
+    /// A loopback TCP socket (chat).
+    Socket,
+    /// A counting semaphore: up/down cost a system call and no data copy.
+    Semaphore,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChannelSpec {
+    pub kind: ChanKind,
+    /// Messages it holds before a sender blocks (`None`: unbounded).
+    pub capacity: Option<u32>,
+}
+
+/// One task present when the workload starts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskSpec {
+    pub prog: ProgId,
+    pub nice: i32,
+    pub policy: SchedPolicy,
+    pub rt_priority: u8,
+    pub affinity: Option<CpuMask>,
+    /// Address-space id: tasks with the same value are threads of one process.
+    pub mm: u32,
+    /// Its wakeups are reported separately as the interactive latency.
+    pub interactive: bool,
+    /// The run does not wait for it to finish (it loops forever beside the others).
+    pub background: bool,
+    /// Which of the `+`-joined workloads it belongs to (0 = the one whose throughput counts).
+    pub part: usize,
+}
+
+impl TaskSpec {
+    pub fn new(prog: ProgId) -> TaskSpec {
+        TaskSpec {
+            prog,
+            nice: 0,
+            policy: SchedPolicy::Normal,
+            rt_priority: 0,
+            affinity: None,
+            mm: 0,
+            interactive: false,
+            background: false,
+            part: 0,
+        }
+    }
+}
+
+/// A complete workload, ready to simulate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    /// The canonical spec, as reported in results.
+    pub name: String,
+    pub programs: Vec<Program>,
+    pub channels: Vec<ChannelSpec>,
+    pub tasks: Vec<TaskSpec>,
+    /// Unit of the throughput figure (`messages/s`, `yields/s`, ...).
+    pub throughput_unit: String,
+    /// If set, the run also reports `1e6 / throughput` under this name (µs per operation, as
+    /// lmbench prints it).
+    pub per_op_label: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum WorkloadError {
+    #[error("unknown workload '{0}' (built-in: {1}); or give a path to a .toml workload file")]
+    Unknown(String, String),
+    #[error("workload '{workload}': {problem}")]
+    Param { workload: String, problem: String },
+    #[error("workload file {path}: line {line}: {problem}")]
+    File {
+        path: String,
+        line: usize,
+        problem: String,
+    },
+    #[error("cannot read workload file {path}: {problem}")]
+    Io { path: String, problem: String },
+}
+
+impl Workload {
+    /// Parses a spec: built-ins and `.toml` files, joined with `+`.
+    pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
+        let mut parts = spec.split('+').map(str::trim);
+        let first = parts.next().unwrap_or_default();
+        let mut w = Workload::parse_one(first)?;
+        for (i, p) in parts.enumerate() {
+            let other = Workload::parse_one(p)?;
+            w.append(other, i + 1);
+        }
+        Ok(w)
+    }
+
+    fn parse_one(spec: &str) -> Result<Workload, WorkloadError> {
+        if spec.ends_with(".toml") || std::path::Path::new(spec).is_file() {
+            return file::load(spec);
+        }
+        builtin::parse(spec)
+    }
+
+    /// Adds another workload's tasks beside this one's.
+    pub fn append(&mut self, other: Workload, part: usize) {
+        let prog_off = self.programs.len() as u32;
+        let chan_off = self.channels.len() as u32;
+        let mm_off = self.tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
+        for mut p in other.programs {
+            for op in &mut p.ops {
+                match op {
+                    Op::Send(c) | Op::Recv(c) => *c += chan_off,
+                    Op::Fork { prog, .. } => *prog += prog_off,
+                    _ => {}
+                }
+            }
+            self.programs.push(p);
+        }
+        self.channels.extend(other.channels);
+        for mut t in other.tasks {
+            t.prog += prog_off;
+            t.mm += mm_off;
+            t.part = part;
+            self.tasks.push(t);
+        }
+        self.name = format!("{}+{}", self.name, other.name);
+    }
+
+    /// Checks internal references (programs, channels, loops).
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, p) in self.programs.iter().enumerate() {
+            p.validate()
+                .map_err(|e| format!("program {i} ({}): {e}", p.name))?;
+            for op in &p.ops {
+                match op {
+                    Op::Send(c) | Op::Recv(c) if *c as usize >= self.channels.len() => {
+                        return Err(format!("program {}: channel {c} does not exist", p.name));
+                    }
+                    Op::Fork { prog, .. } if *prog as usize >= self.programs.len() => {
+                        return Err(format!("program {}: forks unknown program {prog}", p.name));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for t in &self.tasks {
+            if t.prog as usize >= self.programs.len() {
+                return Err(format!("a task runs unknown program {}", t.prog));
+            }
+        }
+        if self.tasks.is_empty() {
+            return Err("the workload has no tasks".into());
+        }
+        Ok(())
+    }
+}
+
+/// Parses a duration: `250us`, `10ms`, `1.5s`, `100ns`, `2m`. A bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (try 10ms, 250us, 2s)"))?;
+    let mult = match unit.trim() {
+        "" | "s" => 1e9,
+        "ms" => 1e6,
+        "us" | "µs" => 1e3,
+        "ns" => 1.0,
+        "m" | "min" => 60e9,
+        u => return Err(format!("'{s}': unknown unit '{u}' (use ns, us, ms, s, m)")),
+    };
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(format!("'{s}' must be a non-negative duration"));
+    }
+    let ns = v * mult;
+    if ns > 1e15 {
+        return Err(format!(
+            "'{s}' is longer than the simulator's limit of 1e6 s"
+        ));
+    }
+    Ok(ns as u64)
+}
+
+/// Parses a duration or a distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`,
+/// `lognormal(100ms,0.5)`.
+pub fn parse_dist(s: &str) -> Result<Dist, String> {
+    let s = s.trim();
+    let Some(open) = s.find('(') else {
+        return parse_duration(s).map(Dist::Const);
+    };
+    if !s.ends_with(')') {
+        return Err(format!("'{s}': missing ')'"));
+    }
+    let name = &s[..open];
+    let args: Vec<&str> = s[open + 1..s.len() - 1].split(',').map(str::trim).collect();
+    let want = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(format!("'{s}': {name}() takes {n} argument(s)"))
+        }
+    };
+    match name {
+        "exp" => {
+            want(1)?;
+            Ok(Dist::Exp(parse_duration(args[0])?))
+        }
+        "uniform" => {
+            want(2)?;
+            let (lo, hi) = (parse_duration(args[0])?, parse_duration(args[1])?);
+            if hi < lo {
+                return Err(format!("'{s}': upper bound below lower bound"));
+            }
+            Ok(Dist::Uniform(lo, hi))
+        }
+        "lognormal" => {
+            want(2)?;
+            let sigma: f64 = args[1]
+                .parse()
+                .map_err(|_| format!("'{s}': sigma must be a number"))?;
+            if !(sigma.is_finite() && (0.0..=5.0).contains(&sigma)) {
+                return Err(format!("'{s}': sigma must be within 0..=5"));
+            }
+            Ok(Dist::LogNormal(parse_duration(args[0])?, sigma))
+        }
+        _ => Err(format!(
+            "'{s}': unknown distribution '{name}' (exp, uniform, lognormal)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10ms"), Ok(10_000_000));
+        assert_eq!(parse_duration("1.5s"), Ok(1_500_000_000));
+        assert_eq!(parse_duration("250us"), Ok(250_000));
+        assert_eq!(parse_duration("3"), Ok(3_000_000_000));
+        assert!(parse_duration("10 parsecs").is_err());
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("ms").is_err());
+    }
+
+    #[test]
+    fn distributions() {
+        assert_eq!(parse_dist("exp(2ms)"), Ok(Dist::Exp(2_000_000)));
+        assert_eq!(
+            parse_dist("uniform(1ms, 2ms)"),
+            Ok(Dist::Uniform(1_000_000, 2_000_000))
+        );
+        assert!(parse_dist("uniform(2ms,1ms)").is_err());
+        assert!(parse_dist("gauss(1ms)").is_err());
+    }
+
+    #[test]
+    fn joined_workloads_renumber_references() {
+        let w = Workload::parse("ctx:procs=2+interactive").unwrap();
+        w.validate().unwrap();
+        assert!(w.tasks.iter().any(|t| t.interactive && t.part == 1));
+        assert_eq!(w.name, "ctx:procs=2,size=0+interactive:sleep=20ms,work=1ms");
+    }
+}

@@ -1,0 +1,239 @@
+//! The program a simulated task runs: a flat list of operations with counted loops.
+//!
+//! Programs are what workloads are made of. The simulator interprets them; every operation
+//! maps to a system call or a stretch of user-space computing whose cost comes from the
+//! machine profile.
+
+use crate::task::SchedPolicy;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// A channel (pipe, socket, or a counting semaphore) between tasks, by index.
+pub type ChanId = u32;
+/// A program in the workload's program table, by index.
+pub type ProgId = u32;
+
+/// A duration, fixed or drawn from a distribution with the simulation's seeded RNG.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    Const(u64),
+    /// Uniform in [lo, hi] ns.
+    Uniform(u64, u64),
+    /// Exponential with this mean, ns.
+    Exp(u64),
+    /// Log-normal with this median (ns) and shape sigma.
+    LogNormal(u64, f64),
+}
+
+impl Dist {
+    pub fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
+        match *self {
+            Dist::Const(v) => v,
+            Dist::Uniform(lo, hi) => {
+                if hi <= lo {
+                    lo
+                } else {
+                    rng.gen_range(lo..=hi)
+                }
+            }
+            Dist::Exp(mean) => {
+                let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+                (-(u.ln()) * mean as f64) as u64
+            }
+            Dist::LogNormal(median, sigma) => {
+                // Box-Muller from two uniforms: deterministic for a given RNG stream.
+                let u1: f64 = rng.gen_range(f64::EPSILON..1.0);
+                let u2: f64 = rng.gen_range(0.0..1.0);
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                (median as f64 * (sigma * z).exp()) as u64
+            }
+        }
+    }
+}
+
+/// Kernel work priced by the machine profile's `[kernel]` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelWork {
+    Exec,
+    ShellStartup,
+}
+
+/// One operation of a program.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Run in user space for this long (at the profile's clock).
+    Compute(Dist),
+    /// Read the task's whole working set once (lat_ctx's array walk): costs one cache-latency
+    /// load per 32-byte line, plus the refill the cache model charges if it went cold.
+    Touch,
+    /// Sleep (interruptible) or wait for I/O (uninterruptible) for this long.
+    Sleep { dur: Dist, uninterruptible: bool },
+    /// `sched_yield()`.
+    Yield,
+    /// Write one message into a channel; blocks while the channel is full.
+    Send(ChanId),
+    /// Read one message from a channel; blocks while it is empty.
+    Recv(ChanId),
+    /// `fork()` a child that runs the given program; `thread` shares the address space
+    /// (clone with CLONE_VM).
+    Fork { prog: ProgId, thread: bool },
+    /// Kernel work priced by the machine (exec, shell start-up).
+    Kernel(KernelWork),
+    /// `wait()` for any child to exit.
+    Wait,
+    /// `exit()`.
+    Exit,
+    /// `nice()` to an absolute level.
+    SetNice(i32),
+    /// `sched_setscheduler()`.
+    SetPolicy(SchedPolicy, u8),
+    /// Count one unit of the workload's throughput figure.
+    Count,
+    /// Repeat the next `len` operations `times` times (`None`: forever).
+    Loop { times: Option<u64>, len: u32 },
+}
+
+/// A program: its operations and the working set of the tasks that run it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub name: String,
+    pub ops: Vec<Op>,
+    /// Memory the task touches while it runs, KB: what the cache model must keep warm.
+    pub working_set_kb: u32,
+}
+
+impl Program {
+    pub fn new(name: impl Into<String>, ops: Vec<Op>) -> Program {
+        Program {
+            name: name.into(),
+            ops,
+            working_set_kb: 0,
+        }
+    }
+
+    pub fn with_working_set(mut self, kb: u32) -> Program {
+        self.working_set_kb = kb;
+        self
+    }
+
+    /// Checks loop extents (used after building or parsing a program).
+    pub fn validate(&self) -> Result<(), String> {
+        fn check(ops: &[Op], from: usize, to: usize) -> Result<(), String> {
+            let mut i = from;
+            while i < to {
+                if let Op::Loop { len, .. } = ops[i] {
+                    let end = i + 1 + len as usize;
+                    if end > to {
+                        return Err(format!("loop at op {i} runs past the end of its block"));
+                    }
+                    check(ops, i + 1, end)?;
+                    i = end;
+                } else {
+                    i += 1;
+                }
+            }
+            Ok(())
+        }
+        check(&self.ops, 0, self.ops.len())
+    }
+}
+
+/// Builds programs with nested loops without counting lengths by hand.
+#[derive(Default)]
+pub struct ProgramBuilder {
+    ops: Vec<Op>,
+    open: Vec<usize>,
+}
+
+impl ProgramBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn op(mut self, op: Op) -> Self {
+        self.ops.push(op);
+        self
+    }
+    pub fn push(&mut self, op: Op) {
+        self.ops.push(op);
+    }
+    /// Opens a loop; close it with [`ProgramBuilder::end`].
+    pub fn repeat(mut self, times: Option<u64>) -> Self {
+        self.begin(times);
+        self
+    }
+    pub fn begin(&mut self, times: Option<u64>) {
+        self.open.push(self.ops.len());
+        self.ops.push(Op::Loop { times, len: 0 });
+    }
+    pub fn end(mut self) -> Self {
+        self.close();
+        self
+    }
+    pub fn close(&mut self) {
+        let at = self.open.pop().expect("end without loop");
+        let len = (self.ops.len() - at - 1) as u32;
+        if let Op::Loop { len: l, .. } = &mut self.ops[at] {
+            *l = len;
+        }
+    }
+    pub fn open_loops(&self) -> usize {
+        self.open.len()
+    }
+    pub fn build(self, name: impl Into<String>) -> Program {
+        assert!(self.open.is_empty(), "unclosed loop");
+        Program::new(name, self.ops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn builder_closes_nested_loops() {
+        let p = ProgramBuilder::new()
+            .repeat(Some(3))
+            .op(Op::Yield)
+            .repeat(None)
+            .op(Op::Count)
+            .end()
+            .end()
+            .op(Op::Exit)
+            .build("t");
+        assert_eq!(
+            p.ops[0],
+            Op::Loop {
+                times: Some(3),
+                len: 3
+            }
+        );
+        assert_eq!(
+            p.ops[2],
+            Op::Loop {
+                times: None,
+                len: 1
+            }
+        );
+        p.validate().unwrap();
+    }
+
+    #[test]
+    fn distributions_are_seeded() {
+        let mut a = ChaCha8Rng::seed_from_u64(7);
+        let mut b = ChaCha8Rng::seed_from_u64(7);
+        for d in [
+            Dist::Exp(1000),
+            Dist::Uniform(5, 10),
+            Dist::LogNormal(1000, 0.5),
+        ] {
+            assert_eq!(d.sample(&mut a), d.sample(&mut b));
+        }
+        let mut r = ChaCha8Rng::seed_from_u64(1);
+        let mean: f64 = (0..20_000)
+            .map(|_| Dist::Exp(1000).sample(&mut r) as f64)
+            .sum::<f64>()
+            / 20_000.0;
+        assert!((mean - 1000.0).abs() < 50.0, "exp mean {mean}");
+    }
+}
