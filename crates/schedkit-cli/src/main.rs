@@ -213,7 +213,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             ListWhat::Workloads => {
                 for (n, p, d) in BUILTINS {
-                    println!("{:<12} {}\n{:<12} {d}", n, format!("{n}:{p},nice=0"), "");
+                    println!("{n:<12} {n}:{p},nice=0\n{:<12} {d}", "");
                 }
                 println!("\nor a .toml workload file (see README, 'Workload files'); join several with '+'.");
             }

@@ -326,7 +326,7 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
         ("topology.cpus_per_cache", t.cpus_per_cache),
         ("topology.cpus_per_node", t.cpus_per_node.unwrap_or(t.cpus)),
     ] {
-        if v == 0 || t.cpus % v != 0 {
+        if v == 0 || !t.cpus.is_multiple_of(v) {
             return Err(bad(
                 field,
                 format!("must divide topology.cpus ({}), got {v}", t.cpus),

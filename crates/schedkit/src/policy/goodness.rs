@@ -529,11 +529,11 @@ mod tests {
             !Goodness.yield_task(&mut c, rq, 0, a),
             "alone: yield is a no-op"
         );
-        drop(c);
+
         let b = fx.spawn(0);
         let (mut c, rq) = fx.ctx();
         assert!(Goodness.yield_task(&mut c, rq, 0, a));
-        drop(c);
+
         // The yielder goes to the tail with goodness -1 for one pass: b runs.
         assert_eq!(fx.pick(0), Some(b));
         assert!(

@@ -453,7 +453,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
     /// An interrupt of `cost` hits a CPU in user space that must reschedule: the user segment
     /// ends now, the interrupt runs, then schedule().
-    fn interrupt_user(&mut self, cpu: CpuId, cost: u64) -> Result<(), SimError> {
+    pub(super) fn interrupt_user(&mut self, cpu: CpuId, cost: u64) -> Result<(), SimError> {
         let t = self.cpus[cpu].curr.expect("user segment without a task");
         let progress = self.close_segment(cpu, self.now);
         let p = &mut self.procs[t.index()];
@@ -485,7 +485,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         // rebalance_tick.
         let jiffies = self.now / self.tick_ns;
         if let Some(every) = self.policy.balance_interval_ticks(idle, self.machine.hz()) {
-            if self.ncpus > 1 && jiffies % every == 0 {
+            if self.ncpus > 1 && jiffies.is_multiple_of(every) {
                 let (out, c) = self.balance(cpu, idle, self.now + cost);
                 cost += c;
                 if out.moved > 0 && (idle || out.resched) {
@@ -656,10 +656,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     self.migrations += 1;
                 }
                 pr.last_cpu = Some(cpu);
-                let cache_id = self.machine.topology.cache[cpu];
-                let refill = self.cache.dispatch(&mut pr.warmth, cache_id, pr.wss_kb);
-                self.pending_refill = refill;
-                total += refill;
+                // Latency ends when the switch completes and the task executes; the refill of
+                // its working set happens while it runs (its first accesses miss).
                 if let Some(since) = pr.runnable_since.take() {
                     let lat = (self.now + total).saturating_sub(since).max(1);
                     self.lat_all.saturating_record(lat);
@@ -667,6 +665,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         self.lat_interactive.saturating_record(lat);
                     }
                 }
+                let cache_id = self.machine.topology.cache[cpu];
+                let refill = self.cache.dispatch(&mut pr.warmth, cache_id, pr.wss_kb);
+                self.pending_refill = refill;
+                total += refill;
             }
         } else if let Some(n) = next {
             self.procs[n.index()].runnable_since = None;

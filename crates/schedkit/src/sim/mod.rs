@@ -206,7 +206,11 @@ struct Sim<'a, 'c, P: SchedClass> {
 
     now: u64,
     seq: u64,
+    /// CPU events (segment ends, ticks, IPIs): a handful per CPU at any time.
     events: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    /// Sleep timers, one per sleeping task, kept apart so that the CPU events above never
+    /// pay for the number of sleepers.
+    timers: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     nevents: u64,
 
     tasks: Tasks<P::TaskData>,
@@ -280,6 +284,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             now: 0,
             seq: 0,
             events: BinaryHeap::new(),
+            timers: BinaryHeap::new(),
             nevents: 0,
             tasks: Tasks::new(),
             procs: Vec::new(),
@@ -323,7 +328,25 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
 
     fn post(&mut self, at: u64, ev: Ev) {
         self.seq += 1;
-        self.events.push(Reverse((at, self.seq, ev)));
+        match ev {
+            Ev::Timer { .. } => self.timers.push(Reverse((at, self.seq, ev))),
+            _ => self.events.push(Reverse((at, self.seq, ev))),
+        }
+    }
+
+    /// The earliest pending event of either queue, by (time, sequence).
+    fn pop_event(&mut self) -> Option<(u64, Ev)> {
+        let from_timers = match (self.events.peek(), self.timers.peek()) {
+            (Some(Reverse(e)), Some(Reverse(t))) => (t.0, t.1) < (e.0, e.1),
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        let q = if from_timers {
+            &mut self.timers
+        } else {
+            &mut self.events
+        };
+        q.pop().map(|Reverse((at, _, ev))| (at, ev))
     }
 
     /// Runs `f` on `cpu`'s runqueue with its lock modelled: returns f's result and the ns the
@@ -458,7 +481,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
     fn run(&mut self) -> Result<(), SimError> {
         let duration = self.cfg.duration_ns;
         let mut next_progress = duration / 100;
-        while let Some(Reverse((at, _, ev))) = self.events.pop() {
+        while let Some((at, ev)) = self.pop_event() {
             if at > duration {
                 self.now = duration;
                 break;
@@ -477,9 +500,15 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     if self.procs[t.index()].sleep_gen == gen
                         && self.procs[t.index()].block == Block::Timer
                     {
+                        // The timer interrupt runs on the CPU the task slept on; returning
+                        // from it to user space reschedules at once if the wakeup asked to.
                         let waker = self.tasks[t].cpu;
                         let cost = self.wake(t, waker, false, true)?;
-                        self.charge_irq(waker, cost);
+                        if self.cpus[waker].seg == SegKind::User && self.cpus[waker].need_resched {
+                            self.interrupt_user(waker, cost)?;
+                        } else {
+                            self.charge_irq(waker, cost);
+                        }
                     }
                 }
                 Ev::Ipi { cpu } => self.ipi(cpu as usize)?,
@@ -488,7 +517,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 self.end_time = Some(self.now);
                 break;
             }
-            if self.cfg.audit_every > 0 && self.nevents % self.cfg.audit_every == 0 {
+            if self.cfg.audit_every > 0 && self.nevents.is_multiple_of(self.cfg.audit_every) {
                 self.audit()?;
             }
             if self.now >= next_progress {
@@ -540,29 +569,30 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         let body = len - irq;
         c.acct[A_IRQ] += irq;
         let mut progress = 0;
+        // Task CPU time: user, system and cache-refill time of the task that is current.
+        let mut charged = 0;
         match c.seg {
             SegKind::Idle => c.acct[A_IDLE] += body,
             SegKind::User => {
                 c.acct[A_USER] += body;
                 progress = body;
+                charged = body;
             }
-            SegKind::Sys => c.acct[A_SYS] += body,
+            SegKind::Sys => {
+                c.acct[A_SYS] += body;
+                charged = body;
+            }
             SegKind::Sched => {
                 let spin = c.seg_spin.min(body);
                 let refill = c.seg_refill.min(body - spin);
                 c.acct[A_SPIN] += spin;
                 c.acct[A_REFILL] += refill;
                 c.acct[A_SCHED] += body - spin - refill;
+                charged = refill;
             }
             SegKind::Irq => c.acct[A_IRQ] += body,
         }
-        // Task CPU time: user, system and refill time while it was current.
         if let Some(t) = c.curr {
-            let charged = match c.seg {
-                SegKind::User | SegKind::Sys => body,
-                SegKind::Sched => c.seg_refill.min(body),
-                _ => 0,
-            };
             self.tasks[t].sum_exec_ns += charged;
         }
         let c = &mut self.cpus[cpu];

@@ -285,7 +285,7 @@ impl O1 {
         let limit = j.starvation_limit();
         (limit > 0
             && rq.expired_timestamp != 0
-            && jiffies - rq.expired_timestamp >= (limit as u64) * rq.nr_running as u64 + 1)
+            && jiffies.saturating_sub(rq.expired_timestamp) > (limit as u64) * rq.nr_running as u64)
             || static_prio(curr.nice) > rq.best_expired_prio
     }
 

@@ -48,6 +48,16 @@ impl Fx {
         o1.enqueue(&mut c, rq, cpu, t, EnqueueKind::New);
         t
     }
+    /// Gives queued task `t` a sleep history, re-queueing it at the priority that follows.
+    fn set_sleep_avg(&mut self, t: TaskId, ns: u64) {
+        let cpu = self.tasks[t].cpu;
+        let j = Jiffies::new(HZ);
+        let (mut c, rq, o1) = self.ctx(cpu);
+        o1.dequeue(&mut c, rq, cpu, t, DequeueKind::Save);
+        c.tasks[t].data.sleep_avg = ns;
+        c.tasks[t].data.prio = effective_prio(&c.tasks[t], &j);
+        o1.enqueue(&mut c, rq, cpu, t, EnqueueKind::Migrate);
+    }
     fn pick(&mut self, cpu: usize) -> Option<TaskId> {
         let (mut c, rq, o1) = self.ctx(cpu);
         if let Some(p) = rq.curr {
@@ -177,13 +187,13 @@ fn interactive_task_is_reinserted_into_active() {
     let j = Jiffies::new(HZ);
     let mut fx = Fx::new(1);
     let a = fx.spawn(0, 0);
-    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
-    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    fx.set_sleep_avg(a, j.ns_max_sleep_avg());
     fx.tasks[a].data.time_slice = 1;
     assert_eq!(fx.pick(0), Some(a));
-    // Keep the sleep_avg high across the pick's run-time charge.
-    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
-    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    assert_eq!(
+        fx.tasks[a].data.prio, 115,
+        "a full sleeper sits 5 levels up"
+    );
     assert!(fx.tick(0));
     assert_eq!(fx.tasks[a].data.array, Some(fx.rqs[0].active as u8));
 }
@@ -192,14 +202,13 @@ fn interactive_task_is_reinserted_into_active() {
 fn starvation_limit_sends_interactive_tasks_to_expired() {
     let j = Jiffies::new(HZ);
     let mut fx = Fx::new(1);
+    fx.now = 10_000_000_000;
     let a = fx.spawn(0, 0);
     let _hog = fx.spawn(0, 0);
-    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
-    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    fx.set_sleep_avg(a, j.ns_max_sleep_avg());
     fx.tasks[a].data.time_slice = 1;
     assert_eq!(fx.pick(0), Some(a));
-    fx.tasks[a].data.sleep_avg = j.ns_max_sleep_avg();
-    fx.tasks[a].data.prio = effective_prio(&fx.tasks[a], &j);
+    assert!(task_interactive(&fx.tasks[a], &j));
     // The expired array has been waiting longer than STARVATION_LIMIT * nr_running.
     let now_j = (fx.now + 1_000_000) / j.tick_ns;
     fx.rqs[0].expired_timestamp = now_j - (j.starvation_limit() as u64 * 2 + 1);

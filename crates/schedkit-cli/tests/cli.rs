@@ -1,0 +1,158 @@
+//! The command line as a user meets it: help, errors, tables and JSON.
+
+use std::process::Command;
+
+fn schedkit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedkit"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn help_explains_every_subcommand_and_option() {
+    let (code, out, _) = schedkit(&["--help"]);
+    assert_eq!(code, 0);
+    for s in ["sim", "compare", "list", "bench"] {
+        assert!(out.contains(s), "{out}");
+    }
+    let (_, out, _) = schedkit(&["sim", "--help"]);
+    for o in [
+        "--policy",
+        "--machine",
+        "--workload",
+        "--duration",
+        "--seed",
+        "--json",
+        "--audit-every",
+        "--quiet",
+    ] {
+        assert!(out.contains(o), "sim --help lacks {o}");
+    }
+}
+
+#[test]
+fn list_shows_what_ships() {
+    let (_, out, _) = schedkit(&["list", "policies"]);
+    assert!(out.contains("goodness") && out.contains("o1"));
+    let (_, out, _) = schedkit(&["list", "machines"]);
+    assert!(out.contains("smp8-2002") && out.contains("host"));
+    let (_, out, _) = schedkit(&["list", "workloads"]);
+    for w in ["yield", "chat", "fork", "ctx", "makej", "interactive"] {
+        assert!(out.contains(w));
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_that_names_the_problem() {
+    let (code, _, err) = schedkit(&["sim", "--workload", "chat:rooms=0", "--quiet"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--workload") && err.contains("rooms=0"),
+        "{err}"
+    );
+    let (code, _, err) = schedkit(&["sim", "--machine", "pdp11", "--quiet"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("pdp11"), "{err}");
+    let (code, _, err) = schedkit(&["sim", "--policy", "cfs9000", "--quiet"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cfs9000"), "{err}");
+    let (code, _, err) = schedkit(&["sim", "--duration", "soon", "--quiet"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("soon"), "{err}");
+}
+
+#[test]
+fn sim_and_compare_write_the_documented_json() {
+    let dir = std::env::temp_dir().join(format!("schedkit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = dir.join("one.json");
+    let (code, out, err) = schedkit(&[
+        "sim",
+        "--policy",
+        "o1",
+        "--machine",
+        "smp2-2002",
+        "--workload",
+        "yield:instances=4",
+        "--duration",
+        "50ms",
+        "--quiet",
+        "--json",
+        one.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("yields/s"));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    for k in [
+        "policy",
+        "machine",
+        "workload",
+        "seed",
+        "simulated_s",
+        "metrics",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    let m = &v["metrics"];
+    for k in [
+        "context_switches",
+        "context_switches_per_s",
+        "migrations",
+        "idle_fraction",
+        "fairness_jain",
+    ] {
+        assert!(m[k].is_number(), "metrics.{k}");
+    }
+    for k in ["p50", "p99", "max"] {
+        assert!(m["wakeup_latency_us"][k].is_number());
+    }
+    assert_eq!(m["throughput"]["unit"], "yields/s");
+    assert!(m["throughput"]["value"].as_f64().unwrap() > 0.0);
+    assert!(m["sim"]["events"].as_u64().unwrap() > 0 && m["sim"]["wall_s"].is_number());
+
+    let many = dir.join("many.json");
+    let (code, out, err) = schedkit(&[
+        "compare",
+        "--policies",
+        "goodness,o1",
+        "--machine",
+        "up-2002,smp2-2002",
+        "--workload",
+        "ctx:procs=2",
+        "--duration",
+        "20ms",
+        "--quiet",
+        "--json",
+        many.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("o1/goodness"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&many).unwrap()).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn the_example_workload_file_runs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/pipe-ring.toml");
+    let (code, out, err) = schedkit(&[
+        "compare",
+        "--workload",
+        path,
+        "--duration",
+        "100ms",
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("hops/s") && out.contains("interactive p99"),
+        "{out}"
+    );
+}
