@@ -317,3 +317,51 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
         assert!(r.completed, "{}", p.name());
     }
 }
+
+#[test]
+fn a_task_that_binds_itself_elsewhere_moves_and_stays() {
+    // CPU binding at run time: a hog rebinds itself from CPU to CPU; every pick is checked
+    // against its mask (the audit runs on every event).
+    let text = r#"
+[[group]]
+name = "binder"
+program = ["loop 20", "affinity 1", "compute 2ms", "affinity 0", "compute 2ms", "end"]
+[[group]]
+name = "other"
+count = 2
+program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
+"#;
+    let w = file::parse_str(text, "bind.toml", "bind").unwrap();
+    let m = Machine::load("smp2-2002").unwrap();
+    for p in BOTH {
+        let r = p
+            .simulate(
+                &m,
+                &w,
+                SimConfig {
+                    duration_ns: 2_000_000_000,
+                    seed: 2,
+                    audit_every: 1,
+                    progress: None,
+                },
+            )
+            .unwrap();
+        assert!(r.completed, "{}", p.name());
+        assert!(
+            r.metrics.migrations >= 39,
+            "{}: {} migrations",
+            p.name(),
+            r.metrics.migrations
+        );
+    }
+    let bad = file::parse_str(
+        "[[group]]\nname = \"x\"\nprogram = [\"affinity 7\"]\n",
+        "b.toml",
+        "b",
+    )
+    .unwrap();
+    let e = PolicyKind::O1
+        .simulate(&m, &bad, SimConfig::default())
+        .unwrap_err();
+    assert!(e.to_string().contains("binds itself"), "{e}");
+}

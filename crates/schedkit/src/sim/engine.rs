@@ -60,7 +60,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 | Op::Yield
                 | Op::Wait
                 | Op::SetNice(_)
-                | Op::SetPolicy(..) => Some(sys),
+                | Op::SetPolicy(..)
+                | Op::SetAffinity(_) => Some(sys),
                 Op::Fork { .. } => Some(self.k().fork_ns as u64),
                 Op::Exit => Some(self.k().exit_ns as u64),
                 _ => None,
@@ -163,6 +164,26 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let cost = self.change_attr(cpu, t, |task| task.nice = n);
                 self.advance(t);
                 Step::Sys(cost)
+            }
+            Op::SetAffinity(mask) => {
+                let allowed = mask.and(&self.machine.topology.all_cpus());
+                if allowed.is_empty() {
+                    return Err(SimError::Impossible(format!(
+                        "program '{}' binds itself to CPUs {:?}, none of which {} has",
+                        self.workload.programs[self.procs[t.index()].prog as usize].name,
+                        mask.iter(crate::task::CpuMask::MAX_CPUS)
+                            .collect::<Vec<_>>(),
+                        self.machine.name()
+                    )));
+                }
+                self.tasks[t].cpus_allowed = allowed;
+                self.advance(t);
+                // Off the allowed set: schedule() hands it to another CPU (the migration
+                // thread's job in 2.6's set_cpus_allowed).
+                if !allowed.contains(cpu) {
+                    self.cpus[cpu].need_resched = true;
+                }
+                Step::Continue
             }
             Op::SetPolicy(pol, prio) => {
                 let cost = self.change_attr(cpu, t, |task| {
@@ -596,6 +617,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
         let now = self.now + total;
         let prev_state = prev.map(|p| (p, self.tasks[p].state, self.procs[p.index()].block));
+        // A runnable prev that may no longer run here (it changed its affinity) leaves.
+        let evicted = prev_state.and_then(|(p, state, _)| {
+            (state == TaskState::Running(cpu) && !self.tasks[p].cpus_allowed.contains(cpu))
+                .then_some(p)
+        });
         let (next, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq| {
             if let Some((p, state, block)) = prev_state {
                 if state != TaskState::Running(cpu) {
@@ -607,6 +633,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     pol.dequeue(ctx, rq, cpu, p, kind);
                 }
                 pol.put_prev(ctx, rq, cpu, p);
+                if evicted == Some(p) {
+                    pol.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
+                }
             }
             pol.pick_next(ctx, rq, cpu)
         });
@@ -682,6 +711,15 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.status[cpu].curr = next;
         if let Some(x) = exiting {
             total += self.reap(cpu, x)?;
+        }
+        if let Some(p) = evicted {
+            // Re-placed on an allowed CPU, as if woken there.
+            self.tasks[p].state = TaskState::Sleeping {
+                uninterruptible: false,
+            };
+            let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
+            total += self.activate(p, target, cpu, EnqueueKind::Migrate, false)?;
+            self.procs[p.index()].runnable_since = None;
         }
         Ok(total)
     }

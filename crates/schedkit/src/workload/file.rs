@@ -33,7 +33,7 @@
 //!
 //! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
 //! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
-//! `nice N`, `policy P [PRIO]`, `count`, `loop N|forever` ... `end`. `D` is a duration or a
+//! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `count`, `loop N|forever` ... `end`. `D` is a duration or a
 //! distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`, `lognormal(100ms,0.5)`.
 
 use super::{
@@ -400,6 +400,22 @@ fn parse_stmt(
                 return Err("fifo and rr need a priority 1..=99".into());
             }
             b.push(Op::SetPolicy(p, if p.is_rt() { prio } else { 0 }));
+        }
+        "affinity" => {
+            let mut m = CpuMask::empty();
+            for c in arg.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+                let c: usize = c
+                    .parse()
+                    .map_err(|_| format!("affinity takes CPU numbers like 0,2,3, got '{c}'"))?;
+                if c >= CpuMask::MAX_CPUS {
+                    return Err(format!("CPU {c} is beyond {}", CpuMask::MAX_CPUS));
+                }
+                m.set(c);
+            }
+            if m.is_empty() {
+                return Err("affinity needs at least one CPU".into());
+            }
+            b.push(Op::SetAffinity(m));
         }
         "loop" => {
             let times = match arg.as_str() {

@@ -4,7 +4,7 @@
 //! maps to a system call or a stretch of user-space computing whose cost comes from the
 //! machine profile.
 
-use crate::task::SchedPolicy;
+use crate::task::{CpuMask, SchedPolicy};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
@@ -87,6 +87,8 @@ pub enum Op {
     SetNice(i32),
     /// `sched_setscheduler()`.
     SetPolicy(SchedPolicy, u8),
+    /// `sched_setaffinity()` on itself: bind to these CPUs.
+    SetAffinity(CpuMask),
     /// Count one unit of the workload's throughput figure.
     Count,
     /// Repeat the next `len` operations `times` times (`None`: forever).
