@@ -119,7 +119,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Yield => {
                 let (resched, cost, _) =
-                    self.with_rq(cpu, self.now, |p, ctx, rq| p.yield_task(ctx, rq, cpu, t));
+                    self.with_rq(cpu, self.now, |p, ctx, rq, _| p.yield_task(ctx, rq, cpu, t));
                 if resched {
                     self.cpus[cpu].need_resched = true;
                 }
@@ -214,7 +214,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         t: TaskId,
         f: impl FnOnce(&mut crate::task::Task<P::TaskData>),
     ) -> u64 {
-        let (_, cost, _) = self.with_rq(cpu, self.now, |p, ctx, rq| {
+        let (_, cost, _) = self.with_rq(cpu, self.now, |p, ctx, rq, _| {
             p.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
             f(ctx.tasks.get_mut(t));
             p.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
@@ -309,7 +309,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.procs[parent.index()].children += 1;
         self.advance(parent);
 
-        let (parent_resched, c1, _) = self.with_rq(cpu, self.now, |p, ctx, rq| {
+        let (parent_resched, c1, _) = self.with_rq(cpu, self.now, |p, ctx, rq, _| {
             p.task_fork(ctx, rq, cpu, Some(parent), child)
         });
         if parent_resched {
@@ -413,7 +413,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
         let curr = self.cpus[target].curr;
         let sync_here = sync && target == waker_cpu;
-        let (preempt, cost, _) = self.with_rq(target, self.now, |p, ctx, rq| {
+        let (preempt, cost, _) = self.with_rq(target, self.now, |p, ctx, rq, _| {
             p.enqueue(ctx, rq, target, t, kind);
             curr.is_some_and(|c| p.check_preempt_wakeup(ctx, rq, target, c, t, sync_here))
         });
@@ -495,8 +495,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let idle = self.cpus[cpu].curr.is_none();
         if let Some(curr) = self.cpus[cpu].curr {
             if self.tasks[curr].state == TaskState::Running(cpu) {
-                let (resched, c, _) =
-                    self.with_rq(cpu, self.now, |p, ctx, rq| p.task_tick(ctx, rq, cpu, curr));
+                let (resched, c, _) = self.with_rq(cpu, self.now, |p, ctx, rq, _| {
+                    p.task_tick(ctx, rq, cpu, curr)
+                });
                 cost += c;
                 if resched {
                     self.cpus[cpu].need_resched = true;
@@ -531,34 +532,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if self.layout != LockLayout::PerCpu {
             return (PullOutcome::default(), 0);
         }
-        let status = std::mem::take(&mut self.status);
-        let topo = &self.machine.topology;
-        let view = CpuView {
-            cpus: &status,
-            topology: topo,
-            now: at,
-            hz: self.machine.hz(),
-        };
-        let before = self.ops_total;
-        let busiest = {
-            let (mut ctx, rqs) = (
-                Ctx {
-                    now: at,
-                    hz: self.machine.hz(),
-                    ncpus: self.ncpus,
-                    tasks: &mut self.tasks,
-                    ops: &mut self.ops_total,
-                },
-                &mut self.rqs,
-            );
-            self.policy
-                .find_busiest(&mut ctx, &mut rqs[cpu], cpu, &view, idle)
-        };
-        self.status = status;
-        let work = self.costs.price(&diff(&self.ops_total, &before));
-        let h1 = self.locks[cpu].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
+        let (busiest, lock1_ns, _) = self.with_rq(cpu, at, |p, ctx, rq, view| {
+            p.find_busiest(ctx, rq, cpu, view, idle)
+        });
         let Some(src) = busiest.filter(|&s| s != cpu) else {
-            return (PullOutcome::default(), h1.total_ns);
+            return (PullOutcome::default(), lock1_ns);
         };
         let before = self.ops_total;
         let out = {
@@ -580,12 +558,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         };
         let work = self.costs.price(&diff(&self.ops_total, &before));
         // Both locks are held for the pull (double_lock_balance).
-        let t2 = at + h1.total_ns;
+        let t2 = at + lock1_ns;
         let h2 = self.locks[src].acquire(cpu, t2, work, self.atomic_ns, self.transfer_ns);
         let h3 = self.locks[cpu].acquire(cpu, t2, work, 0, 0);
         self.publish(cpu);
         self.publish(src);
-        (out, h1.total_ns + h2.total_ns.max(h3.total_ns))
+        (out, lock1_ns + h2.total_ns.max(h3.total_ns))
     }
 
     // ----- schedule() -----
@@ -622,7 +600,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             (state == TaskState::Running(cpu) && !self.tasks[p].cpus_allowed.contains(cpu))
                 .then_some(p)
         });
-        let (next, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq| {
+        let (next, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq, _| {
             if let Some((p, state, block)) = prev_state {
                 if state != TaskState::Running(cpu) {
                     let kind = if block == Block::Exiting {
@@ -737,7 +715,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             .parent
             .filter(|&p| self.tasks[p].state != TaskState::Dead);
         let rq_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
-        let (_, mut cost, _) = self.with_rq(rq_cpu, self.now, |pol, ctx, rq| {
+        let (_, mut cost, _) = self.with_rq(rq_cpu, self.now, |pol, ctx, rq, _| {
             pol.task_exit(ctx, rq, x, parent)
         });
         if let Some(p) = parent {

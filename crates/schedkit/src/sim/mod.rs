@@ -349,28 +349,32 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         q.pop().map(|Reverse((at, _, ev))| (at, ev))
     }
 
-    /// Runs `f` on `cpu`'s runqueue with its lock modelled: returns f's result and the ns the
-    /// calling CPU spent (spin + lock + the work f reported).
+    /// Runs `f` on `cpu`'s runqueue with its lock modelled, giving it the lock-free view of
+    /// all CPUs too: returns f's result, the ns the calling CPU spent (spin + lock + the work f
+    /// reported) and the part of it spent spinning.
     fn with_rq<R>(
         &mut self,
         cpu: CpuId,
         at: u64,
-        f: impl FnOnce(&P, &mut Ctx<P::TaskData>, &mut P::Rq) -> R,
+        f: impl FnOnce(&P, &mut Ctx<P::TaskData>, &mut P::Rq, &CpuView) -> R,
     ) -> (R, u64, u64) {
         let d = self.layout.domain_of(cpu);
         let before = self.ops_total;
         let r = {
-            let (mut ctx, rqs) = (
-                Ctx {
-                    now: at,
-                    hz: self.machine.hz(),
-                    ncpus: self.ncpus,
-                    tasks: &mut self.tasks,
-                    ops: &mut self.ops_total,
-                },
-                &mut self.rqs,
-            );
-            f(&self.policy, &mut ctx, &mut rqs[d])
+            let mut ctx = Ctx {
+                now: at,
+                hz: self.machine.hz(),
+                ncpus: self.ncpus,
+                tasks: &mut self.tasks,
+                ops: &mut self.ops_total,
+            };
+            let view = CpuView {
+                cpus: &self.status,
+                topology: &self.machine.topology,
+                now: at,
+                hz: self.machine.hz(),
+            };
+            f(&self.policy, &mut ctx, &mut self.rqs[d], &view)
         };
         let work = self.costs.price(&diff(&self.ops_total, &before));
         let held = self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
