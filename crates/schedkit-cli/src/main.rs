@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
-use schedkit::policy::{PolicyKind, POLICIES};
+use schedkit::policy::{rt::RtBalance, PolicyKind, POLICIES};
 use schedkit::sim::SimConfig;
 use schedkit::workload::{builtin::BUILTINS, parse_duration, Workload};
 use std::path::PathBuf;
@@ -86,6 +86,10 @@ struct SimArgs {
     /// .toml workload file, or several joined with `+` (`makej:jobs=8+interactive`).
     #[arg(long, default_value = "yield:instances=4")]
     workload: String,
+    /// How a per-CPU policy balances RT tasks: `passive` (periodic balancer only, before
+    /// 2.6.25) or `pushpull` (2.6.25 active push/pull). The 2.4 global queue ignores it.
+    #[arg(long, default_value = "passive", value_parser = parse_rt_balance)]
+    rt_balance: RtBalance,
     #[command(flatten)]
     run: RunOpts,
 }
@@ -101,6 +105,10 @@ struct CompareArgs {
     /// Workload spec or file; repeat the flag for several workloads (each gets its own table).
     #[arg(long, default_value = "yield:instances=4")]
     workload: Vec<String>,
+    /// RT balancing modes to compare for per-CPU policies, comma-separated
+    /// (`passive,pushpull`); each policy runs once per mode.
+    #[arg(long, value_delimiter = ',', default_value = "passive", value_parser = parse_rt_balance)]
+    rt_balance: Vec<RtBalance>,
     #[command(flatten)]
     run: RunOpts,
 }
@@ -131,12 +139,33 @@ enum BenchWhat {
     },
 }
 
+fn parse_rt_balance(s: &str) -> Result<RtBalance, String> {
+    RtBalance::parse(s)
+}
+
 fn parse_dur(s: &str) -> Result<u64, String> {
     let ns = parse_duration(s)?;
     if ns == 0 {
         return Err("must be longer than 0".into());
     }
     Ok(ns)
+}
+
+/// Writes to stdout; a closed pipe (`schedkit ... | head`) ends the program quietly instead of
+/// panicking.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to stdout: {e}");
+        std::process::exit(2);
+    }
 }
 
 fn main() {
@@ -155,8 +184,8 @@ fn run(cli: Cli) -> Result<()> {
                 .context("--policy")?;
             let machine = Machine::load(&a.machine).context("--machine")?;
             let workload = Workload::parse(&a.workload).context("--workload")?;
-            let r = simulate(policy, &machine, &workload, &a.run)?;
-            print!("{}", schedkit::report::table(std::slice::from_ref(&r)));
+            let r = simulate(policy, a.rt_balance, &machine, &workload, &a.run)?;
+            out(&schedkit::report::table(std::slice::from_ref(&r)));
             write_json(a.run.json.as_ref(), &r)?;
         }
         Cmd::Compare(a) => {
@@ -186,9 +215,17 @@ fn run(cli: Cli) -> Result<()> {
                 for w in &workloads {
                     let mut runs = Vec::new();
                     for &p in &policies {
-                        runs.push(simulate(p, m, w, &a.run)?);
+                        // The global 2.4 queue has no RT balancing to vary: run it once.
+                        let modes: &[RtBalance] = if p == PolicyKind::Goodness {
+                            &a.rt_balance[..1]
+                        } else {
+                            &a.rt_balance
+                        };
+                        for &mode in modes {
+                            runs.push(simulate(p, mode, m, w, &a.run)?);
+                        }
                     }
-                    println!("{}", schedkit::report::table(&runs));
+                    out(&format!("{}\n", schedkit::report::table(&runs)));
                     all.extend(runs);
                 }
             }
@@ -197,25 +234,25 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::List { what } => match what {
             ListWhat::Policies => {
                 for (n, d) in POLICIES {
-                    println!("{n:<10} {d}");
+                    out(&format!("{n:<10} {d}\n"));
                 }
             }
             ListWhat::Machines => {
                 for (n, _) in BUILTIN_PROFILES {
                     let m = Machine::load(n)?;
-                    println!(
-                        "{n:<10} {} CPUs, HZ={}: {}",
+                    out(&format!(
+                        "{n:<10} {} CPUs, HZ={}: {}\n",
                         m.ncpus(),
                         m.hz(),
                         m.profile.description
-                    );
+                    ));
                 }
             }
             ListWhat::Workloads => {
                 for (n, p, d) in BUILTINS {
-                    println!("{n:<12} {n}:{p},nice=0\n{:<12} {d}", "");
+                    out(&format!("{n:<12} {n}:{p},nice=0\n{:<12} {d}\n", ""));
                 }
-                println!("\nor a .toml workload file (see README, 'Workload files'); join several with '+'.");
+                out("\nor a .toml workload file (see README, 'Workload files'); join several with '+'.\n");
             }
         },
         Cmd::Bench { what } => match what {
@@ -230,7 +267,7 @@ fn run(cli: Cli) -> Result<()> {
                     pb.set_message(m.to_string())
                 });
                 pb.finish_and_clear();
-                print!("{}", schedkit::bench::ops_table(&rows));
+                out(&schedkit::bench::ops_table(&rows));
                 write_json(json.as_ref(), &rows)?;
             }
             BenchWhat::Sim {
@@ -243,7 +280,7 @@ fn run(cli: Cli) -> Result<()> {
                 let rows =
                     schedkit::bench::sim(&sizes, duration, |m| pb.set_message(m.to_string()));
                 pb.finish_and_clear();
-                print!("{}", schedkit::bench::sim_table(&rows));
+                out(&schedkit::bench::sim_table(&rows));
                 write_json(json.as_ref(), &rows)?;
             }
         },
@@ -266,6 +303,7 @@ fn spinner() -> ProgressBar {
 
 fn simulate(
     policy: PolicyKind,
+    rt_balance: RtBalance,
     machine: &Machine,
     workload: &Workload,
     opts: &RunOpts,
@@ -293,14 +331,16 @@ fn simulate(
         audit_every: opts.audit_every,
         progress: Some(&mut on_progress),
     };
-    let r = policy.simulate(machine, workload, cfg).with_context(|| {
-        format!(
-            "{} on {} running {}",
-            policy.name(),
-            machine.name(),
-            workload.name
-        )
-    })?;
+    let r = policy
+        .simulate_with(rt_balance, machine, workload, cfg)
+        .with_context(|| {
+            format!(
+                "{} on {} running {}",
+                policy.name(),
+                machine.name(),
+                workload.name
+            )
+        })?;
     pb.finish_and_clear();
     Ok(r)
 }

@@ -9,7 +9,7 @@
 
 use crate::class::*;
 use crate::machine::{Machine, Topology};
-use crate::policy::{goodness::Goodness, o1::O1, PolicyKind};
+use crate::policy::{goodness::Goodness, o1::O1, rt::RtBalance, PolicyKind};
 use crate::sim::SimConfig;
 use crate::task::{TaskId, Tasks};
 use crate::workload::{builtin, Dist, Op, ProgramBuilder, TaskSpec, Workload};
@@ -129,7 +129,7 @@ pub fn ops(sizes: &[usize], budget: Duration, mut progress: impl FnMut(&str)) ->
             progress(&format!("{} with {n} tasks", kind.name()));
             let (e, p) = match kind {
                 PolicyKind::Goodness => ops_for(&Goodness, n, budget),
-                PolicyKind::O1 => ops_for(&O1::new(&m), n, budget),
+                PolicyKind::O1 => ops_for(&O1::new(&m, RtBalance::Passive), n, budget),
             };
             let (be, bp) = *base.get_or_insert((e, p));
             rows.push(OpsRow {

@@ -162,6 +162,19 @@ pub enum WakeKind {
     Fork,
 }
 
+/// What a runqueue should do after a context switch or a wakeup, in an active-balancing design
+/// (RT push, 2.6.25 `push_rt_task`'s first steps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PushDecision {
+    /// Nothing to push.
+    None,
+    /// The best queued task beats the running one: reschedule this CPU instead of pushing.
+    ReschedSelf,
+    /// Move `task` to `to`; the host locks `to`'s runqueue and calls `push_task`, which
+    /// re-checks everything under both locks.
+    Move { task: TaskId, to: CpuId },
+}
+
 /// Outcome of a balancing pull.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PullOutcome {
@@ -305,5 +318,60 @@ pub trait SchedClass: Send + Sync + 'static {
         _idle: bool,
     ) -> PullOutcome {
         PullOutcome::default()
+    }
+
+    // ----- active balancing (RT push/pull) -----
+
+    /// A lock-free test (the kernel reads `rq->rt.overloaded`): may `cpu`'s runqueue have
+    /// something to push? The host calls `push_decision` only when this says yes.
+    fn push_pending(&self, _cpu: CpuId) -> bool {
+        false
+    }
+    /// `pre_schedule`: with `rq` locked, after `prev` left (or not), the CPUs whose runqueues
+    /// this one should try to pull from before picking. Empty: no pull.
+    fn pull_sources(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _rq: &mut Self::Rq,
+        _cpu: CpuId,
+        _prev: Option<TaskId>,
+    ) -> Vec<CpuId> {
+        Vec::new()
+    }
+    /// With both runqueues locked: pull from `src` what should run here instead.
+    fn pull_from(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _this_rq: &mut Self::Rq,
+        _this_cpu: CpuId,
+        _src_rq: &mut Self::Rq,
+        _src_cpu: CpuId,
+    ) -> PullOutcome {
+        PullOutcome::default()
+    }
+    /// After a context switch on `cpu` (`woken` = None) or a wakeup queued there (`woken` =
+    /// the task): should `rq` push a task to another CPU?
+    fn push_decision(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _rq: &mut Self::Rq,
+        _cpu: CpuId,
+        _woken: Option<TaskId>,
+    ) -> PushDecision {
+        PushDecision::None
+    }
+    /// With both runqueues locked: move `t` from `src` to `dst` if it is still queued and not
+    /// running on `src`, allowed on `dst`, and still better than everything on `dst`.
+    #[allow(clippy::too_many_arguments)]
+    fn push_task(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _src_rq: &mut Self::Rq,
+        _src_cpu: CpuId,
+        _dst_rq: &mut Self::Rq,
+        _dst_cpu: CpuId,
+        _t: TaskId,
+    ) -> bool {
+        false
     }
 }

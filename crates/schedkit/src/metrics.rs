@@ -10,6 +10,9 @@ pub struct RunResult {
     pub machine: String,
     pub workload: String,
     pub seed: u64,
+    /// RT balancing mode of a per-CPU policy (`passive` or `pushpull`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rt_balance: Option<String>,
     /// Simulated time covered: until every foreground task ended, or the duration.
     pub simulated_s: f64,
     /// Whether every foreground task ended before the duration ran out.
@@ -43,7 +46,133 @@ pub struct Metrics {
     /// Scheduler work reported by the policy's hooks.
     pub sched_ops: SchedOps,
     pub tasks_created: u64,
+    /// Active RT balancing, and the RT-placement audit (with `--audit-every`).
+    pub rt: RtStats,
+    /// rt-migrate-test's results, for the `rtmigrate` workload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtmigrate: Option<RtMigrateReport>,
     pub sim: SimStats,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]
+pub struct RtStats {
+    /// RT tasks pushed to another CPU.
+    pub pushes: u64,
+    /// RT tasks pulled from another CPU.
+    pub pulls: u64,
+    /// Invariant audits run.
+    pub audits: u64,
+    /// Audits that found a runnable RT task waiting while a CPU it may use ran less important
+    /// work with no reschedule pending.
+    pub inversions: u64,
+}
+
+/// rt-migrate-test's output: per iteration, each thread's start offset from the parent's
+/// stamp, the end of its busy loop, and the CPU it got in the loop (µs; the tool prints loop
+/// counts, which are proportional to it).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RtMigrateReport {
+    pub threads: u32,
+    /// FIFO priority of each thread, lowest first.
+    pub prios: Vec<u8>,
+    pub iterations: Vec<RtIteration>,
+    pub failed_iterations: u32,
+    /// First failing iteration (rt-migrate-test -c stops there).
+    pub first_failure: Option<u32>,
+    /// Worst start delay of the highest-priority thread, µs.
+    pub worst_start_delay_highest_us: f64,
+    /// Per thread: start delay max / min / average, µs (the tool's closing summary).
+    pub start_delay_us: Vec<MaxMinAvg>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RtIteration {
+    pub start_us: Vec<f64>,
+    pub end_us: Vec<f64>,
+    pub cpu_us: Vec<f64>,
+    pub failed: bool,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct MaxMinAvg {
+    pub max: f64,
+    pub min: f64,
+    pub avg: f64,
+}
+
+/// Builds rt-migrate-test's report from busy-loop records (iteration, thread, start, end, cpu,
+/// all ns relative to the iteration's stamp), applying its `check_times` rule: iteration fails
+/// when a thread started more than `maxerr` after the next-lower-priority one *and* it got less
+/// CPU, or started after that one ended, or ended more than `maxerr` after it.
+pub fn rtmigrate_report(
+    threads: u32,
+    base_prio: u8,
+    maxerr_ns: u64,
+    records: &[(u32, u32, u64, u64, u64)],
+) -> RtMigrateReport {
+    let n = threads as usize;
+    let last_iter = records.iter().map(|r| r.0).max().unwrap_or(0);
+    let us = |ns: u64| ns as f64 / 1e3;
+    let mut iterations = Vec::new();
+    let mut failed_iterations = 0;
+    let mut first_failure = None;
+    let mut worst = 0.0f64;
+    let mut starts: Vec<Vec<f64>> = vec![Vec::new(); n];
+    for it in 1..=last_iter {
+        let mut row = vec![None; n];
+        for r in records.iter().filter(|r| r.0 == it && (r.1 as usize) < n) {
+            row[r.1 as usize] = Some((r.2, r.3, r.4));
+        }
+        if row.iter().any(|r| r.is_none()) {
+            continue; // the run ended inside this iteration
+        }
+        let row: Vec<(u64, u64, u64)> = row.into_iter().map(|r| r.expect("checked")).collect();
+        let m = maxerr_ns as i128;
+        let failed = (1..n).any(|i| {
+            let (s, e, c) = (row[i].0 as i128, row[i].1 as i128, row[i].2);
+            let (ps, pe, pc) = (row[i - 1].0 as i128, row[i - 1].1 as i128, row[i - 1].2);
+            s - ps > m && (c < pc || s > pe || e - pe > m)
+        });
+        if failed {
+            failed_iterations += 1;
+            first_failure.get_or_insert(it - 1);
+        }
+        worst = worst.max(us(row[n - 1].0));
+        for (i, r) in row.iter().enumerate() {
+            starts[i].push(us(r.0));
+        }
+        iterations.push(RtIteration {
+            start_us: row.iter().map(|r| us(r.0)).collect(),
+            end_us: row.iter().map(|r| us(r.1)).collect(),
+            cpu_us: row.iter().map(|r| us(r.2)).collect(),
+            failed,
+        });
+    }
+    let start_delay_us = starts
+        .iter()
+        .map(|v| MaxMinAvg {
+            max: v.iter().copied().fold(0.0, f64::max),
+            min: if v.is_empty() {
+                0.0
+            } else {
+                v.iter().copied().fold(f64::INFINITY, f64::min)
+            },
+            avg: if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            },
+        })
+        .collect();
+    RtMigrateReport {
+        threads,
+        prios: (0..threads).map(|i| base_prio + i as u8).collect(),
+        iterations,
+        failed_iterations,
+        first_failure,
+        worst_start_delay_highest_us: worst,
+        start_delay_us,
+    }
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]
@@ -116,6 +245,31 @@ pub fn jain(xs: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rtmigrate_check_follows_the_tool() {
+        let ms = 1_000_000;
+        // Iteration 1: all start at once (fine). Iteration 2: thread 1 (higher) starts 20 ms
+        // late, after thread 0 ended - the failure the test exists to catch. Iteration 3: the
+        // lower thread starts late but the higher one did not wait: fine.
+        let recs = [
+            (1, 0, 30_000, 20 * ms, 20 * ms),
+            (1, 1, 40_000, 20 * ms, 20 * ms),
+            (2, 0, 30_000, 20 * ms, 20 * ms),
+            (2, 1, 20 * ms + 50_000, 20 * ms + 60_000, 10_000),
+            (3, 0, 20 * ms, 20 * ms + 1000, 1000),
+            (3, 1, 30_000, 20 * ms, 20 * ms),
+        ];
+        let r = rtmigrate_report(2, 2, ms, &recs);
+        assert_eq!(r.iterations.len(), 3);
+        assert_eq!(
+            r.iterations.iter().map(|i| i.failed).collect::<Vec<_>>(),
+            vec![false, true, false]
+        );
+        assert_eq!((r.failed_iterations, r.first_failure), (1, Some(1)));
+        assert!((r.worst_start_delay_highest_us - 20_050.0).abs() < 1e-6);
+        assert_eq!(r.prios, vec![2, 3]);
+    }
 
     #[test]
     fn jain_index_bounds() {

@@ -20,6 +20,14 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// A run's name in the ratio column header.
+fn short(r: &RunResult, with_rt: bool) -> String {
+    match (&r.rt_balance, with_rt) {
+        (Some(b), true) => b.clone(),
+        _ => r.policy.clone(),
+    }
+}
+
 /// Renders runs as a table with a header per run (`policy`, plus the machine and the workload
 /// when they differ between runs). With exactly two runs a ratio column (second / first) is
 /// added.
@@ -36,10 +44,20 @@ pub fn table(runs: &[RunResult]) -> String {
     if same_workload {
         out.push_str(&format!("workload: {}\n", runs[0].workload));
     }
+    // Label RT balancing modes only when runs differ in them (a policy without one is not a
+    // difference).
+    let modes: std::collections::BTreeSet<&String> =
+        runs.iter().filter_map(|r| r.rt_balance.as_ref()).collect();
+    let vary_rt = modes.len() > 1;
     let headers: Vec<String> = runs
         .iter()
         .map(|r| {
             let mut h = r.policy.clone();
+            if vary_rt {
+                if let Some(b) = &r.rt_balance {
+                    h.push_str(&format!(" [{b}]"));
+                }
+            }
             if !same_machine {
                 h.push_str(&format!(" @{}", r.machine));
             }
@@ -94,6 +112,33 @@ pub fn table(runs: &[RunResult]) -> String {
         ("recalc visits".into(), |r| {
             Some(r.metrics.sched_ops.recalc_visits as f64)
         }),
+        ("rt-migrate failed iterations".into(), |r| {
+            r.metrics
+                .rtmigrate
+                .as_ref()
+                .map(|m| m.failed_iterations as f64)
+        }),
+        ("rt-migrate iterations checked".into(), |r| {
+            r.metrics
+                .rtmigrate
+                .as_ref()
+                .map(|m| m.iterations.len() as f64)
+        }),
+        ("worst start delay, highest (us)".into(), |r| {
+            r.metrics
+                .rtmigrate
+                .as_ref()
+                .map(|m| m.worst_start_delay_highest_us)
+        }),
+        ("RT pushes".into(), |r| {
+            (r.metrics.rt.pushes + r.metrics.rt.pulls > 0).then_some(r.metrics.rt.pushes as f64)
+        }),
+        ("RT pulls".into(), |r| {
+            (r.metrics.rt.pushes + r.metrics.rt.pulls > 0).then_some(r.metrics.rt.pulls as f64)
+        }),
+        ("RT inversions seen by audit".into(), |r| {
+            (r.metrics.rt.audits > 0).then_some(r.metrics.rt.inversions as f64)
+        }),
         ("simulated (s)".into(), |r| Some(r.simulated_s)),
         ("sim events".into(), |r| Some(r.metrics.sim.events as f64)),
         ("sim wall (s)".into(), |r| Some(r.metrics.sim.wall_s)),
@@ -103,7 +148,11 @@ pub fn table(runs: &[RunResult]) -> String {
     head.extend(headers);
     let ratio = runs.len() == 2;
     if ratio {
-        head.push(format!("{}/{}", runs[1].policy, runs[0].policy));
+        head.push(format!(
+            "{}/{}",
+            short(&runs[1], vary_rt),
+            short(&runs[0], vary_rt)
+        ));
     }
     lines.push(head);
     // Per-op figures (lmbench style) come right after throughput.

@@ -3,11 +3,13 @@
 pub mod goodness;
 pub mod list;
 pub mod o1;
+pub mod rt;
 
 use crate::machine::Machine;
 use crate::metrics::RunResult;
 use crate::sim::{self, SimConfig, SimError};
 use crate::workload::Workload;
+use rt::RtBalance;
 
 /// The policies schedkit ships, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,16 +53,33 @@ impl PolicyKind {
         }
     }
 
-    /// Simulates `workload` on `machine` under this policy.
+    /// Simulates `workload` on `machine` under this policy (RT balancing passive).
     pub fn simulate(
         self,
         machine: &Machine,
         workload: &Workload,
         config: SimConfig,
     ) -> Result<RunResult, SimError> {
+        self.simulate_with(RtBalance::Passive, machine, workload, config)
+    }
+
+    /// Simulates with a chosen RT balancing mode. The mode applies to per-CPU designs; the 2.4
+    /// scheduler's single global queue has nothing to balance and ignores it.
+    pub fn simulate_with(
+        self,
+        rt_balance: RtBalance,
+        machine: &Machine,
+        workload: &Workload,
+        config: SimConfig,
+    ) -> Result<RunResult, SimError> {
         match self {
             PolicyKind::Goodness => sim::simulate(goodness::Goodness, machine, workload, config),
-            PolicyKind::O1 => sim::simulate(o1::O1::new(machine), machine, workload, config),
+            PolicyKind::O1 => {
+                let mut r =
+                    sim::simulate(o1::O1::new(machine, rt_balance), machine, workload, config)?;
+                r.rt_balance = Some(rt_balance.name().to_string());
+                Ok(r)
+            }
         }
     }
 }

@@ -4,6 +4,46 @@
 use super::*;
 
 impl<P: SchedClass> Sim<'_, '_, P> {
+    /// `t` computed `progress` ns in user space: its current Compute/Touch advances, or its
+    /// busy loop is credited (and re-examined against its deadline when it next runs).
+    pub(super) fn user_progress(&mut self, t: TaskId, progress: u64) {
+        let p = &mut self.procs[t.index()];
+        if let Some(s) = p.spin.as_mut() {
+            s.cpu_ns += progress;
+            p.computing = false;
+            return;
+        }
+        p.compute_left = p.compute_left.saturating_sub(progress);
+        if p.compute_left == 0 {
+            p.computing = false;
+            self.advance(t);
+        }
+    }
+
+    /// Binds the running task `t` to `mask`; off its CPU, schedule() hands it to an allowed one
+    /// (the migration thread's job in 2.6's `set_cpus_allowed`).
+    fn bind(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        mask: crate::task::CpuMask,
+    ) -> Result<Step, SimError> {
+        let allowed = mask.and(&self.machine.topology.all_cpus());
+        if allowed.is_empty() {
+            return Err(SimError::Impossible(format!(
+                "program '{}' binds itself to CPUs {:?}, none of which {} has",
+                self.workload.programs[self.procs[t.index()].prog as usize].name,
+                mask.iter(crate::task::CpuMask::MAX_CPUS)
+                    .collect::<Vec<_>>(),
+                self.machine.name()
+            )));
+        }
+        // Dequeue and requeue so that the policy sees the new mask (RT migratory counts).
+        let cost = self.change_attr(cpu, t, |task| task.cpus_allowed = allowed);
+        self.advance(t);
+        Ok(Step::Sys(cost))
+    }
+
     // ----- programs -----
 
     /// Moves `t` past its current operation, closing finished loop iterations.
@@ -61,7 +101,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 | Op::Wait
                 | Op::SetNice(_)
                 | Op::SetPolicy(..)
-                | Op::SetAffinity(_) => Some(sys),
+                | Op::SetAffinity(_)
+                | Op::AffinityNextCpu => Some(sys),
                 Op::Fork { .. } => Some(self.k().fork_ns as u64),
                 Op::Exit => Some(self.k().exit_ns as u64),
                 _ => None,
@@ -165,25 +206,50 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.advance(t);
                 Step::Sys(cost)
             }
-            Op::SetAffinity(mask) => {
-                let allowed = mask.and(&self.machine.topology.all_cpus());
-                if allowed.is_empty() {
-                    return Err(SimError::Impossible(format!(
-                        "program '{}' binds itself to CPUs {:?}, none of which {} has",
-                        self.workload.programs[self.procs[t.index()].prog as usize].name,
-                        mask.iter(crate::task::CpuMask::MAX_CPUS)
-                            .collect::<Vec<_>>(),
-                        self.machine.name()
-                    )));
-                }
-                self.tasks[t].cpus_allowed = allowed;
+            Op::SetAffinity(mask) => self.bind(cpu, t, mask)?,
+            Op::AffinityNextCpu => {
+                let n = self.ncpus;
+                let current = self.tasks[t].cpus_allowed;
+                let from = if current.count() == 1 {
+                    current.iter(n).next().unwrap_or(cpu)
+                } else {
+                    cpu
+                };
+                self.bind(cpu, t, crate::task::CpuMask::single((from + 1) % n))?
+            }
+            Op::Stamp => {
+                self.mark = self.now;
+                self.iteration += 1;
                 self.advance(t);
-                // Off the allowed set: schedule() hands it to another CPU (the migration
-                // thread's job in 2.6's set_cpus_allowed).
-                if !allowed.contains(cpu) {
-                    self.cpus[cpu].need_resched = true;
-                }
                 Step::Continue
+            }
+            Op::SpinUntil { ns, id } => {
+                let now = self.now;
+                let (mark, iteration) = (self.mark, self.iteration);
+                let p = &mut self.procs[t.index()];
+                let s = *p.spin.get_or_insert(SpinState {
+                    deadline: mark + ns,
+                    id,
+                    iteration,
+                    started: now,
+                    cpu_ns: 0,
+                });
+                if now >= s.deadline {
+                    p.spin = None;
+                    self.spins.push(SpinRecord {
+                        iteration: s.iteration,
+                        id: s.id,
+                        start_ns: s.started - mark.min(s.started),
+                        end_ns: now - mark.min(now),
+                        cpu_ns: s.cpu_ns,
+                    });
+                    self.advance(t);
+                    Step::Continue
+                } else {
+                    p.computing = true;
+                    p.compute_left = s.deadline - now;
+                    Step::User(s.deadline - now)
+                }
             }
             Op::SetPolicy(pol, prio) => {
                 let cost = self.change_attr(cpu, t, |task| {
@@ -423,6 +489,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if curr.is_none() || preempt {
             cost += self.resched_cpu(target, waker_cpu);
         }
+        // task_woken: a task queued behind a better one on an overloaded runqueue is pushed.
+        if self.policy.push_pending(target) {
+            cost += self.push_loop(target, Some(t), waker_cpu, self.now + cost);
+        }
         Ok(cost)
     }
 
@@ -477,12 +547,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     pub(super) fn interrupt_user(&mut self, cpu: CpuId, cost: u64) -> Result<(), SimError> {
         let t = self.cpus[cpu].curr.expect("user segment without a task");
         let progress = self.close_segment(cpu, self.now);
-        let p = &mut self.procs[t.index()];
-        p.compute_left = p.compute_left.saturating_sub(progress);
-        if p.compute_left == 0 {
-            p.computing = false;
-            self.advance(t);
-        }
+        self.user_progress(t, progress);
         self.start_segment(cpu, SegKind::Irq, cost.max(1));
         Ok(())
     }
@@ -538,32 +603,61 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let Some(src) = busiest.filter(|&s| s != cpu) else {
             return (PullOutcome::default(), lock1_ns);
         };
-        let before = self.ops_total;
-        let out = {
-            let (a, b) = if cpu < src {
-                let (l, r) = self.rqs.split_at_mut(src);
-                (&mut l[cpu], &mut r[0])
-            } else {
-                let (l, r) = self.rqs.split_at_mut(cpu);
-                (&mut r[0], &mut l[src])
-            };
-            let mut ctx = Ctx {
-                now: at,
-                hz: self.machine.hz(),
-                ncpus: self.ncpus,
-                tasks: &mut self.tasks,
-                ops: &mut self.ops_total,
-            };
-            self.policy.pull_tasks(&mut ctx, a, cpu, b, src, idle)
-        };
-        let work = self.costs.price(&diff(&self.ops_total, &before));
-        // Both locks are held for the pull (double_lock_balance).
-        let t2 = at + lock1_ns;
-        let h2 = self.locks[src].acquire(cpu, t2, work, self.atomic_ns, self.transfer_ns);
-        let h3 = self.locks[cpu].acquire(cpu, t2, work, 0, 0);
-        self.publish(cpu);
-        self.publish(src);
-        (out, lock1_ns + h2.total_ns.max(h3.total_ns))
+        let (out, pull_ns, _) =
+            self.with_two_rqs(cpu, cpu, src, at + lock1_ns, |p, ctx, this, src_rq| {
+                p.pull_tasks(ctx, this, cpu, src_rq, src, idle)
+            });
+        (out, lock1_ns + pull_ns)
+    }
+
+    /// `push_rt_tasks` on `cpu`'s runqueue, run from `from` (the CPU doing the work):
+    /// push while the policy finds something to push, retrying a failed re-check up to
+    /// `RT_MAX_TRIES` times. Returns the ns spent.
+    fn push_loop(&mut self, cpu: CpuId, mut woken: Option<TaskId>, from: CpuId, at: u64) -> u64 {
+        if self.layout != LockLayout::PerCpu || self.ncpus == 1 {
+            return 0;
+        }
+        const RT_MAX_TRIES: usize = crate::policy::rt::RT_MAX_TRIES;
+        let mut cost = 0;
+        let mut failures = 0;
+        // Each successful push removes a task from this runqueue, so this ends; the bound is
+        // a guard, not a limit the design has.
+        for _ in 0..(self.tasks.len() + RT_MAX_TRIES) {
+            let (d, c, _) = self.with_rq(cpu, at + cost, |p, ctx, rq, _| {
+                p.push_decision(ctx, rq, cpu, woken)
+            });
+            cost += c;
+            woken = None;
+            match d {
+                PushDecision::None => break,
+                PushDecision::ReschedSelf => {
+                    if cpu == from {
+                        self.cpus[cpu].need_resched = true;
+                    } else {
+                        cost += self.resched_cpu(cpu, from);
+                    }
+                    break;
+                }
+                PushDecision::Move { task, to } => {
+                    let (moved, c, _) =
+                        self.with_two_rqs(from, cpu, to, at + cost, |p, ctx, src, dst| {
+                            p.push_task(ctx, src, cpu, dst, to, task)
+                        });
+                    cost += c;
+                    if moved {
+                        self.rt_pushes += 1;
+                        cost += self.resched_cpu(to, from);
+                        failures = 0;
+                    } else {
+                        failures += 1;
+                        if failures >= RT_MAX_TRIES {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        cost
     }
 
     // ----- schedule() -----
@@ -600,7 +694,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             (state == TaskState::Running(cpu) && !self.tasks[p].cpus_allowed.contains(cpu))
                 .then_some(p)
         });
-        let (next, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq, _| {
+        // prev leaves the runqueue if it blocks, exits, or may no longer run here (its
+        // affinity changed: 2.6's migration thread takes it away before this CPU picks).
+        let leave = |pol: &P, ctx: &mut Ctx<P::TaskData>, rq: &mut P::Rq| {
             if let Some((p, state, block)) = prev_state {
                 if state != TaskState::Running(cpu) {
                     let kind = if block == Block::Exiting {
@@ -609,15 +705,52 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         DequeueKind::Sleep
                     };
                     pol.dequeue(ctx, rq, cpu, p, kind);
-                }
-                pol.put_prev(ctx, rq, cpu, p);
-                if evicted == Some(p) {
+                } else if evicted == Some(p) {
                     pol.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
                 }
             }
+        };
+        let pick = |pol: &P, ctx: &mut Ctx<P::TaskData>, rq: &mut P::Rq| {
+            if let Some((p, _, _)) = prev_state {
+                pol.put_prev(ctx, rq, cpu, p);
+            }
             pol.pick_next(ctx, rq, cpu)
+        };
+        // Under the runqueue lock: prev leaves if it blocks or exits; pre_schedule may ask to
+        // pull from other runqueues first (RT pull), else put_prev and pick at once.
+        let (first, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq, _| {
+            leave(pol, ctx, rq);
+            let sources = pol.pull_sources(ctx, rq, cpu, prev);
+            if sources.is_empty() {
+                Ok(pick(pol, ctx, rq))
+            } else {
+                Err(sources)
+            }
         });
         total += cost;
+        let mut spin = spin;
+        let next = match first {
+            Ok(next) => next,
+            Err(sources) => {
+                for src in sources {
+                    let (out, c, s) = self.with_two_rqs(
+                        cpu,
+                        cpu,
+                        src,
+                        self.now + total,
+                        |pol, ctx, this, src_rq| pol.pull_from(ctx, this, cpu, src_rq, src),
+                    );
+                    total += c;
+                    spin += s;
+                    self.rt_pulls += out.moved as u64;
+                }
+                let (next, c, s) =
+                    self.with_rq(cpu, self.now + total, |pol, ctx, rq, _| pick(pol, ctx, rq));
+                total += c;
+                spin += s;
+                next
+            }
+        };
         self.pending_spin = spin;
         if let Some((p, state, block)) = prev_state {
             if state != TaskState::Running(cpu) {
@@ -689,6 +822,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.status[cpu].curr = next;
         if let Some(x) = exiting {
             total += self.reap(cpu, x)?;
+        }
+        // post_schedule: an overloaded runqueue pushes what it cannot run.
+        if self.policy.push_pending(cpu) {
+            total += self.push_loop(cpu, None, cpu, self.now + total);
         }
         if let Some(p) = evicted {
             // Re-placed on an allowed CPU, as if woken there.
@@ -799,6 +936,38 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(())
     }
 
+    /// Is a runnable RT task waiting while a CPU it may run on runs less important work
+    /// (a lower RT priority, a normal task, or idle) and no such CPU has a reschedule pending?
+    /// That is the promise of push/pull: the highest-priority runnable RT tasks run, as far as
+    /// their affinity allows, within one scheduling event.
+    pub(super) fn rt_inversion(&self) -> bool {
+        let rank = |t: Option<TaskId>| {
+            t.map_or(-1, |t| {
+                if self.tasks[t].is_rt() {
+                    self.tasks[t].rt_priority as i32
+                } else {
+                    0
+                }
+            })
+        };
+        self.tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Queued && t.is_rt())
+            .any(|task| {
+                let mine = task.rt_priority as i32;
+                let mut lower = false;
+                let mut pending = false;
+                for c in task.cpus_allowed.iter(self.ncpus) {
+                    let cpu = &self.cpus[c];
+                    if rank(cpu.curr) < mine {
+                        lower = true;
+                        pending |= cpu.need_resched || cpu.ipi_pending;
+                    }
+                }
+                lower && !pending
+            })
+    }
+
     /// CPU time is conserved: each CPU's categories add up to the elapsed time, and the time
     /// charged to tasks equals the CPUs' user, system and refill time.
     pub(super) fn check_conservation(&self, end: u64) -> Result<(), SimError> {
@@ -870,6 +1039,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             machine: self.machine.name().to_string(),
             workload: self.workload.name.clone(),
             seed: self.cfg.seed,
+            rt_balance: None,
             simulated_s: secs,
             completed: self.end_time.is_some(),
             metrics: Metrics {
@@ -905,6 +1075,20 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     remote_touches: o.remote_touches,
                 },
                 tasks_created: self.tasks.len() as u64,
+                rt: RtStats {
+                    pushes: self.rt_pushes,
+                    pulls: self.rt_pulls,
+                    audits: self.audits,
+                    inversions: self.rt_inversions,
+                },
+                rtmigrate: self.workload.rtmigrate.as_ref().map(|s| {
+                    let recs: Vec<_> = self
+                        .spins
+                        .iter()
+                        .map(|r| (r.iteration, r.id, r.start_ns, r.end_ns, r.cpu_ns))
+                        .collect();
+                    rtmigrate_report(s.threads, s.base_prio, s.maxerr_ns, &recs)
+                }),
                 sim: SimStats {
                     events: self.nevents,
                     wall_s,

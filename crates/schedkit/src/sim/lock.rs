@@ -58,6 +58,12 @@ impl LockModel {
             total_ns: end - t,
         }
     }
+
+    /// Keeps the lock held until `t` (the outer lock of a nested pair stays held while the
+    /// inner one is taken and the section runs).
+    pub fn hold_until(&mut self, t: u64) {
+        self.free_at = self.free_at.max(t);
+    }
 }
 
 #[cfg(test)]

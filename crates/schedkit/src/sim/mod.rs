@@ -145,6 +145,8 @@ struct Proc {
     computing: bool,
     /// The current system call has done its kernel work and takes effect next.
     entered: bool,
+    /// A `SpinUntil` in progress.
+    spin: Option<SpinState>,
     part: usize,
     interactive: bool,
     background: bool,
@@ -159,6 +161,26 @@ struct Proc {
     zombies: u32,
     born: u64,
     died: Option<u64>,
+}
+
+/// A busy loop until an absolute time (rt-migrate-test), and what it got.
+#[derive(Clone, Copy, Debug)]
+struct SpinState {
+    deadline: u64,
+    id: u32,
+    iteration: u32,
+    started: u64,
+    cpu_ns: u64,
+}
+
+/// One finished `SpinUntil`: times relative to the iteration's stamp.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SpinRecord {
+    pub iteration: u32,
+    pub id: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub cpu_ns: u64,
 }
 
 struct Chan {
@@ -231,6 +253,17 @@ struct Sim<'a, 'c, P: SchedClass> {
     counts: Vec<u64>,
     lat_all: Histogram<u64>,
     lat_interactive: Histogram<u64>,
+    /// The workload's time stamp (`Stamp`) and how many have been taken.
+    mark: u64,
+    iteration: u32,
+    spins: Vec<SpinRecord>,
+    /// RT tasks moved by push and by pull.
+    rt_pushes: u64,
+    rt_pulls: u64,
+    /// Audits that found a runnable RT task waiting while a CPU it may use ran less important
+    /// work with no reschedule pending.
+    rt_inversions: u64,
+    audits: u64,
     /// Lock spin and cache refill inside the schedule() just computed.
     pending_spin: u64,
     pending_refill: u64,
@@ -317,6 +350,13 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             counts: vec![0; parts],
             lat_all: hist(),
             lat_interactive: hist(),
+            mark: 0,
+            iteration: 0,
+            spins: Vec::new(),
+            rt_pushes: 0,
+            rt_pulls: 0,
+            rt_inversions: 0,
+            audits: 0,
             pending_spin: 0,
             pending_refill: 0,
         };
@@ -380,6 +420,53 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         let held = self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
         self.publish(cpu);
         (r, held.total_ns, held.wait_ns)
+    }
+
+    /// Runs `f` on the runqueues of two different CPUs (per-CPU layouts) with both locks
+    /// modelled as `double_rq_lock` takes them: the lower-numbered first, held while the other
+    /// is taken and the section runs. Returns f's result, the calling CPU's ns and its spin.
+    fn with_two_rqs<R>(
+        &mut self,
+        caller: CpuId,
+        a: CpuId,
+        b: CpuId,
+        at: u64,
+        f: impl FnOnce(&P, &mut Ctx<P::TaskData>, &mut P::Rq, &mut P::Rq) -> R,
+    ) -> (R, u64, u64) {
+        debug_assert!(a != b && self.layout == LockLayout::PerCpu);
+        let before = self.ops_total;
+        let r = {
+            let (ra, rb) = if a < b {
+                let (l, r) = self.rqs.split_at_mut(b);
+                (&mut l[a], &mut r[0])
+            } else {
+                let (l, r) = self.rqs.split_at_mut(a);
+                (&mut r[0], &mut l[b])
+            };
+            let mut ctx = Ctx {
+                now: at,
+                hz: self.machine.hz(),
+                ncpus: self.ncpus,
+                tasks: &mut self.tasks,
+                ops: &mut self.ops_total,
+            };
+            f(&self.policy, &mut ctx, ra, rb)
+        };
+        let work = self.costs.price(&diff(&self.ops_total, &before));
+        let (lo, hi) = (a.min(b), a.max(b));
+        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, self.transfer_ns);
+        let h2 = self.locks[hi].acquire(
+            caller,
+            at + h1.total_ns,
+            work,
+            self.atomic_ns,
+            self.transfer_ns,
+        );
+        let end = at + h1.total_ns + h2.total_ns;
+        self.locks[lo].hold_until(end);
+        self.publish(a);
+        self.publish(b);
+        (r, end - at, h1.wait_ns + h2.wait_ns)
     }
 
     /// Publishes `cpu`'s runqueue length (all CPUs for a global runqueue) for lock-free reads.
@@ -464,6 +551,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             compute_left: 0,
             computing: false,
             entered: false,
+            spin: None,
             part,
             interactive,
             background,
@@ -523,6 +611,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             }
             if self.cfg.audit_every > 0 && self.nevents.is_multiple_of(self.cfg.audit_every) {
                 self.audit()?;
+                self.audits += 1;
+                self.rt_inversions += u64::from(self.rt_inversion());
             }
             if self.now >= next_progress {
                 if let Some(p) = self.cfg.progress.as_mut() {
@@ -642,12 +732,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         let progress = self.close_segment(cpu, self.now);
         if kind == SegKind::User {
             let t = self.cpus[cpu].curr.expect("user segment without a task");
-            let p = &mut self.procs[t.index()];
-            p.compute_left = p.compute_left.saturating_sub(progress);
-            if p.compute_left == 0 {
-                p.computing = false;
-                self.advance(t);
-            }
+            self.user_progress(t, progress);
         }
         self.resume(cpu)
     }

@@ -37,6 +37,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "a parallel build: make keeps N compile jobs (CPU bursts with short I/O waits) running; jobs/s",
     ),
     (
+        "rtmigrate",
+        "threads=5,prio=2,run=20ms,sleep=100ms,loops=50,maxerr=1000us",
+        "rt-migrate-test: N SCHED_FIFO threads at consecutive priorities released together each iteration; checks that no higher-priority thread waits while a lower one runs",
+    ),
+    (
         "interactive",
         "sleep=20ms,work=1ms",
         "a task that sleeps (uniform around `sleep`) and wakes to `work` of CPU; run it beside another workload",
@@ -157,6 +162,24 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
             let units = p.int("units", 64, 1, 10_000_000)? as u64;
             makej(jobs, units)
         }
+        "rtmigrate" => {
+            let threads = p.int("threads", 5, 1, 98)? as u32;
+            let prio = p.int("prio", 2, 1, 98)? as u8;
+            if prio as u32 + threads > 99 {
+                return Err(p.err(format!(
+                    "prio={prio} with threads={threads} needs priorities up to {} (max 99)",
+                    prio as u32 + threads
+                )));
+            }
+            let run = p.dur("run", 20_000_000)?;
+            let sleep = p.dur("sleep", 100_000_000)?;
+            if run == 0 || sleep == 0 {
+                return Err(p.err("run and sleep must be longer than 0".into()));
+            }
+            let loops = p.int("loops", 50, 1, 1_000_000)? as u64;
+            let maxerr = p.dur("maxerr", 1_000_000)?;
+            rtmigrate(threads, prio, run, sleep, loops, maxerr)
+        }
         "interactive" => {
             let sleep = p.dur("sleep", 20_000_000)?;
             let work = p.dur("work", 1_000_000)?;
@@ -192,6 +215,7 @@ fn base(name: String, unit: &str) -> Workload {
         tasks: Vec::new(),
         throughput_unit: unit.into(),
         per_op_label: None,
+        rtmigrate: None,
     }
 }
 
@@ -422,6 +446,94 @@ pub fn makej(jobs: u64, units: u64) -> Workload {
     // A compiler's working set is larger than a 2002 L2: it always refills after a migration.
     w.programs.push(job.with_working_set(512));
     w.tasks.push(TaskSpec::new(0));
+    w
+}
+
+/// rt-migrate-test (benchmarks.md A4, rt-tests v2.4): `threads` SCHED_FIFO threads at
+/// priorities `prio`..`prio+threads-1` and a parent one above them. Each iteration the parent
+/// sleeps `sleep`, takes a time stamp and releases the threads (the start barrier); each
+/// thread busy-loops until stamp + `run`, then waits at the end barrier while the parent
+/// sleeps `sleep` again. Before each iteration the highest-priority thread binds itself to the
+/// next CPU, forcing a migration. Unlike rt-tests v2.4-v2.10, whose `-r` and `-s` are parsed
+/// but ignored (the macros RUN_INTERVAL and INTERVAL are used), `run` and `sleep` take effect.
+/// The barriers are one semaphore per thread (start) and one shared (end): the parent posts
+/// each thread's start in priority order, as the futex wake-all of a barrier wakes them.
+pub fn rtmigrate(
+    threads: u32,
+    prio: u8,
+    run_ns: u64,
+    sleep_ns: u64,
+    loops: u64,
+    maxerr_ns: u64,
+) -> Workload {
+    let mut w = base(
+        format!(
+            "rtmigrate:threads={threads},prio={prio},run={},sleep={},loops={loops},maxerr={}",
+            fmt_dur(run_ns),
+            fmt_dur(sleep_ns),
+            fmt_dur(maxerr_ns)
+        ),
+        "iterations/s",
+    );
+    w.rtmigrate = Some(super::RtMigrateSpec {
+        threads,
+        base_prio: prio,
+        maxerr_ns,
+    });
+    let sem = ChannelSpec {
+        kind: ChanKind::Semaphore,
+        capacity: None,
+    };
+    // Channels 0..threads: start barrier per thread; channel `threads`: the end barrier.
+    for _ in 0..=threads {
+        w.channels.push(sem.clone());
+    }
+    let done = threads;
+    let mut parent = ProgramBuilder::new();
+    parent.begin(Some(loops));
+    parent.push(Op::Sleep {
+        dur: Dist::Const(sleep_ns),
+        uninterruptible: false,
+    });
+    parent.push(Op::Stamp);
+    for i in (0..threads).rev() {
+        parent.push(Op::Send(i));
+    }
+    parent.push(Op::Sleep {
+        dur: Dist::Const(sleep_ns),
+        uninterruptible: false,
+    });
+    for _ in 0..threads {
+        parent.push(Op::Recv(done));
+    }
+    parent.push(Op::Count);
+    parent.close();
+    parent.push(Op::Exit);
+    w.programs
+        .push(parent.build("rt-migrate-main").with_working_set(8));
+    let mut t = TaskSpec::new(0);
+    t.policy = crate::task::SchedPolicy::Fifo;
+    t.rt_priority = prio + threads as u8;
+    w.tasks.push(t);
+    for i in 0..threads {
+        let mut b = ProgramBuilder::new();
+        b.begin(Some(loops));
+        if i == threads - 1 {
+            b.push(Op::AffinityNextCpu);
+        }
+        b.push(Op::Recv(i));
+        b.push(Op::SpinUntil { ns: run_ns, id: i });
+        b.push(Op::Send(done));
+        b.close();
+        b.push(Op::Exit);
+        w.programs
+            .push(b.build(format!("rt-migrate-{i}")).with_working_set(8));
+        let mut t = TaskSpec::new(i + 1);
+        t.policy = crate::task::SchedPolicy::Fifo;
+        t.rt_priority = prio + i as u8;
+        t.mm = 0; // threads of one process
+        w.tasks.push(t);
+    }
     w
 }
 

@@ -33,7 +33,8 @@
 //!
 //! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
 //! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
-//! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `count`, `loop N|forever` ... `end`. `D` is a duration or a
+//! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
+//! `count`, `loop N|forever` ... `end`. `D` is a duration or a
 //! distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`, `lognormal(100ms,0.5)`.
 
 use super::{
@@ -202,6 +203,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         tasks: Vec::new(),
         throughput_unit: spec.throughput.clone().unwrap_or_else(|| "ops/s".into()),
         per_op_label: None,
+        rtmigrate: None,
     };
 
     // Program ids: group g's task i runs program prog_base[g] + i (templates: one program).
@@ -400,6 +402,21 @@ fn parse_stmt(
                 return Err("fifo and rr need a priority 1..=99".into());
             }
             b.push(Op::SetPolicy(p, if p.is_rt() { prio } else { 0 }));
+        }
+        "affinity-next" => no_arg(Op::AffinityNextCpu, b)?,
+        "stamp" => no_arg(Op::Stamp, b)?,
+        "spin-until" => {
+            let (d, id) = arg
+                .split_once(' ')
+                .ok_or("spin-until takes a duration and a thread id: spin-until 20ms 3")?;
+            let id: u32 = id
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad thread id '{id}'"))?;
+            b.push(Op::SpinUntil {
+                ns: super::parse_duration(d)?,
+                id,
+            });
         }
         "affinity" => {
             let mut m = CpuMask::empty();

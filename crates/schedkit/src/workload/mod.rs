@@ -78,6 +78,18 @@ pub struct Workload {
     /// If set, the run also reports `1e6 / throughput` under this name (µs per operation, as
     /// lmbench prints it).
     pub per_op_label: Option<String>,
+    /// If set, the run's `SpinUntil` records are checked as rt-migrate-test checks them.
+    pub rtmigrate: Option<RtMigrateSpec>,
+}
+
+/// What the rt-migrate-test analysis needs to know about the workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RtMigrateSpec {
+    pub threads: u32,
+    /// SCHED_FIFO priority of thread `i` is `base_prio + i`.
+    pub base_prio: u8,
+    /// `-m/--maxerr`, ns.
+    pub maxerr_ns: u64,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -89,6 +89,15 @@ pub enum Op {
     SetPolicy(SchedPolicy, u8),
     /// `sched_setaffinity()` on itself: bind to these CPUs.
     SetAffinity(CpuMask),
+    /// `sched_setaffinity()` to the single CPU after the one it is bound to (or runs on),
+    /// round robin over the machine (rt-migrate-test's highest-priority thread).
+    AffinityNextCpu,
+    /// Take the workload's time stamp: start a new iteration (rt-migrate-test's parent
+    /// `now = gettimeofday()` before the start barrier).
+    Stamp,
+    /// Busy-loop until the last stamp plus this long, recording (as thread `id`) when the loop
+    /// started, when it ended and how much CPU it got (rt-migrate-test's `busy_loop`).
+    SpinUntil { ns: u64, id: u32 },
     /// Count one unit of the workload's throughput figure.
     Count,
     /// Repeat the next `len` operations `times` times (`None`: forever).

@@ -31,6 +31,9 @@
 pub mod prio_array;
 
 use super::list::{Link, Linked};
+use super::rt::{
+    cpupri_level, RootDomain, RtBalance, RtRq, CPUPRI_IDLE, CPUPRI_NORMAL, MAX_RT_PRIO as RT_LIMIT,
+};
 use crate::class::*;
 use crate::machine::{Machine, Topology};
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, Tasks};
@@ -132,7 +135,8 @@ pub fn static_prio(nice: i32) -> usize {
 #[derive(Clone, Debug, Default)]
 pub struct O1Task {
     run_list: Link,
-    /// Which of the runqueue's two arrays holds it (`p->array`), if queued.
+    /// Which of the runqueue's arrays holds it (`p->array`), if queued: 0 or 1 for the two
+    /// priority arrays, [`RT_ARRAY`] for the RT class's queue.
     pub array: Option<u8>,
     /// Dynamic priority (`p->prio`): 0..99 RT, 100..139 normal.
     pub prio: usize,
@@ -156,12 +160,17 @@ impl Linked for O1Task {
     }
 }
 
-/// A per-CPU runqueue (`struct runqueue`).
-#[derive(Debug)]
+/// `p->array` of a task queued in the RT class.
+pub const RT_ARRAY: u8 = 2;
+
+/// A per-CPU runqueue (`struct runqueue`).#[derive(Debug)]
 pub struct O1Rq {
     pub cpu: CpuId,
     pub nr_running: usize,
     pub arrays: [PrioArray; 2],
+    /// The RT class's queue (`rq->rt`), picked before the arrays.
+    pub rt: RtRq,
+    ncpus: usize,
     /// Index of the active array; the other is expired.
     pub active: usize,
     /// Jiffy when the first task expired into the expired array (0: none).
@@ -185,10 +194,13 @@ impl O1Rq {
     }
 }
 
-/// The O(1) policy. Holds what `smp_tune_scheduling` computes at boot.
+/// The O(1) policy. Holds what `smp_tune_scheduling` computes at boot, the RT balancing mode
+/// and the root domain (lock-free state shared by all runqueues).
 pub struct O1 {
     /// `cache_decay_ticks`: how long a task counts as cache-hot for the balancer.
     pub cache_decay_ticks: u64,
+    pub rt_balance: RtBalance,
+    pub rd: RootDomain,
 }
 
 type T = Task<O1Task>;
@@ -197,21 +209,39 @@ impl O1 {
     /// i386 `smp_tune_scheduling` (2.5/2.6): the time a memory-bound task needs to flush the
     /// cache at 350 MB/s, `cacheflush_time = (cpu_khz >> 10) * (cachesize << 10) / 350`
     /// cycles, gives `cache_decay_ticks = cacheflush_time / cpu_khz + 1`.
-    pub fn new(machine: &Machine) -> O1 {
+    pub fn new(machine: &Machine, rt_balance: RtBalance) -> O1 {
         let cpu_khz = (machine.profile.clock.mhz * 1000.0) as u64;
         let cachesize_kb = machine.profile.cache.size_kb;
         let cacheflush_time = (cpu_khz >> 10) * (cachesize_kb << 10) / 350;
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
+            rt_balance,
+            rd: RootDomain::new(machine.ncpus()),
         }
     }
 
-    /// The boot-time value for a machine with no TSC information (tests).
-    pub fn with_cache_decay_ticks(ticks: u64) -> O1 {
+    /// A policy for `ncpus` CPUs with a given `cache_decay_ticks` (tests).
+    pub fn with_cache_decay_ticks(ticks: u64, ncpus: usize, rt_balance: RtBalance) -> O1 {
         O1 {
             cache_decay_ticks: ticks,
+            rt_balance,
+            rd: RootDomain::new(ncpus),
         }
     }
+}
+
+/// The array `which` (0, 1 or [`RT_ARRAY`]) of a runqueue.
+fn queue_of(rq: &O1Rq, which: u8) -> &PrioArray {
+    if which == RT_ARRAY {
+        &rq.rt.active
+    } else {
+        &rq.arrays[which as usize]
+    }
+}
+
+/// `nr_cpus_allowed > 1` on this machine.
+fn migratory(p: &T, ncpus: usize) -> bool {
+    p.cpus_allowed.iter(ncpus).nth(1).is_some()
 }
 
 /// `effective_prio(p)`.
@@ -266,18 +296,44 @@ impl O1 {
         Jiffies::new(hz)
     }
 
-    fn enqueue_array(rq: &mut O1Rq, tasks: &mut Tasks<O1Task>, t: TaskId, which: usize) {
+    /// Queues `t` in array `which`, or in the RT class's queue if it is an RT task.
+    fn enqueue_array(&self, rq: &mut O1Rq, tasks: &mut Tasks<O1Task>, t: TaskId, which: usize) {
         let prio = tasks[t].data.prio;
-        rq.arrays[which].enqueue(tasks, t, prio);
-        tasks[t].data.array = Some(which as u8);
+        if tasks[t].is_rt() {
+            let migratory = migratory(&tasks[t], rq.ncpus);
+            rq.rt.enqueue(tasks, t, prio, migratory);
+            tasks[t].data.array = Some(RT_ARRAY);
+        } else {
+            rq.arrays[which].enqueue(tasks, t, prio);
+            tasks[t].data.array = Some(which as u8);
+        }
     }
 
-    fn dequeue_array(rq: &mut O1Rq, tasks: &mut Tasks<O1Task>, t: TaskId) -> usize {
-        let which = tasks[t].data.array.expect("dequeue of a task on no array") as usize;
+    fn dequeue_array(&self, rq: &mut O1Rq, tasks: &mut Tasks<O1Task>, t: TaskId) -> usize {
+        let which = tasks[t].data.array.expect("dequeue of a task on no array");
         let prio = tasks[t].data.prio;
-        rq.arrays[which].dequeue(tasks, t, prio);
+        if which == RT_ARRAY {
+            let migratory = migratory(&tasks[t], rq.ncpus);
+            rq.rt.dequeue(tasks, t, prio, migratory);
+        } else {
+            rq.arrays[which as usize].dequeue(tasks, t, prio);
+        }
         tasks[t].data.array = None;
-        which
+        which as usize
+    }
+
+    /// Publishes the runqueue's RT overload state and cpupri level to the root domain (after
+    /// every change of what the runqueue holds).
+    fn publish(&self, rq: &mut O1Rq) {
+        rq.rt.update_overload(&self.rd, rq.cpu);
+        let level = if rq.rt.rt_nr_running > 0 {
+            cpupri_level(rq.rt.highest_prio)
+        } else if rq.nr_running > 0 {
+            CPUPRI_NORMAL
+        } else {
+            CPUPRI_IDLE
+        };
+        self.rd.set_cpupri(rq.cpu, level);
     }
 
     /// `EXPIRED_STARVING(rq)`.
@@ -298,11 +354,13 @@ impl O1 {
         this_cpu: CpuId,
         t: TaskId,
     ) -> bool {
-        Self::dequeue_array(src, ctx.tasks, t);
+        self.dequeue_array(src, ctx.tasks, t);
         src.nr_running -= 1;
         ctx.tasks[t].cpu = this_cpu;
         this.nr_running += 1;
-        Self::enqueue_array(this, ctx.tasks, t, this.active);
+        self.enqueue_array(this, ctx.tasks, t, this.active);
+        self.publish(src);
+        self.publish(this);
         ctx.ops.list_ops += 2;
         ctx.ops.remote_touches += 1;
         this.curr
@@ -344,6 +402,8 @@ impl SchedClass for O1 {
             cpu: domain,
             nr_running: 0,
             arrays: [PrioArray::default(), PrioArray::default()],
+            rt: RtRq::default(),
+            ncpus: topology.ncpus,
             active: 0,
             expired_timestamp: 0,
             best_expired_prio: MAX_PRIO,
@@ -432,6 +492,7 @@ impl SchedClass for O1 {
                 let parent = ctx.tasks[t].parent;
                 let runs_first = parent.filter(|&p| {
                     rq.curr == Some(p)
+                        && !ctx.tasks[p].is_rt()
                         && ctx.tasks[p].data.array.is_some()
                         && ctx.tasks[p].mm != ctx.tasks[t].mm
                         && ctx.tasks[t].cpu == cpu
@@ -448,12 +509,12 @@ impl SchedClass for O1 {
                     let c = &mut ctx.tasks[t];
                     c.data.prio = effective_prio(c, &j);
                     c.timestamp_ns = now;
-                    Self::enqueue_array(rq, ctx.tasks, t, rq.active);
+                    self.enqueue_array(rq, ctx.tasks, t, rq.active);
                 }
             }
             EnqueueKind::Wakeup { sync: true, .. } => {
                 // A sync wakeup on the waker's CPU: __activate_task, no sleep credit.
-                Self::enqueue_array(rq, ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, ctx.tasks, t, rq.active);
             }
             EnqueueKind::Wakeup {
                 uninterruptible,
@@ -470,17 +531,17 @@ impl SchedClass for O1 {
                     p.data.activated = if irq { 2 } else { 1 };
                 }
                 p.timestamp_ns = now;
-                Self::enqueue_array(rq, ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, ctx.tasks, t, rq.active);
             }
-            EnqueueKind::Migrate => Self::enqueue_array(rq, ctx.tasks, t, rq.active),
+            EnqueueKind::Migrate => self.enqueue_array(rq, ctx.tasks, t, rq.active),
             EnqueueKind::Restore => {
                 let p = &mut ctx.tasks[t];
                 p.data.prio = effective_prio(p, &j);
-                Self::enqueue_array(rq, ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, ctx.tasks, t, rq.active);
             }
         }
+        self.publish(rq);
     }
-
     fn dequeue(
         &self,
         ctx: &mut Ctx<O1Task>,
@@ -490,9 +551,10 @@ impl SchedClass for O1 {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.array.is_some() {
-            Self::dequeue_array(rq, ctx.tasks, t);
+            self.dequeue_array(rq, ctx.tasks, t);
             rq.nr_running -= 1;
             ctx.ops.list_ops += 1;
+            self.publish(rq);
         }
     }
 
@@ -513,6 +575,17 @@ impl SchedClass for O1 {
             rq.expired_timestamp = 0;
             rq.curr = None;
             return None;
+        }
+        // The RT class comes first (sched_class order: rt before the time-shared arrays).
+        if let Some(next) = rq.rt.pick() {
+            ctx.ops.bitmap_searches += 1;
+            let p = &mut ctx.tasks[next];
+            p.data.activated = 0;
+            if rq.curr != Some(next) {
+                p.timestamp_ns = ctx.now;
+            }
+            rq.curr = Some(next);
+            return Some(next);
         }
         if rq.arrays[rq.active].nr_active == 0 {
             // The array switch: expired becomes active, O(1).
@@ -535,11 +608,11 @@ impl SchedClass for O1 {
             if n.data.activated == 1 {
                 delta = delta * ON_RUNQUEUE_WEIGHT / 100;
             }
-            let which = Self::dequeue_array(rq, ctx.tasks, next);
+            let which = self.dequeue_array(rq, ctx.tasks, next);
             let p = &mut ctx.tasks[next];
             let at = p.timestamp_ns + delta;
             recalc_task_prio(p, at, &j);
-            Self::enqueue_array(rq, ctx.tasks, next, which);
+            self.enqueue_array(rq, ctx.tasks, next, which);
             ctx.ops.list_ops += 2;
         }
         let p = &mut ctx.tasks[next];
@@ -556,29 +629,30 @@ impl SchedClass for O1 {
         let jiffies = ctx.now / j.tick_ns;
         let ncpus = ctx.ncpus;
         let p = &ctx.tasks[curr];
-        // Expired but still running (e.g. a yield is in flight): just reschedule.
-        if p.data.array != Some(rq.active as u8) {
-            return true;
-        }
         if p.policy.is_rt() {
-            if p.policy == SchedPolicy::Rr {
+            // FIFO runs until it blocks or yields; RR round-robins every slice at its level.
+            if p.policy == SchedPolicy::Rr && p.data.array == Some(RT_ARRAY) {
                 let p = &mut ctx.tasks[curr];
                 p.data.time_slice -= 1;
                 if p.data.time_slice <= 0 {
                     p.data.time_slice = j.task_timeslice(static_prio(p.nice));
                     p.data.first_time_slice = false;
                     let prio = p.data.prio;
-                    rq.arrays[rq.active].requeue(ctx.tasks, curr, prio);
+                    rq.rt.requeue(ctx.tasks, curr, prio);
                     ctx.ops.list_ops += 2;
                     return true;
                 }
             }
             return false;
         }
+        // Expired but still running (e.g. a yield is in flight): just reschedule.
+        if p.data.array != Some(rq.active as u8) {
+            return true;
+        }
         let p = &mut ctx.tasks[curr];
         p.data.time_slice -= 1;
         if p.data.time_slice <= 0 {
-            Self::dequeue_array(rq, ctx.tasks, curr);
+            self.dequeue_array(rq, ctx.tasks, curr);
             let p = &mut ctx.tasks[curr];
             p.data.prio = effective_prio(p, &j);
             p.data.time_slice = j.task_timeslice(static_prio(p.nice));
@@ -589,10 +663,10 @@ impl SchedClass for O1 {
             let p = &ctx.tasks[curr];
             if !task_interactive(p, &j) || Self::expired_starving(rq, p, jiffies, &j) {
                 let sp = static_prio(p.nice);
-                Self::enqueue_array(rq, ctx.tasks, curr, 1 - rq.active);
+                self.enqueue_array(rq, ctx.tasks, curr, 1 - rq.active);
                 rq.best_expired_prio = rq.best_expired_prio.min(sp);
             } else {
-                Self::enqueue_array(rq, ctx.tasks, curr, rq.active);
+                self.enqueue_array(rq, ctx.tasks, curr, rq.active);
             }
             ctx.ops.list_ops += 2;
             return true;
@@ -617,19 +691,16 @@ impl SchedClass for O1 {
         let Some(from) = ctx.tasks[curr].data.array else {
             return true;
         };
-        let from = from as usize;
-        // RT tasks round-robin in the active array; others go to the expired array.
-        let target = if ctx.tasks[curr].policy.is_rt() {
-            rq.active
+        let prio = ctx.tasks[curr].data.prio;
+        if from == RT_ARRAY {
+            // RT tasks round-robin at their level.
+            rq.rt.requeue(ctx.tasks, curr, prio);
+        } else if from as usize != 1 - rq.active {
+            // Others go to the expired array.
+            self.dequeue_array(rq, ctx.tasks, curr);
+            self.enqueue_array(rq, ctx.tasks, curr, 1 - rq.active);
         } else {
-            1 - rq.active
-        };
-        if from != target {
-            Self::dequeue_array(rq, ctx.tasks, curr);
-            Self::enqueue_array(rq, ctx.tasks, curr, target);
-        } else {
-            let prio = ctx.tasks[curr].data.prio;
-            rq.arrays[from].requeue(ctx.tasks, curr, prio);
+            rq.arrays[from as usize].requeue(ctx.tasks, curr, prio);
         }
         ctx.ops.list_ops += 2;
         true
@@ -655,7 +726,7 @@ impl SchedClass for O1 {
         &self,
         tasks: &Tasks<O1Task>,
         view: &CpuView,
-        _ops: &mut OpCounter,
+        ops: &mut OpCounter,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,
@@ -674,6 +745,24 @@ impl SchedClass for O1 {
             }
             WakeKind::Wakeup { sync } => sync,
         };
+        if p.is_rt() && self.rt_balance == RtBalance::PushPull {
+            // select_task_rq_rt (v3): if an RT task already runs on the woken task's CPU, place
+            // the woken one on the lowest-priority CPU instead of preempting it there.
+            let cpu = if p.cpus_allowed.contains(p.cpu) {
+                p.cpu
+            } else {
+                first_allowed()
+            };
+            let rt_running = view.cpus[cpu].curr.is_some_and(|c| tasks[c].is_rt());
+            if rt_running && migratory(p, n) {
+                let (to, reads) =
+                    self.rd
+                        .find_lowest_rq(p.data.prio, &p.cpus_allowed, cpu, waker_cpu);
+                ops.remote_touches += reads;
+                return to.unwrap_or(cpu);
+            }
+            return cpu;
+        }
         // 2.6.0 try_to_wake_up: a sync wakeup fast-migrates the task to the waker's CPU (it is
         // about to sleep, so the pair shares a cache); any other wakeup stays on task_cpu.
         if sync && p.cpu != waker_cpu && p.cpus_allowed.contains(waker_cpu) {
@@ -691,7 +780,7 @@ impl SchedClass for O1 {
     }
 
     fn for_each_queued(&self, rq: &O1Rq, tasks: &Tasks<O1Task>, f: &mut dyn FnMut(TaskId)) {
-        for arr in &rq.arrays {
+        for arr in rq.arrays.iter().chain(std::iter::once(&rq.rt.active)) {
             let mut idx = arr.find_first_bit();
             while idx < MAX_PRIO {
                 for t in arr.queue(idx).iter(tasks) {
@@ -774,14 +863,21 @@ impl SchedClass for O1 {
         let now = ctx.now;
         let mut out = PullOutcome::default();
         // Expired array first (cache-cold, not about to run), then active; best priority
-        // first; each list from its tail.
-        for which in [1 - src.active, src.active] {
-            let mut idx = src.arrays[which].find_first_bit();
+        // first; each list from its tail. RT tasks (in 2.6.11 they sat at the top of the
+        // active array) come between - unless push/pull owns them: 2.6.25's load_balance_rt
+        // moves nothing.
+        let mut queues = vec![1 - src.active as u8];
+        if self.rt_balance == RtBalance::Passive {
+            queues.push(RT_ARRAY);
+        }
+        queues.push(src.active as u8);
+        for which in queues {
+            let mut idx = queue_of(src, which).find_first_bit();
             ctx.ops.bitmap_searches += 1;
             while idx < MAX_PRIO {
-                let mut cur = src.arrays[which].queue(idx).back();
+                let mut cur = queue_of(src, which).queue(idx).back();
                 while let Some(t) = cur {
-                    cur = src.arrays[which].queue(idx).prev(ctx.tasks, t);
+                    cur = queue_of(src, which).queue(idx).prev(ctx.tasks, t);
                     ctx.ops.remote_touches += 1;
                     if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
                         continue;
@@ -793,11 +889,139 @@ impl SchedClass for O1 {
                         return out;
                     }
                 }
-                idx = src.arrays[which].find_next_bit(idx + 1);
+                idx = queue_of(src, which).find_next_bit(idx + 1);
                 ctx.ops.bitmap_searches += 1;
             }
         }
         out
+    }
+
+    fn push_pending(&self, cpu: CpuId) -> bool {
+        self.rt_balance == RtBalance::PushPull && self.rd.is_overloaded(cpu)
+    }
+
+    fn pull_sources(
+        &self,
+        ctx: &mut Ctx<O1Task>,
+        rq: &mut O1Rq,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+    ) -> Vec<CpuId> {
+        // pre_schedule_rt: an RT prev whose runqueue now offers only worse work pulls.
+        if self.rt_balance != RtBalance::PushPull {
+            return Vec::new();
+        }
+        let Some(p) = prev.filter(|&p| ctx.tasks[p].is_rt()) else {
+            return Vec::new();
+        };
+        if rq.rt.highest_prio <= ctx.tasks[p].data.prio || self.rd.rto_count() == 0 {
+            return Vec::new();
+        }
+        ctx.ops.remote_touches += 1;
+        self.rd.overloaded_cpus().filter(|&c| c != cpu).collect()
+    }
+
+    fn pull_from(
+        &self,
+        ctx: &mut Ctx<O1Task>,
+        this: &mut O1Rq,
+        this_cpu: CpuId,
+        src: &mut O1Rq,
+        _src_cpu: CpuId,
+    ) -> PullOutcome {
+        // pull_rt_task, for one overloaded source.
+        if src.rt.rt_nr_running <= 1 {
+            return PullOutcome::default();
+        }
+        let next = this.rt.pick().map(|t| ctx.tasks[t].data.prio);
+        let (p, seen) = src
+            .rt
+            .next_highest(ctx.tasks, src.curr, Some(this_cpu), this.ncpus, |t| {
+                ctx.tasks[t].cpus_allowed
+            });
+        ctx.ops.remote_touches += seen;
+        let Some(p) = p else {
+            return PullOutcome::default();
+        };
+        let pprio = ctx.tasks[p].data.prio;
+        if next.is_some_and(|n| pprio >= n) {
+            return PullOutcome::default();
+        }
+        // p may just have woken there and be about to preempt: leave it.
+        let src_curr = src.curr.map_or(MAX_PRIO, |c| ctx.tasks[c].data.prio);
+        if pprio < src_curr || next.is_some_and(|n| n < src_curr) {
+            return PullOutcome::default();
+        }
+        self.pull_task(ctx, src, this, this_cpu, p);
+        PullOutcome {
+            moved: 1,
+            resched: false,
+        }
+    }
+
+    fn push_decision(
+        &self,
+        ctx: &mut Ctx<O1Task>,
+        rq: &mut O1Rq,
+        cpu: CpuId,
+        woken: Option<TaskId>,
+    ) -> PushDecision {
+        if self.rt_balance != RtBalance::PushPull || !rq.rt.overloaded {
+            return PushDecision::None;
+        }
+        // task_wake_up_rt: push only if the woken task is queued behind a better one.
+        if let Some(w) = woken {
+            if rq.curr == Some(w)
+                || !ctx.tasks[w].is_rt()
+                || ctx.tasks[w].data.prio < rq.rt.highest_prio
+            {
+                return PushDecision::None;
+            }
+        }
+        let (next, seen) = rq.rt.next_highest(ctx.tasks, rq.curr, None, rq.ncpus, |t| {
+            ctx.tasks[t].cpus_allowed
+        });
+        ctx.ops.remote_touches += seen;
+        let Some(next) = next else {
+            return PushDecision::None;
+        };
+        let nprio = ctx.tasks[next].data.prio;
+        let curr_prio = rq.curr.map_or(MAX_PRIO, |c| ctx.tasks[c].data.prio);
+        if nprio < curr_prio {
+            return PushDecision::ReschedSelf;
+        }
+        let (to, reads) = self
+            .rd
+            .find_lowest_rq(nprio, &ctx.tasks[next].cpus_allowed, cpu, cpu);
+        ctx.ops.remote_touches += reads;
+        match to {
+            Some(to) if to != cpu => PushDecision::Move { task: next, to },
+            _ => PushDecision::None,
+        }
+    }
+
+    fn push_task(
+        &self,
+        ctx: &mut Ctx<O1Task>,
+        src: &mut O1Rq,
+        src_cpu: CpuId,
+        dst: &mut O1Rq,
+        dst_cpu: CpuId,
+        t: TaskId,
+    ) -> bool {
+        // find_lock_lowest_rq's re-checks, under both locks.
+        let p = &ctx.tasks[t];
+        let still_here = p.cpu == src_cpu && p.data.array == Some(RT_ARRAY) && src.curr != Some(t);
+        let dst_curr = dst.curr.map_or(RT_LIMIT + 40, |c| ctx.tasks[c].data.prio);
+        if !still_here
+            || !p.cpus_allowed.contains(dst_cpu)
+            || dst.rt.highest_prio <= p.data.prio
+            || dst_curr <= p.data.prio
+        {
+            return false;
+        }
+        self.pull_task(ctx, src, dst, dst_cpu, t);
+        true
     }
 }
 

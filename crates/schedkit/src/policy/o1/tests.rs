@@ -16,7 +16,7 @@ struct Fx {
 impl Fx {
     fn new(ncpus: usize) -> Fx {
         let topo = Topology::flat(ncpus);
-        let o1 = O1::with_cache_decay_ticks(1);
+        let o1 = O1::with_cache_decay_ticks(1, ncpus, crate::policy::rt::RtBalance::Passive);
         Fx {
             tasks: Tasks::new(),
             ops: OpCounter::default(),
@@ -419,5 +419,179 @@ fn cache_hot_tasks_stay_unless_idle() {
 fn cache_decay_ticks_from_the_piii_profile() {
     let m = Machine::load("smp2-2002").unwrap();
     // (997000 >> 10) * (256 << 10) / 350 = 728,765 cycles: under a ms, so 0 + 1 tick.
-    assert_eq!(O1::new(&m).cache_decay_ticks, 1);
+    assert_eq!(
+        O1::new(&m, crate::policy::rt::RtBalance::Passive).cache_decay_ticks,
+        1
+    );
+}
+
+// ----- RT class and push/pull (2.6.25) -----
+
+use crate::policy::rt::RtBalance;
+
+fn rt_task(fx: &mut Fx, cpu: usize, rt_priority: u8, allowed: CpuMask) -> TaskId {
+    let t = fx.tasks.spawn();
+    fx.tasks[t].policy = SchedPolicy::Fifo;
+    fx.tasks[t].rt_priority = rt_priority;
+    fx.tasks[t].cpu = cpu;
+    fx.tasks[t].cpus_allowed = allowed;
+    let (mut c, rq, o1) = fx.ctx(cpu);
+    o1.task_fork(&mut c, rq, cpu, None, t);
+    o1.enqueue(&mut c, rq, cpu, t, EnqueueKind::New);
+    t
+}
+
+fn pushpull(ncpus: usize) -> Fx {
+    let mut fx = Fx::new(ncpus);
+    fx.o1.rt_balance = RtBalance::PushPull;
+    fx
+}
+
+#[test]
+fn rt_tasks_run_before_any_normal_task() {
+    let mut fx = Fx::new(1);
+    let normal = fx.spawn(0, -20);
+    let rt = rt_task(&mut fx, 0, 1, CpuMask::all());
+    assert_eq!(fx.tasks[rt].data.array, Some(RT_ARRAY));
+    assert_eq!(fx.pick(0), Some(rt), "even RT priority 1 beats nice -20");
+    let _ = normal;
+}
+
+#[test]
+fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
+    let mut fx = pushpull(3);
+    let all = CpuMask::first_n(3);
+    // CPU 1 runs RT 50, CPU 2 a normal task: the lowest place for an RT task is CPU 2.
+    rt_task(&mut fx, 1, 50, all);
+    fx.spawn(2, 0);
+    let high = rt_task(&mut fx, 0, 60, all);
+    assert!(!fx.o1.rd.is_overloaded(0), "one RT task is no overload");
+    let low = rt_task(&mut fx, 0, 40, all);
+    assert!(fx.o1.rd.is_overloaded(0));
+    assert_eq!(fx.pick(0), Some(high));
+    let (mut c, rq, o1) = fx.ctx(0);
+    assert_eq!(
+        o1.push_decision(&mut c, rq, 0, None),
+        PushDecision::Move { task: low, to: 2 }
+    );
+    // Under both locks the push re-checks and moves the task.
+    let (a, b) = fx.rqs.split_at_mut(2);
+    let mut c = Ctx {
+        now: fx.now,
+        hz: HZ,
+        ncpus: 3,
+        tasks: &mut fx.tasks,
+        ops: &mut fx.ops,
+    };
+    assert!(fx.o1.push_task(&mut c, &mut a[0], 0, &mut b[0], 2, low));
+    assert_eq!(fx.tasks[low].cpu, 2);
+    assert!(
+        !fx.o1.rd.is_overloaded(0),
+        "one RT task left: no longer overloaded"
+    );
+}
+
+#[test]
+fn push_recheck_fails_if_the_target_got_better_work() {
+    let mut fx = pushpull(2);
+    let all = CpuMask::first_n(2);
+    let high = rt_task(&mut fx, 0, 60, all);
+    let low = rt_task(&mut fx, 0, 40, all);
+    assert_eq!(fx.pick(0), Some(high));
+    // Meanwhile CPU 1 receives RT 70: the push of RT 40 there must be refused.
+    rt_task(&mut fx, 1, 70, all);
+    let (a, b) = fx.rqs.split_at_mut(1);
+    let mut c = Ctx {
+        now: fx.now,
+        hz: HZ,
+        ncpus: 2,
+        tasks: &mut fx.tasks,
+        ops: &mut fx.ops,
+    };
+    assert!(!fx.o1.push_task(&mut c, &mut a[0], 0, &mut b[0], 1, low));
+    assert_eq!(fx.tasks[low].cpu, 0);
+}
+
+#[test]
+fn a_better_queued_task_reschedules_instead_of_pushing() {
+    let mut fx = pushpull(2);
+    let all = CpuMask::first_n(2);
+    let low = rt_task(&mut fx, 0, 10, all);
+    assert_eq!(fx.pick(0), Some(low));
+    rt_task(&mut fx, 0, 20, all);
+    let (mut c, rq, o1) = fx.ctx(0);
+    assert_eq!(
+        o1.push_decision(&mut c, rq, 0, None),
+        PushDecision::ReschedSelf
+    );
+}
+
+#[test]
+fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
+    let mut fx = pushpull(2);
+    let all = CpuMask::first_n(2);
+    let running = rt_task(&mut fx, 0, 80, all);
+    let pinned = rt_task(&mut fx, 0, 70, CpuMask::single(0));
+    let free = rt_task(&mut fx, 0, 60, all);
+    assert_eq!(fx.pick(0), Some(running));
+    let (a, b) = fx.rqs.split_at_mut(1);
+    let mut c = Ctx {
+        now: fx.now,
+        hz: HZ,
+        ncpus: 2,
+        tasks: &mut fx.tasks,
+        ops: &mut fx.ops,
+    };
+    let out = fx.o1.pull_from(&mut c, &mut b[0], 1, &mut a[0], 0);
+    assert_eq!(out.moved, 1);
+    assert_eq!(
+        (fx.tasks[free].cpu, fx.tasks[pinned].cpu),
+        (1, 0),
+        "RT 70 is pinned; RT 60 comes over"
+    );
+
+    // A queued task better than the source's running one is about to run there: leave it.
+    let mut fx = pushpull(2);
+    let running = rt_task(&mut fx, 0, 30, all);
+    assert_eq!(fx.pick(0), Some(running));
+    let woken = rt_task(&mut fx, 0, 50, all);
+    let _other = rt_task(&mut fx, 0, 20, all);
+    let (a, b) = fx.rqs.split_at_mut(1);
+    let mut c = Ctx {
+        now: fx.now,
+        hz: HZ,
+        ncpus: 2,
+        tasks: &mut fx.tasks,
+        ops: &mut fx.ops,
+    };
+    assert_eq!(fx.o1.pull_from(&mut c, &mut b[0], 1, &mut a[0], 0).moved, 0);
+    assert_eq!(fx.tasks[woken].cpu, 0);
+}
+
+#[test]
+fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
+    for (mode, expect) in [(RtBalance::Passive, 1), (RtBalance::PushPull, 0)] {
+        let mut fx = Fx::new(2);
+        fx.o1.rt_balance = mode;
+        let all = CpuMask::first_n(2);
+        for p in [10, 20, 30] {
+            rt_task(&mut fx, 0, p, all);
+        }
+        fx.pick(0);
+        let (a, b) = fx.rqs.split_at_mut(1);
+        let mut c = Ctx {
+            now: fx.now,
+            hz: HZ,
+            ncpus: 2,
+            tasks: &mut fx.tasks,
+            ops: &mut fx.ops,
+        };
+        assert_eq!(
+            fx.o1
+                .pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true)
+                .moved,
+            expect,
+            "{mode:?}"
+        );
+    }
 }
