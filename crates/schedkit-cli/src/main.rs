@@ -8,7 +8,7 @@ use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
 use schedkit::policy::{rt::RtBalance, PolicyKind, POLICIES};
 use schedkit::sim::SimConfig;
-use schedkit::workload::{builtin::BUILTINS, parse_duration, Workload};
+use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -90,6 +90,10 @@ struct SimArgs {
     /// 2.6.25) or `pushpull` (2.6.25 active push/pull). The 2.4 global queue ignores it.
     #[arg(long, default_value = "passive", value_parser = parse_rt_balance)]
     rt_balance: RtBalance,
+    /// How semaphores that follow the run (the big kernel lock) pass on: `handoff` (2.6.26's
+    /// generic semaphore) or `opportunistic` (the May 2008 fix).
+    #[arg(long, default_value = "handoff", value_parser = parse_lock_mode)]
+    lock_mode: LockMode,
     #[command(flatten)]
     run: RunOpts,
 }
@@ -109,6 +113,10 @@ struct CompareArgs {
     /// (`passive,pushpull`); each policy runs once per mode.
     #[arg(long, value_delimiter = ',', default_value = "passive", value_parser = parse_rt_balance)]
     rt_balance: Vec<RtBalance>,
+    /// Semaphore modes to compare (`handoff,opportunistic`), for workloads with semaphores
+    /// that follow the run (the big kernel lock); each run happens once per mode.
+    #[arg(long, value_delimiter = ',', default_value = "handoff", value_parser = parse_lock_mode)]
+    lock_mode: Vec<LockMode>,
     #[command(flatten)]
     run: RunOpts,
 }
@@ -137,6 +145,10 @@ enum BenchWhat {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+}
+
+fn parse_lock_mode(s: &str) -> Result<LockMode, String> {
+    LockMode::parse(s)
 }
 
 fn parse_rt_balance(s: &str) -> Result<RtBalance, String> {
@@ -184,7 +196,14 @@ fn run(cli: Cli) -> Result<()> {
                 .context("--policy")?;
             let machine = Machine::load(&a.machine).context("--machine")?;
             let workload = Workload::parse(&a.workload).context("--workload")?;
-            let r = simulate(policy, a.rt_balance, &machine, &workload, &a.run)?;
+            let r = simulate(
+                policy,
+                a.rt_balance,
+                a.lock_mode,
+                &machine,
+                &workload,
+                &a.run,
+            )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
             write_json(a.run.json.as_ref(), &r)?;
         }
@@ -221,8 +240,16 @@ fn run(cli: Cli) -> Result<()> {
                         } else {
                             &a.rt_balance
                         };
+                        // Lock modes matter only to workloads with run-following semaphores.
+                        let lock_modes: &[LockMode] = if w.follows_lock_mode() {
+                            &a.lock_mode
+                        } else {
+                            &a.lock_mode[..1]
+                        };
                         for &mode in modes {
-                            runs.push(simulate(p, mode, m, w, &a.run)?);
+                            for &lm in lock_modes {
+                                runs.push(simulate(p, mode, lm, m, w, &a.run)?);
+                            }
                         }
                     }
                     out(&format!("{}\n", schedkit::report::table(&runs)));
@@ -304,6 +331,7 @@ fn spinner() -> ProgressBar {
 fn simulate(
     policy: PolicyKind,
     rt_balance: RtBalance,
+    lock_mode: LockMode,
     machine: &Machine,
     workload: &Workload,
     opts: &RunOpts,
@@ -326,6 +354,7 @@ fn simulate(
     ));
     let mut on_progress = |f: f64| pb.set_position((f * 1000.0) as u64);
     let cfg = SimConfig {
+        lock_mode,
         duration_ns: opts.duration,
         seed: opts.seed,
         audit_every: opts.audit_every,

@@ -182,6 +182,7 @@ pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<
         progress(&format!("{} with {n} tasks", kind.name()));
         let w = idle_heavy_workload(n);
         let cfg = SimConfig {
+            lock_mode: Default::default(),
             duration_ns: sim_ns,
             seed: 1,
             audit_every: 0,

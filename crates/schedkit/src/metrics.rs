@@ -10,6 +10,10 @@ pub struct RunResult {
     pub machine: String,
     pub workload: String,
     pub seed: u64,
+    /// How semaphores that follow the run hand over (`handoff` or `opportunistic`), when the
+    /// workload has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_mode: Option<String>,
     /// RT balancing mode of a per-CPU policy (`passive` or `pushpull`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rt_balance: Option<String>,
@@ -48,10 +52,31 @@ pub struct Metrics {
     pub tasks_created: u64,
     /// Active RT balancing, and the RT-placement audit (with `--audit-every`).
     pub rt: RtStats,
+    /// The workload's sleeping locks (semaphores, mutexes, the big kernel lock).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sleep_locks: Vec<SleepLockStats>,
     /// rt-migrate-test's results, for the `rtmigrate` workload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtmigrate: Option<RtMigrateReport>,
     pub sim: SimStats,
+}
+
+/// One sleeping lock's record.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SleepLockStats {
+    pub name: String,
+    pub kind: String,
+    pub acquisitions: u64,
+    /// Acquisitions that slept or spun first.
+    pub contended: u64,
+    /// up()s that passed ownership to a woken waiter before it ran.
+    pub handoffs: u64,
+    /// Acquisitions made while others were queued.
+    pub steals: u64,
+    pub wait_us_total: f64,
+    pub wait_us_max: f64,
+    /// Audits (with --audit-every) that found a queued task asleep while the lock was free.
+    pub stranded_audits: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]

@@ -20,10 +20,16 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// A figure summed over a run's sleeping locks (`None` when it has none).
+fn sum_locks(r: &RunResult, f: fn(&crate::metrics::SleepLockStats) -> f64) -> Option<f64> {
+    (!r.metrics.sleep_locks.is_empty()).then(|| r.metrics.sleep_locks.iter().map(f).sum())
+}
+
 /// A run's name in the ratio column header.
-fn short(r: &RunResult, with_rt: bool) -> String {
-    match (&r.rt_balance, with_rt) {
-        (Some(b), true) => b.clone(),
+fn short(r: &RunResult, with_rt: bool, with_lock: bool) -> String {
+    match (&r.rt_balance, &r.lock_mode) {
+        (_, Some(l)) if with_lock => l.clone(),
+        (Some(b), _) if with_rt => b.clone(),
         _ => r.policy.clone(),
     }
 }
@@ -49,6 +55,9 @@ pub fn table(runs: &[RunResult]) -> String {
     let modes: std::collections::BTreeSet<&String> =
         runs.iter().filter_map(|r| r.rt_balance.as_ref()).collect();
     let vary_rt = modes.len() > 1;
+    let lock_modes: std::collections::BTreeSet<&String> =
+        runs.iter().filter_map(|r| r.lock_mode.as_ref()).collect();
+    let vary_lock = lock_modes.len() > 1;
     let headers: Vec<String> = runs
         .iter()
         .map(|r| {
@@ -56,6 +65,11 @@ pub fn table(runs: &[RunResult]) -> String {
             if vary_rt {
                 if let Some(b) = &r.rt_balance {
                     h.push_str(&format!(" [{b}]"));
+                }
+            }
+            if vary_lock {
+                if let Some(l) = &r.lock_mode {
+                    h.push_str(&format!(" [{l}]"));
                 }
             }
             if !same_machine {
@@ -112,6 +126,28 @@ pub fn table(runs: &[RunResult]) -> String {
         ("recalc visits".into(), |r| {
             Some(r.metrics.sched_ops.recalc_visits as f64)
         }),
+        ("lock acquisitions".into(), |r| {
+            sum_locks(r, |l| l.acquisitions as f64)
+        }),
+        ("  contended".into(), |r| {
+            sum_locks(r, |l| l.contended as f64)
+        }),
+        ("  hand-offs".into(), |r| {
+            sum_locks(r, |l| l.handoffs as f64)
+        }),
+        ("  steals".into(), |r| sum_locks(r, |l| l.steals as f64)),
+        ("  wait total (ms)".into(), |r| {
+            sum_locks(r, |l| l.wait_us_total / 1e3)
+        }),
+        ("  wait max (us)".into(), |r| {
+            (!r.metrics.sleep_locks.is_empty()).then(|| {
+                r.metrics
+                    .sleep_locks
+                    .iter()
+                    .map(|l| l.wait_us_max)
+                    .fold(0.0, f64::max)
+            })
+        }),
         ("rt-migrate failed iterations".into(), |r| {
             r.metrics
                 .rtmigrate
@@ -150,8 +186,8 @@ pub fn table(runs: &[RunResult]) -> String {
     if ratio {
         head.push(format!(
             "{}/{}",
-            short(&runs[1], vary_rt),
-            short(&runs[0], vary_rt)
+            short(&runs[1], vary_rt, vary_lock),
+            short(&runs[0], vary_rt, vary_lock)
         ));
     }
     lines.push(head);

@@ -15,6 +15,7 @@ fn run(machine: &Machine, w: &Workload, mode: RtBalance, secs: u64) -> RunResult
         seed: 1,
         audit_every: 1,
         progress: None,
+        lock_mode: Default::default(),
     };
     PolicyKind::O1.simulate_with(mode, machine, w, cfg).unwrap()
 }

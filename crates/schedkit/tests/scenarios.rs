@@ -15,6 +15,7 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         seed: 7,
         audit_every: audit,
         progress: None,
+        lock_mode: Default::default(),
     };
     policy
         .simulate(&m, &w, cfg)
@@ -311,6 +312,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
                     seed: 3,
                     audit_every: 1,
                     progress: None,
+                    lock_mode: Default::default(),
                 },
             )
             .unwrap();
@@ -343,6 +345,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
                     seed: 2,
                     audit_every: 1,
                     progress: None,
+                    lock_mode: Default::default(),
                 },
             )
             .unwrap();

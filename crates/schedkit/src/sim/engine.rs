@@ -20,6 +20,47 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
     }
 
+    /// `down()` / `mutex_lock()` of sleeping lock `l` by `t` running on `cpu`.
+    fn lock(&mut self, cpu: CpuId, t: TaskId, l: u32) -> Result<Step, SimError> {
+        use sleeplock::Attempt;
+        let now = self.now;
+        let lk = &self.sleeplocks[l as usize];
+        // Adaptive spinning only while the owner runs on another CPU and we need not yield.
+        let owner_running = lk
+            .owner
+            .is_some_and(|o| matches!(self.tasks[o].state, TaskState::Running(c) if c != cpu))
+            && !self.cpus[cpu].need_resched;
+        let p = &mut self.procs[t.index()];
+        let since = *p.lock_since.get_or_insert(now);
+        let waited = p.lock_waited;
+        match self.sleeplocks[l as usize].lock(t, waited, owner_running) {
+            Attempt::Acquired => {
+                let p = &mut self.procs[t.index()];
+                p.lock_since = None;
+                p.lock_waited = false;
+                let w = &mut self.lock_waits[l as usize];
+                w.0 += now - since;
+                w.1 = w.1.max(now - since);
+                self.advance(t);
+                Ok(Step::Sys(2 * self.atomic_ns))
+            }
+            Attempt::Spin => {
+                self.procs[t.index()].lock_waited = true;
+                // mutex_spin_on_owner: poll the owner at about a cache-line transfer a round.
+                Ok(Step::Sys(self.transfer_ns.max(1)))
+            }
+            Attempt::Sleep => {
+                let p = &mut self.procs[t.index()];
+                p.lock_waited = true;
+                p.block = Block::Lock(l);
+                self.tasks[t].state = TaskState::Sleeping {
+                    uninterruptible: true,
+                };
+                Ok(Step::Sys(2 * self.atomic_ns))
+            }
+        }
+    }
+
     /// Binds the running task `t` to `mask`; off its CPU, schedule() hands it to an allowed one
     /// (the migration thread's job in 2.6's `set_cpus_allowed`).
     fn bind(
@@ -216,6 +257,25 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     cpu
                 };
                 self.bind(cpu, t, crate::task::CpuMask::single((from + 1) % n))?
+            }
+            Op::KernelCompute(d) => {
+                let ns = d.sample(&mut self.rng);
+                self.advance(t);
+                Step::Sys(ns.max(1))
+            }
+            Op::Lock(l) => self.lock(cpu, t, l)?,
+            Op::Unlock(l) => {
+                let woken = self.sleeplocks[l as usize].unlock(t);
+                self.advance(t);
+                let mut cost = 2 * self.atomic_ns;
+                // Wake the chosen waiter if it is still asleep on this lock (the opportunistic
+                // semaphore and the mutex may pick one that was already woken).
+                if let Some(w) = woken {
+                    if self.procs[w.index()].block == Block::Lock(l) {
+                        cost += self.wake(w, cpu, false, false)?;
+                    }
+                }
+                Step::Sys(cost)
             }
             Op::Stamp => {
                 self.mark = self.now;
@@ -936,6 +996,20 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(())
     }
 
+    /// Counts, per sleeping lock, whether a queued task sleeps while a unit is free.
+    pub(super) fn count_stranded(&mut self) {
+        for (i, lk) in self.sleeplocks.iter().enumerate() {
+            let l = i as u32;
+            let asleep = |w: TaskId| {
+                self.procs[w.index()].block == Block::Lock(l)
+                    && !matches!(self.tasks[w].state, TaskState::Running(_))
+            };
+            if lk.stranded(asleep) {
+                self.stranded[i] += 1;
+            }
+        }
+    }
+
     /// Is a runnable RT task waiting while a CPU it may run on runs less important work
     /// (a lower RT priority, a normal task, or idle) and no such CPU has a reschedule pending?
     /// That is the promise of push/pull: the highest-priority runnable RT tasks run, as far as
@@ -1020,7 +1094,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 (life > 0).then(|| t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64))
             })
             .collect();
-        let throughput = self.counts[0] as f64 / secs;
+        let throughput = self.counts[0] as f64 / secs * self.workload.throughput_scale;
         let mut per_op_us = std::collections::BTreeMap::new();
         if let Some(label) = &self.workload.per_op_label {
             if throughput > 0.0 {
@@ -1040,6 +1114,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             workload: self.workload.name.clone(),
             seed: self.cfg.seed,
             rt_balance: None,
+            lock_mode: self
+                .workload
+                .locks
+                .iter()
+                .any(|(_, s)| matches!(s, crate::workload::LockSpec::Semaphore { mode: None, .. }))
+                .then(|| self.cfg.lock_mode.name().to_string()),
             simulated_s: secs,
             completed: self.end_time.is_some(),
             metrics: Metrics {
@@ -1081,6 +1161,28 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     audits: self.audits,
                     inversions: self.rt_inversions,
                 },
+                sleep_locks: self
+                    .sleeplocks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, lk)| SleepLockStats {
+                        name: self.workload.locks[i].0.clone(),
+                        kind: match lk.kind {
+                            sleeplock::LockKind::Semaphore(m) => {
+                                format!("semaphore ({})", m.name())
+                            }
+                            sleeplock::LockKind::Mutex { spin: true } => "mutex (spinning)".into(),
+                            sleeplock::LockKind::Mutex { spin: false } => "mutex".into(),
+                        },
+                        acquisitions: lk.counters.acquisitions,
+                        contended: lk.counters.contended,
+                        handoffs: lk.counters.handoffs,
+                        steals: lk.counters.steals,
+                        wait_us_total: self.lock_waits[i].0 as f64 / 1e3,
+                        wait_us_max: self.lock_waits[i].1 as f64 / 1e3,
+                        stranded_audits: self.stranded[i],
+                    })
+                    .collect(),
                 rtmigrate: self.workload.rtmigrate.as_ref().map(|s| {
                     let recs: Vec<_> = self
                         .spins

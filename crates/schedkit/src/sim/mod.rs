@@ -16,6 +16,7 @@
 pub mod cache;
 pub mod cost;
 pub mod lock;
+pub mod sleeplock;
 
 use crate::class::*;
 use crate::machine::Machine;
@@ -40,6 +41,8 @@ pub struct SimConfig<'a> {
     pub audit_every: u64,
     /// Called now and then with the fraction of `duration_ns` simulated so far.
     pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// How the workload's semaphores that follow the run (the big kernel lock) hand over.
+    pub lock_mode: crate::workload::LockMode,
 }
 
 impl Default for SimConfig<'_> {
@@ -49,6 +52,7 @@ impl Default for SimConfig<'_> {
             seed: 1,
             audit_every: 0,
             progress: None,
+            lock_mode: crate::workload::LockMode::Handoff,
         }
     }
 }
@@ -131,6 +135,8 @@ enum Block {
     Recv(u32),
     Child,
     Exiting,
+    /// Asleep on sleeping lock `n`.
+    Lock(u32),
 }
 
 /// The host's side of a task: where it is in its program.
@@ -147,6 +153,9 @@ struct Proc {
     entered: bool,
     /// A `SpinUntil` in progress.
     spin: Option<SpinState>,
+    /// When the current lock attempt began, and whether it has slept or spun yet.
+    lock_since: Option<u64>,
+    lock_waited: bool,
     part: usize,
     interactive: bool,
     background: bool,
@@ -253,6 +262,10 @@ struct Sim<'a, 'c, P: SchedClass> {
     counts: Vec<u64>,
     lat_all: Histogram<u64>,
     lat_interactive: Histogram<u64>,
+    /// The workload's sleeping locks, their wait times (total, max) and stranded audits.
+    sleeplocks: Vec<sleeplock::SleepLock>,
+    lock_waits: Vec<(u64, u64)>,
+    stranded: Vec<u64>,
     /// The workload's time stamp (`Stamp`) and how many have been taken.
     mark: u64,
     iteration: u32,
@@ -303,6 +316,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         };
         let parts = workload.tasks.iter().map(|t| t.part).max().unwrap_or(0) + 1;
         let seed = cfg.seed;
+        let lock_mode = cfg.lock_mode;
         let mut sim = Sim {
             costs: OpCosts::new(machine),
             atomic_ns: c.atomic_ns as u64,
@@ -350,6 +364,18 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             counts: vec![0; parts],
             lat_all: hist(),
             lat_interactive: hist(),
+            sleeplocks: workload
+                .locks
+                .iter()
+                .map(|(_, spec)| match *spec {
+                    crate::workload::LockSpec::Semaphore { count, mode } => {
+                        sleeplock::SleepLock::semaphore(count as u64, mode.unwrap_or(lock_mode))
+                    }
+                    crate::workload::LockSpec::Mutex { spin } => sleeplock::SleepLock::mutex(spin),
+                })
+                .collect(),
+            lock_waits: vec![(0, 0); workload.locks.len()],
+            stranded: vec![0; workload.locks.len()],
             mark: 0,
             iteration: 0,
             spins: Vec::new(),
@@ -552,6 +578,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             computing: false,
             entered: false,
             spin: None,
+            lock_since: None,
+            lock_waited: false,
             part,
             interactive,
             background,
@@ -613,6 +641,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 self.audit()?;
                 self.audits += 1;
                 self.rt_inversions += u64::from(self.rt_inversion());
+                self.count_stranded();
             }
             if self.now >= next_progress {
                 if let Some(p) = self.cfg.progress.as_mut() {

@@ -42,6 +42,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "rt-migrate-test: N SCHED_FIFO threads at consecutive priorities released together each iteration; checks that no higher-priority thread waits while a lower one runs",
     ),
     (
+        "aim7",
+        "tasks=2000,jobs=10,bkl=0.3,hold=10us",
+        "AIM7 shared mix: N tasks each running a job list (user compute, disk I/O, fork+exec, system calls under the big kernel lock) beside an interactive task; jobs/min",
+    ),
+    (
         "interactive",
         "sleep=20ms,work=1ms",
         "a task that sleeps (uniform around `sleep`) and wakes to `work` of CPU; run it beside another workload",
@@ -180,6 +185,18 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
             let maxerr = p.dur("maxerr", 1_000_000)?;
             rtmigrate(threads, prio, run, sleep, loops, maxerr)
         }
+        "aim7" => {
+            let tasks = p.int("tasks", 2000, 1, 100_000)? as u32;
+            let jobs = p.int("jobs", 10, 1, 100_000)? as u32;
+            let bkl = match p.raw("bkl") {
+                None => 0.3,
+                Some(v) => v.parse::<f64>().ok().filter(|x| (0.0..=0.7).contains(x)).ok_or_else(|| {
+                    p.err(format!("bkl={v}: the share of jobs taking the big kernel lock must be within 0..=0.7"))
+                })?,
+            };
+            let hold = p.dur("hold", 10_000)?;
+            aim7(tasks, jobs, bkl, hold)
+        }
         "interactive" => {
             let sleep = p.dur("sleep", 20_000_000)?;
             let work = p.dur("work", 1_000_000)?;
@@ -216,6 +233,8 @@ fn base(name: String, unit: &str) -> Workload {
         throughput_unit: unit.into(),
         per_op_label: None,
         rtmigrate: None,
+        locks: Vec::new(),
+        throughput_scale: 1.0,
     }
 }
 
@@ -534,6 +553,101 @@ pub fn rtmigrate(
         t.mm = 0; // threads of one process
         w.tasks.push(t);
     }
+    w
+}
+
+/// splitmix64: a fixed, seedable hash for AIM7's per-task job draws.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// AIM7 (benchmarks.md A5), modelled as the reference suggests for a simulator: `tasks`
+/// independent job streams sharing one global sleeping lock, the big kernel lock of
+/// 2.6.26-rc1 (a semaphore; its hand-over follows `--lock-mode`). Each task runs `jobs` jobs
+/// back to back, drawn per task from a fixed hash of (task, job) as AIM7 draws with a pid seed:
+///
+/// - user compute (the rest of the mix; workfile.shared is 39.7% pure user time): exp(1 ms);
+/// - disk I/O, 20%: 50 µs in the kernel, an uninterruptible wait exp(2 ms), 200 µs of user work;
+/// - process, 10%: fork a child that execs and exits, and wait for it;
+/// - system calls under the BKL, `bkl` of the jobs (30%): four times, 10 µs of kernel work,
+///   then the BKL held for `hold` of non-preemptible kernel work (tty, ioctl, char-device
+///   open: the paths that still took the BKL in 2008).
+///
+/// The job sizes are our estimates of the mix's shape, not measurements. Beside the tasks runs
+/// one interactive task (the console-switch test); its wakeup latency is reported on its own.
+/// The figure is AIM7's Jobs per Minute.
+pub fn aim7(tasks: u32, jobs: u32, bkl_share: f64, hold_ns: u64) -> Workload {
+    let mut w = base(
+        format!(
+            "aim7:tasks={tasks},jobs={jobs},bkl={bkl_share},hold={}",
+            fmt_dur(hold_ns)
+        ),
+        "jobs/min",
+    );
+    w.throughput_scale = 60.0;
+    w.locks.push((
+        "bkl".into(),
+        super::LockSpec::Semaphore {
+            count: 1,
+            mode: None,
+        },
+    ));
+    const BKL: u32 = 0;
+    // Program 0: the exec'd child of a process job.
+    w.programs.push(
+        ProgramBuilder::new()
+            .op(Op::Kernel(KernelWork::Exec))
+            .op(Op::Exit)
+            .build("aim7-child")
+            .with_working_set(16),
+    );
+    let (disk, process) = (0.2, 0.1);
+    for task in 0..tasks {
+        let mut b = ProgramBuilder::new();
+        for job in 0..jobs {
+            let u =
+                (splitmix(((task as u64) << 32) | job as u64) >> 11) as f64 / (1u64 << 53) as f64;
+            if u < bkl_share {
+                for _ in 0..4 {
+                    b.push(Op::KernelCompute(Dist::Const(10_000)));
+                    b.push(Op::Lock(BKL));
+                    b.push(Op::KernelCompute(Dist::Const(hold_ns)));
+                    b.push(Op::Unlock(BKL));
+                }
+            } else if u < bkl_share + disk {
+                b.push(Op::KernelCompute(Dist::Const(50_000)));
+                b.push(Op::Sleep {
+                    dur: Dist::Exp(2_000_000),
+                    uninterruptible: true,
+                });
+                b.push(Op::Compute(Dist::Exp(200_000)));
+            } else if u < bkl_share + disk + process {
+                b.push(Op::Fork {
+                    prog: 0,
+                    thread: false,
+                });
+                b.push(Op::Wait);
+            } else {
+                b.push(Op::Compute(Dist::Exp(1_000_000)));
+            }
+            b.push(Op::Count);
+        }
+        b.push(Op::Exit);
+        w.programs
+            .push(b.build(format!("aim7-{task}")).with_working_set(32));
+        let mut t = TaskSpec::new(task + 1);
+        t.mm = task;
+        w.tasks.push(t);
+    }
+    let ia = interactive(20_000_000, 1_000_000);
+    w.append(ia, 1);
+    w.name = format!(
+        "aim7:tasks={tasks},jobs={jobs},bkl={bkl_share},hold={}",
+        fmt_dur(hold_ns)
+    );
     w
 }
 

@@ -34,12 +34,24 @@
 //! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
 //! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
 //! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
-//! `count`, `loop N|forever` ... `end`. `D` is a duration or a
+//! `lock L`, `unlock L`, `kwork D` (non-preemptible kernel work), `count`,
+//! `loop N|forever` ... `end`.
+//!
+//! Sleeping locks:
+//!
+//! ```toml
+//! [[lock]]
+//! name = "bkl"
+//! kind = "bkl"                  # semaphore | mutex | bkl (a semaphore of count 1)
+//! mode = "run"                  # handoff | opportunistic | run (follow --lock-mode, default)
+//! count = 1                     # semaphores
+//! spin = false                  # mutexes: spin while the owner runs (2.6.30)
+//! ``` `D` is a duration or a
 //! distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`, `lognormal(100ms,0.5)`.
 
 use super::{
-    parse_dist, ChanKind, ChannelSpec, KernelWork, Op, ProgramBuilder, TaskSpec, Workload,
-    WorkloadError,
+    parse_dist, ChanKind, ChannelSpec, KernelWork, LockMode, LockSpec, Op, ProgramBuilder,
+    TaskSpec, Workload, WorkloadError,
 };
 use crate::task::{CpuMask, SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
 use serde::Deserialize;
@@ -54,6 +66,23 @@ struct FileSpec {
     channel: Vec<Spanned<ChannelEntry>>,
     #[serde(default)]
     group: Vec<Spanned<GroupEntry>>,
+    #[serde(default)]
+    lock: Vec<Spanned<LockEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LockEntry {
+    name: String,
+    /// semaphore | mutex | bkl
+    kind: String,
+    /// Semaphore count (default 1).
+    count: Option<u32>,
+    /// handoff | opportunistic | run (follow --lock-mode; the default)
+    mode: Option<String>,
+    /// Mutex: spin while the owner runs.
+    #[serde(default)]
+    spin: bool,
 }
 
 #[derive(Deserialize)]
@@ -179,6 +208,54 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         }
     }
 
+    let mut locks: Vec<(String, LockSpec)> = Vec::new();
+    for l in &spec.lock {
+        let at = l.span().start;
+        let l = l.get_ref();
+        if locks.iter().any(|(n, _)| *n == l.name) {
+            return Err(err(at, format!("lock '{}' is defined twice", l.name)));
+        }
+        let mode = match l.mode.as_deref() {
+            None | Some("run") => None,
+            Some(m) => {
+                Some(LockMode::parse(m).map_err(|e| err(at, format!("lock '{}': {e}", l.name)))?)
+            }
+        };
+        let lspec = match l.kind.as_str() {
+            "semaphore" => {
+                let count = l.count.unwrap_or(1);
+                if count == 0 {
+                    return Err(err(
+                        at,
+                        format!("lock '{}': count must be at least 1", l.name),
+                    ));
+                }
+                LockSpec::Semaphore { count, mode }
+            }
+            "bkl" => LockSpec::Semaphore { count: 1, mode },
+            "mutex" => {
+                if l.count.is_some() || l.mode.is_some() {
+                    return Err(err(
+                        at,
+                        format!("lock '{}': a mutex takes no count or mode", l.name),
+                    ));
+                }
+                LockSpec::Mutex { spin: l.spin }
+            }
+            k => {
+                return Err(err(
+                    at,
+                    format!("lock '{}': kind '{k}' (use semaphore, mutex, bkl)", l.name),
+                ))
+            }
+        };
+        if l.spin && !matches!(lspec, LockSpec::Mutex { .. }) {
+            return Err(err(at, format!("lock '{}': only a mutex spins", l.name)));
+        }
+        locks.push((l.name.clone(), lspec));
+    }
+    let lock_names: Vec<&str> = locks.iter().map(|(n, _)| n.as_str()).collect();
+
     let group_names: Vec<&str> = spec
         .group
         .iter()
@@ -204,6 +281,8 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         throughput_unit: spec.throughput.clone().unwrap_or_else(|| "ops/s".into()),
         per_op_label: None,
         rtmigrate: None,
+        locks: locks.clone(),
+        throughput_scale: 1.0,
     };
 
     // Program ids: group g's task i runs program prog_base[g] + i (templates: one program).
@@ -279,9 +358,9 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 parse_stmt(
                     stmt.get_ref(),
                     i,
-                    g.count.max(1),
                     &channels,
                     &group_names,
+                    &lock_names,
                     &prog_base,
                     &mut b,
                 )
@@ -329,9 +408,9 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
 fn parse_stmt(
     stmt: &str,
     index: u32,
-    group_count: u32,
     channels: &[(String, u32, u32)],
     groups: &[&str],
+    locks: &[&str],
     prog_base: &[u32],
     b: &mut ProgramBuilder,
 ) -> Result<(), String> {
@@ -346,7 +425,14 @@ fn parse_stmt(
             Err(format!("'{verb}' takes no argument"))
         }
     };
-    let chan = |arg: &str| resolve_channel(arg, index, group_count, channels);
+    let chan = |arg: &str| resolve_channel(arg, index, channels);
+    let lock = |arg: &str| {
+        locks
+            .iter()
+            .position(|l| *l == arg)
+            .map(|l| l as u32)
+            .ok_or_else(|| format!("no lock named '{arg}'"))
+    };
     let group = |arg: &str| {
         groups
             .iter()
@@ -404,6 +490,9 @@ fn parse_stmt(
             b.push(Op::SetPolicy(p, if p.is_rt() { prio } else { 0 }));
         }
         "affinity-next" => no_arg(Op::AffinityNextCpu, b)?,
+        "lock" => b.push(Op::Lock(lock(&arg)?)),
+        "unlock" => b.push(Op::Unlock(lock(&arg)?)),
+        "kwork" => b.push(Op::KernelCompute(parse_dist(&arg)?)),
         "stamp" => no_arg(Op::Stamp, b)?,
         "spin-until" => {
             let (d, id) = arg
@@ -458,12 +547,7 @@ fn parse_stmt(
     Ok(())
 }
 
-fn resolve_channel(
-    arg: &str,
-    index: u32,
-    group_count: u32,
-    channels: &[(String, u32, u32)],
-) -> Result<u32, String> {
+fn resolve_channel(arg: &str, index: u32, channels: &[(String, u32, u32)]) -> Result<u32, String> {
     let (name, idx) = match arg.split_once('.') {
         Some((n, i)) => (n, Some(i)),
         None => (arg, None),
@@ -490,7 +574,6 @@ fn resolve_channel(
                 rest.parse()
                     .map_err(|_| format!("index '{e}': use {{i}}, {{i+N}} or {{i-N}}"))?
             };
-            let _ = group_count;
             index as i64 + off
         }
         Some(n) => n.parse().map_err(|_| format!("bad channel index '{n}'"))?,

@@ -13,6 +13,43 @@ pub use program::{ChanId, Dist, KernelWork, Op, ProgId, Program, ProgramBuilder}
 
 use crate::task::{CpuMask, SchedPolicy};
 
+/// How a semaphore passes itself on at `up()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LockMode {
+    /// 2.6.26's generic semaphore: ownership passes to the woken waiter.
+    #[default]
+    Handoff,
+    /// The May 2008 fix: wake one, but whoever runs first takes it.
+    Opportunistic,
+}
+
+impl LockMode {
+    pub fn parse(s: &str) -> Result<LockMode, String> {
+        match s.trim() {
+            "handoff" => Ok(LockMode::Handoff),
+            "opportunistic" => Ok(LockMode::Opportunistic),
+            o => Err(format!(
+                "unknown lock mode '{o}' (handoff or opportunistic)"
+            )),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            LockMode::Handoff => "handoff",
+            LockMode::Opportunistic => "opportunistic",
+        }
+    }
+}
+
+/// A sleeping lock the workload's tasks take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockSpec {
+    /// A counting semaphore; `mode: None` follows the run's `--lock-mode`.
+    Semaphore { count: u32, mode: Option<LockMode> },
+    /// A mutex, optionally spinning while its owner runs.
+    Mutex { spin: bool },
+}
+
 /// What a channel stands for, which prices its send and receive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChanKind {
@@ -80,6 +117,10 @@ pub struct Workload {
     pub per_op_label: Option<String>,
     /// If set, the run's `SpinUntil` records are checked as rt-migrate-test checks them.
     pub rtmigrate: Option<RtMigrateSpec>,
+    /// Sleeping locks, by index (`Op::Lock`), with their names for the report.
+    pub locks: Vec<(String, LockSpec)>,
+    /// Throughput is reported as count per second times this (60 for jobs/min).
+    pub throughput_scale: f64,
 }
 
 /// What the rt-migrate-test analysis needs to know about the workload.
@@ -133,17 +174,20 @@ impl Workload {
         let prog_off = self.programs.len() as u32;
         let chan_off = self.channels.len() as u32;
         let mm_off = self.tasks.iter().map(|t| t.mm + 1).max().unwrap_or(0);
+        let lock_off_pending = self.locks.len() as u32;
         for mut p in other.programs {
             for op in &mut p.ops {
                 match op {
                     Op::Send(c) | Op::Recv(c) => *c += chan_off,
                     Op::Fork { prog, .. } => *prog += prog_off,
+                    Op::Lock(l) | Op::Unlock(l) => *l += lock_off_pending,
                     _ => {}
                 }
             }
             self.programs.push(p);
         }
         self.channels.extend(other.channels);
+        self.locks.extend(other.locks);
         for mut t in other.tasks {
             t.prog += prog_off;
             t.mm += mm_off;
@@ -151,6 +195,13 @@ impl Workload {
             self.tasks.push(t);
         }
         self.name = format!("{}+{}", self.name, other.name);
+    }
+
+    /// Does any semaphore follow the run's lock mode (`--lock-mode`)?
+    pub fn follows_lock_mode(&self) -> bool {
+        self.locks
+            .iter()
+            .any(|(_, s)| matches!(s, LockSpec::Semaphore { mode: None, .. }))
     }
 
     /// Checks internal references (programs, channels, loops).
@@ -165,6 +216,9 @@ impl Workload {
                     }
                     Op::Fork { prog, .. } if *prog as usize >= self.programs.len() => {
                         return Err(format!("program {}: forks unknown program {prog}", p.name));
+                    }
+                    Op::Lock(l) | Op::Unlock(l) if *l as usize >= self.locks.len() => {
+                        return Err(format!("program {}: lock {l} does not exist", p.name));
                     }
                     _ => {}
                 }

@@ -98,6 +98,14 @@ pub enum Op {
     /// Busy-loop until the last stamp plus this long, recording (as thread `id`) when the loop
     /// started, when it ended and how much CPU it got (rt-migrate-test's `busy_loop`).
     SpinUntil { ns: u64, id: u32 },
+    /// Take a sleeping lock (semaphore `down()`, `mutex_lock()`), sleeping uninterruptibly while
+    /// it is held elsewhere.
+    Lock(u32),
+    /// Release it (`up()`, `mutex_unlock()`).
+    Unlock(u32),
+    /// Work inside the kernel that is not preemptible (a system call's body, a section under
+    /// the big kernel lock).
+    KernelCompute(Dist),
     /// Count one unit of the workload's throughput figure.
     Count,
     /// Repeat the next `len` operations `times` times (`None`: forever).
