@@ -26,7 +26,9 @@
 //!   credit (`__activate_task`).
 //!
 //! Simplified: per-CPU `timestamp_last_tick` clock skew (the simulator has one clock);
-//! `set_user_nice` re-enqueues into the active array rather than the array it came from.
+//! `set_user_nice` re-enqueues into the active array rather than the array it came from; the
+//! child of an RT parent is queued at the tail of its level rather than in front of the parent
+//! (child-runs-first is applied to time-shared parents only).
 
 pub mod prio_array;
 
@@ -228,6 +230,18 @@ impl O1 {
             rd: RootDomain::new(ncpus),
         }
     }
+}
+
+/// The end of `schedule()`'s pick: `next` becomes the runqueue's current task; a task that was
+/// not running already starts its run-time clock now.
+fn make_current(ctx: &mut Ctx<O1Task>, rq: &mut O1Rq, next: TaskId) -> TaskId {
+    let p = &mut ctx.tasks[next];
+    p.data.activated = 0;
+    if rq.curr != Some(next) {
+        p.timestamp_ns = ctx.now;
+    }
+    rq.curr = Some(next);
+    next
 }
 
 /// The array `which` (0, 1 or [`RT_ARRAY`]) of a runqueue.
@@ -579,13 +593,7 @@ impl SchedClass for O1 {
         // The RT class comes first (sched_class order: rt before the time-shared arrays).
         if let Some(next) = rq.rt.pick() {
             ctx.ops.bitmap_searches += 1;
-            let p = &mut ctx.tasks[next];
-            p.data.activated = 0;
-            if rq.curr != Some(next) {
-                p.timestamp_ns = ctx.now;
-            }
-            rq.curr = Some(next);
-            return Some(next);
+            return Some(make_current(ctx, rq, next));
         }
         if rq.arrays[rq.active].nr_active == 0 {
             // The array switch: expired becomes active, O(1).
@@ -615,13 +623,7 @@ impl SchedClass for O1 {
             self.enqueue_array(rq, ctx.tasks, next, which);
             ctx.ops.list_ops += 2;
         }
-        let p = &mut ctx.tasks[next];
-        p.data.activated = 0;
-        if rq.curr != Some(next) {
-            p.timestamp_ns = ctx.now;
-        }
-        rq.curr = Some(next);
-        Some(next)
+        Some(make_current(ctx, rq, next))
     }
 
     fn task_tick(&self, ctx: &mut Ctx<O1Task>, rq: &mut O1Rq, _cpu: CpuId, curr: TaskId) -> bool {
