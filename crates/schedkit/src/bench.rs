@@ -68,7 +68,7 @@ fn ops_for<P: SchedClass>(p: &P, n: usize, budget: Duration) -> (f64, f64) {
             now,
             hz,
             ncpus: 1,
-            tasks: &mut tasks,
+            tasks: tasks.view(),
             ops: &mut ops,
         };
         p.task_fork(&mut ctx, &mut rq, 0, None, t);
@@ -80,7 +80,7 @@ fn ops_for<P: SchedClass>(p: &P, n: usize, budget: Duration) -> (f64, f64) {
         now,
         hz,
         ncpus: 1,
-        tasks: &mut tasks,
+        tasks: tasks.view(),
         ops: &mut ops,
     };
     let mut curr = p.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task");
@@ -92,7 +92,7 @@ fn ops_for<P: SchedClass>(p: &P, n: usize, budget: Duration) -> (f64, f64) {
             now,
             hz,
             ncpus: 1,
-            tasks: &mut tasks,
+            tasks: tasks.view(),
             ops: &mut ops,
         };
         let kind = EnqueueKind::Wakeup {
@@ -110,7 +110,7 @@ fn ops_for<P: SchedClass>(p: &P, n: usize, budget: Duration) -> (f64, f64) {
             now,
             hz,
             ncpus: 1,
-            tasks: &mut tasks,
+            tasks: tasks.view(),
             ops: &mut ops,
         };
         p.put_prev(&mut ctx, &mut rq, 0, curr);

@@ -14,7 +14,7 @@
 //! costs, so an O(n) loop costs O(n) simulated time because it really ran n iterations.
 
 use crate::machine::Topology;
-use crate::task::{CpuId, TaskId, Tasks};
+use crate::task::{CpuId, TaskId, TaskView};
 
 /// How a policy's runqueues are locked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -78,7 +78,8 @@ pub struct Ctx<'a, D> {
     /// Timer interrupts per second of this machine (for jiffy-based designs).
     pub hz: u32,
     pub ncpus: usize,
-    pub tasks: &'a mut Tasks<D>,
+    /// The task table, as the host's locks allow it to be reached (see [`TaskView`]).
+    pub tasks: TaskView<'a, D>,
     pub ops: &'a mut OpCounter,
 }
 
@@ -274,7 +275,7 @@ pub trait SchedClass: Send + Sync + 'static {
     /// or new task, from lock-free reads of the machine. `waker_cpu` is where the wakeup runs.
     fn select_cpu(
         &self,
-        tasks: &Tasks<Self::TaskData>,
+        tasks: &TaskView<'_, Self::TaskData>,
         view: &CpuView,
         ops: &mut OpCounter,
         t: TaskId,
@@ -287,7 +288,7 @@ pub trait SchedClass: Send + Sync + 'static {
     fn for_each_queued(
         &self,
         rq: &Self::Rq,
-        tasks: &Tasks<Self::TaskData>,
+        tasks: &TaskView<'_, Self::TaskData>,
         f: &mut dyn FnMut(TaskId),
     );
 

@@ -293,6 +293,117 @@ impl<D> Tasks<D> {
     }
 }
 
+impl<D> Tasks<D> {
+    /// A view for hooks, from exclusive access to the whole table (a single-threaded host).
+    pub fn view(&mut self) -> TaskView<'_, D> {
+        TaskView::new(&mut self.slots)
+    }
+
+    /// Lends a read-only view (for hooks that only read, such as `select_cpu`).
+    pub fn with_view<R>(&self, f: impl FnOnce(&TaskView<'_, D>) -> R) -> R {
+        let view = TaskView {
+            base: std::ptr::NonNull::new(self.slots.as_ptr() as *mut Task<D>)
+                .expect("slice pointer is never null"),
+            len: self.slots.len(),
+            _borrow: std::marker::PhantomData,
+        };
+        // Only a shared reference leaves this function, so nothing can write through it.
+        f(&view)
+    }
+}
+
+/// How scheduler hooks reach task state: a view of the host's task table.
+///
+/// A single-threaded host (the simulator) makes one with [`TaskView::new`] from an exclusive
+/// borrow, which is safe. A host running hooks on several threads at once makes one per hook
+/// call with [`TaskView::from_raw`] over a table that outlives it; the view holds a raw pointer
+/// rather than a `&mut` to the whole table, so views on different threads do not alias each
+/// other as references would. The host's side of the bargain is the kernel's rule: a task's
+/// scheduling state is touched only under the lock of the runqueue the task belongs to, and a
+/// hook receives only the runqueues whose locks are held.
+pub struct TaskView<'a, D> {
+    base: std::ptr::NonNull<Task<D>>,
+    len: usize,
+    _borrow: std::marker::PhantomData<&'a mut [Task<D>]>,
+}
+
+impl<'a, D> TaskView<'a, D> {
+    pub fn new(slots: &'a mut [Task<D>]) -> Self {
+        TaskView {
+            base: std::ptr::NonNull::new(slots.as_mut_ptr()).expect("slice pointer is never null"),
+            len: slots.len(),
+            _borrow: std::marker::PhantomData,
+        }
+    }
+
+    /// # Safety
+    /// `base..base+len` must be valid, initialised tasks for `'a`, and while the view lives no
+    /// other code may access the tasks this view is used to access (the lock discipline above).
+    pub unsafe fn from_raw(base: std::ptr::NonNull<Task<D>>, len: usize) -> Self {
+        TaskView {
+            base,
+            len,
+            _borrow: std::marker::PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn slot(&self, id: TaskId) -> *mut Task<D> {
+        assert!(
+            id.index() < self.len,
+            "{id} is outside the task table ({} tasks)",
+            self.len
+        );
+        // SAFETY: in bounds, checked above.
+        unsafe { self.base.as_ptr().add(id.index()) }
+    }
+
+    pub fn get(&self, id: TaskId) -> &Task<D> {
+        // SAFETY: valid per the constructor's contract; shared access through &self.
+        unsafe { &*self.slot(id) }
+    }
+
+    pub fn get_mut(&mut self, id: TaskId) -> &mut Task<D> {
+        // SAFETY: valid per the constructor's contract; exclusive through &mut self.
+        unsafe { &mut *self.slot(id) }
+    }
+
+    /// Two distinct tasks at once (parent and child at fork/exit).
+    pub fn pair_mut(&mut self, a: TaskId, b: TaskId) -> (&mut Task<D>, &mut Task<D>) {
+        assert_ne!(a, b, "pair_mut needs two distinct tasks");
+        // SAFETY: distinct slots, both valid; exclusive through &mut self.
+        unsafe { (&mut *self.slot(a), &mut *self.slot(b)) }
+    }
+}
+
+impl<D> std::ops::Index<TaskId> for TaskView<'_, D> {
+    type Output = Task<D>;
+    fn index(&self, id: TaskId) -> &Task<D> {
+        self.get(id)
+    }
+}
+
+impl<D> std::ops::IndexMut<TaskId> for TaskView<'_, D> {
+    fn index_mut(&mut self, id: TaskId) -> &mut Task<D> {
+        self.get_mut(id)
+    }
+}
+
+// SAFETY: a view is a capability to reach tasks under the host's locking rule; moving it to
+// another thread is what a concurrent host does with it.
+unsafe impl<D: Send> Send for TaskView<'_, D> {}
+
+/// Anything tasks can be looked up in: the owned table or a view of it.
+pub trait TaskIndex<D>: std::ops::IndexMut<TaskId, Output = Task<D>> {}
+impl<D, T: std::ops::IndexMut<TaskId, Output = Task<D>> + ?Sized> TaskIndex<D> for T {}
+
 impl<D> std::ops::Index<TaskId> for Tasks<D> {
     type Output = Task<D>;
     fn index(&self, id: TaskId) -> &Task<D> {
@@ -333,6 +444,28 @@ mod tests {
             let r = nice_to_weight(n) as f64 / nice_to_weight(n + 1) as f64;
             assert!((1.15..1.35).contains(&r), "nice {n}: ratio {r}");
         }
+    }
+
+    #[test]
+    fn views_reach_the_same_tasks() {
+        let mut t: Tasks<u32> = Tasks::new();
+        let a = t.spawn();
+        let b = t.spawn();
+        let mut v = t.view();
+        v[b].data = 7;
+        let (x, y) = v.pair_mut(a, b);
+        x.data = y.data + 1;
+        assert_eq!(v.len(), 2);
+        assert_eq!((t[a].data, t[b].data), (8, 7));
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the task table")]
+    fn views_check_bounds() {
+        let mut t: Tasks<u32> = Tasks::new();
+        t.spawn();
+        let v = t.view();
+        let _ = &v[TaskId(5)];
     }
 
     #[test]

@@ -16,7 +16,9 @@
 use super::list::{Link, Linked, TaskList};
 use crate::class::*;
 use crate::machine::Topology;
-use crate::task::{CpuId, SchedPolicy, Task, TaskId, Tasks};
+#[cfg(test)]
+use crate::task::Tasks;
+use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 
 /// `PROC_CHANGE_PENALTY` of i386 (`include/asm-i386/smp.h`): the bonus for staying put.
 pub const PROC_CHANGE_PENALTY: i32 = 15;
@@ -182,9 +184,9 @@ impl SchedClass for Goodness {
         debug_assert!(!ctx.tasks[t].data.on_rq);
         // add_to_runqueue: 2.4.16 adds wakeups at the tail; setscheduler moves to the front.
         if kind == EnqueueKind::Restore {
-            rq.run_list.push_front(ctx.tasks, t);
+            rq.run_list.push_front(&mut ctx.tasks, t);
         } else {
-            rq.run_list.push_back(ctx.tasks, t);
+            rq.run_list.push_back(&mut ctx.tasks, t);
         }
         ctx.tasks[t].data.on_rq = true;
         ctx.ops.list_ops += 1;
@@ -199,7 +201,7 @@ impl SchedClass for Goodness {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.on_rq {
-            rq.run_list.remove(ctx.tasks, t);
+            rq.run_list.remove(&mut ctx.tasks, t);
             ctx.tasks[t].data.on_rq = false;
             ctx.ops.list_ops += 1;
         }
@@ -231,8 +233,8 @@ impl SchedClass for Goodness {
             // schedule(): an RR task whose counter ran out is refilled and moved to the tail.
             if pt.policy == SchedPolicy::Rr && pt.data.counter == 0 && pt.data.on_rq {
                 pt.data.counter = nice_to_ticks(pt.nice, ctx.hz);
-                rq.run_list.remove(ctx.tasks, p);
-                rq.run_list.push_back(ctx.tasks, p);
+                rq.run_list.remove(&mut ctx.tasks, p);
+                rq.run_list.push_back(&mut ctx.tasks, p);
                 ctx.ops.list_ops += 2;
             }
         }
@@ -251,7 +253,7 @@ impl SchedClass for Goodness {
                         best = Some(t);
                     }
                 }
-                cur = rq.run_list.next(ctx.tasks, t);
+                cur = rq.run_list.next(&ctx.tasks, t);
             }
             if best.is_some() && c == 0 {
                 // Every runnable candidate has used its slice: recalculate for every task in
@@ -314,8 +316,8 @@ impl SchedClass for Goodness {
         if !p.policy.is_rt() {
             p.data.yielded = true;
         }
-        rq.run_list.remove(ctx.tasks, curr);
-        rq.run_list.push_back(ctx.tasks, curr);
+        rq.run_list.remove(&mut ctx.tasks, curr);
+        rq.run_list.push_back(&mut ctx.tasks, curr);
         ctx.ops.list_ops += 2;
         true
     }
@@ -339,7 +341,7 @@ impl SchedClass for Goodness {
 
     fn select_cpu(
         &self,
-        tasks: &Tasks<GoodnessTask>,
+        tasks: &TaskView<'_, GoodnessTask>,
         view: &CpuView,
         ops: &mut OpCounter,
         t: TaskId,
@@ -398,7 +400,7 @@ impl SchedClass for Goodness {
     fn for_each_queued(
         &self,
         rq: &GoodnessRq,
-        tasks: &Tasks<GoodnessTask>,
+        tasks: &TaskView<'_, GoodnessTask>,
         f: &mut dyn FnMut(TaskId),
     ) {
         for t in rq.run_list.iter(tasks) {
@@ -431,7 +433,7 @@ mod tests {
                     now: 0,
                     hz: 100,
                     ncpus: self.rq.curr.len(),
-                    tasks: &mut self.tasks,
+                    tasks: self.tasks.view(),
                     ops: &mut self.ops,
                 },
                 &mut self.rq,
@@ -573,7 +575,7 @@ mod tests {
         };
         assert_eq!(
             Goodness.select_cpu(
-                &fx.tasks,
+                &fx.tasks.clone().view(),
                 &view,
                 &mut ops,
                 t,
@@ -594,7 +596,7 @@ mod tests {
         tasks[t].data.running_on = None;
         assert_eq!(
             Goodness.select_cpu(
-                &tasks,
+                &tasks.view(),
                 &view,
                 &mut ops,
                 t,

@@ -2,7 +2,9 @@
 //! the links live in each task's policy data, so insertion and removal are O(1) and allocate
 //! nothing, and a task knows its neighbours without a search.
 
-use crate::task::{TaskId, Tasks};
+#[cfg(test)]
+use crate::task::Tasks;
+use crate::task::{TaskId, TaskIndex};
 
 const NIL: u32 = u32::MAX;
 
@@ -68,16 +70,24 @@ impl TaskList {
         id(self.tail)
     }
 
-    pub fn next<D: Linked>(&self, tasks: &Tasks<D>, t: TaskId) -> Option<TaskId> {
+    pub fn next<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &self,
+        tasks: &T,
+        t: TaskId,
+    ) -> Option<TaskId> {
         id(tasks[t].data.link().next)
     }
 
-    pub fn prev<D: Linked>(&self, tasks: &Tasks<D>, t: TaskId) -> Option<TaskId> {
+    pub fn prev<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &self,
+        tasks: &T,
+        t: TaskId,
+    ) -> Option<TaskId> {
         id(tasks[t].data.link().prev)
     }
 
     /// `list_add_tail`.
-    pub fn push_back<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId) {
+    pub fn push_back<D: Linked, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) {
         let old_tail = self.tail;
         *tasks[t].data.link_mut() = Link {
             prev: old_tail,
@@ -92,7 +102,7 @@ impl TaskList {
     }
 
     /// `list_add` (at the head).
-    pub fn push_front<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId) {
+    pub fn push_front<D: Linked, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) {
         let old_head = self.head;
         *tasks[t].data.link_mut() = Link {
             prev: NIL,
@@ -108,7 +118,12 @@ impl TaskList {
 
     /// Inserts `t` just before `before` (which must be on this list): O(1) child-runs-first's
     /// `list_add_tail(&p->run_list, &current->run_list)`.
-    pub fn insert_before<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, before: TaskId) {
+    pub fn insert_before<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        before: TaskId,
+    ) {
         let prev = tasks[before].data.link().prev;
         *tasks[t].data.link_mut() = Link {
             prev,
@@ -123,7 +138,7 @@ impl TaskList {
     }
 
     /// `list_del`. `t` must be on this list.
-    pub fn remove<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId) {
+    pub fn remove<D: Linked, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) {
         let Link { prev, next } = *tasks[t].data.link();
         match id(prev) {
             Some(p) => tasks[p].data.link_mut().next = next,
@@ -138,7 +153,10 @@ impl TaskList {
     }
 
     /// Front-to-back walk.
-    pub fn iter<'a, D: Linked>(&self, tasks: &'a Tasks<D>) -> impl Iterator<Item = TaskId> + 'a {
+    pub fn iter<'a, D: Linked + 'a, T: TaskIndex<D> + ?Sized>(
+        &self,
+        tasks: &'a T,
+    ) -> impl Iterator<Item = TaskId> + 'a {
         let mut cur = self.head;
         std::iter::from_fn(move || {
             let t = id(cur)?;
@@ -148,9 +166,9 @@ impl TaskList {
     }
 
     /// Back-to-front walk (the O(1) balancer walks a list from its tail).
-    pub fn iter_rev<'a, D: Linked>(
+    pub fn iter_rev<'a, D: Linked + 'a, T: TaskIndex<D> + ?Sized>(
         &self,
-        tasks: &'a Tasks<D>,
+        tasks: &'a T,
     ) -> impl Iterator<Item = TaskId> + 'a {
         let mut cur = self.tail;
         std::iter::from_fn(move || {

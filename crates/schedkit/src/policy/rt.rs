@@ -24,7 +24,7 @@
 
 use super::list::Linked;
 use super::o1::prio_array::PrioArray;
-use crate::task::{CpuId, CpuMask, TaskId, Tasks};
+use crate::task::{CpuId, CpuMask, TaskId, TaskIndex};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// `MAX_RT_PRIO`.
@@ -202,9 +202,9 @@ impl Default for RtRq {
 }
 
 impl RtRq {
-    pub fn enqueue<D: Linked>(
+    pub fn enqueue<D: Linked, T: TaskIndex<D> + ?Sized>(
         &mut self,
-        tasks: &mut Tasks<D>,
+        tasks: &mut T,
         t: TaskId,
         prio: usize,
         migratory: bool,
@@ -215,9 +215,9 @@ impl RtRq {
         self.highest_prio = self.highest_prio.min(prio);
     }
 
-    pub fn dequeue<D: Linked>(
+    pub fn dequeue<D: Linked, T: TaskIndex<D> + ?Sized>(
         &mut self,
-        tasks: &mut Tasks<D>,
+        tasks: &mut T,
         t: TaskId,
         prio: usize,
         migratory: bool,
@@ -229,7 +229,12 @@ impl RtRq {
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR expiry, yield).
-    pub fn requeue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+    pub fn requeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+    ) {
         self.active.requeue(tasks, t, prio);
     }
 
@@ -259,9 +264,9 @@ impl RtRq {
 
     /// `pick_next_highest_task_rt(rq, cpu)`: the best queued task that is not `running`, may
     /// migrate, and (with `cpu`) may run there. Returns it and the tasks examined.
-    pub fn next_highest<D: Linked>(
+    pub fn next_highest<D: Linked, T: TaskIndex<D> + ?Sized>(
         &self,
-        tasks: &Tasks<D>,
+        tasks: &T,
         running: Option<TaskId>,
         cpu: Option<CpuId>,
         ncpus: usize,

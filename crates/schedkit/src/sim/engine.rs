@@ -471,9 +471,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             now: self.now,
             hz: self.machine.hz(),
         };
-        let cpu =
-            self.policy
-                .select_cpu(&self.tasks, &view, &mut self.ops_total, t, waker_cpu, kind);
+        let (policy, ops) = (&self.policy, &mut self.ops_total);
+        let cpu = self
+            .tasks
+            .with_view(|tasks| policy.select_cpu(tasks, &view, ops, t, waker_cpu, kind));
         if self.tasks[t].cpus_allowed.contains(cpu) && cpu < self.ncpus {
             cpu
         } else {
@@ -940,11 +941,13 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let mut seen = vec![0u8; self.tasks.len()];
         for rq in &self.rqs {
             let mut dup = None;
-            self.policy.for_each_queued(rq, &self.tasks, &mut |t| {
-                seen[t.index()] += 1;
-                if seen[t.index()] > 1 {
-                    dup = Some(t);
-                }
+            self.tasks.with_view(|tasks| {
+                self.policy.for_each_queued(rq, tasks, &mut |t| {
+                    seen[t.index()] += 1;
+                    if seen[t.index()] > 1 {
+                        dup = Some(t);
+                    }
+                })
             });
             if let Some(t) = dup {
                 return bad(format!("{t} is queued twice"));

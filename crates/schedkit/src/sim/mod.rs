@@ -431,7 +431,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 now: at,
                 hz: self.machine.hz(),
                 ncpus: self.ncpus,
-                tasks: &mut self.tasks,
+                tasks: self.tasks.view(),
                 ops: &mut self.ops_total,
             };
             let view = CpuView {
@@ -473,7 +473,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 now: at,
                 hz: self.machine.hz(),
                 ncpus: self.ncpus,
-                tasks: &mut self.tasks,
+                tasks: self.tasks.view(),
                 ops: &mut self.ops_total,
             };
             f(&self.policy, &mut ctx, ra, rb)
@@ -547,7 +547,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 now: 0,
                 hz: self.machine.hz(),
                 ncpus: self.ncpus,
-                tasks: &mut self.tasks,
+                tasks: self.tasks.view(),
                 ops: &mut self.ops_total,
             };
             self.policy

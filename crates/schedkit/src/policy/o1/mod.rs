@@ -38,7 +38,9 @@ use super::rt::{
 };
 use crate::class::*;
 use crate::machine::{Machine, Topology};
-use crate::task::{CpuId, SchedPolicy, Task, TaskId, Tasks};
+#[cfg(test)]
+use crate::task::Tasks;
+use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 pub use prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
 
 /// `MAX_USER_PRIO`.
@@ -311,7 +313,13 @@ impl O1 {
     }
 
     /// Queues `t` in array `which`, or in the RT class's queue if it is an RT task.
-    fn enqueue_array(&self, rq: &mut O1Rq, tasks: &mut Tasks<O1Task>, t: TaskId, which: usize) {
+    fn enqueue_array(
+        &self,
+        rq: &mut O1Rq,
+        tasks: &mut TaskView<'_, O1Task>,
+        t: TaskId,
+        which: usize,
+    ) {
         let prio = tasks[t].data.prio;
         if tasks[t].is_rt() {
             let migratory = migratory(&tasks[t], rq.ncpus);
@@ -323,7 +331,7 @@ impl O1 {
         }
     }
 
-    fn dequeue_array(&self, rq: &mut O1Rq, tasks: &mut Tasks<O1Task>, t: TaskId) -> usize {
+    fn dequeue_array(&self, rq: &mut O1Rq, tasks: &mut TaskView<'_, O1Task>, t: TaskId) -> usize {
         let which = tasks[t].data.array.expect("dequeue of a task on no array");
         let prio = tasks[t].data.prio;
         if which == RT_ARRAY {
@@ -368,11 +376,11 @@ impl O1 {
         this_cpu: CpuId,
         t: TaskId,
     ) -> bool {
-        self.dequeue_array(src, ctx.tasks, t);
+        self.dequeue_array(src, &mut ctx.tasks, t);
         src.nr_running -= 1;
         ctx.tasks[t].cpu = this_cpu;
         this.nr_running += 1;
-        self.enqueue_array(this, ctx.tasks, t, this.active);
+        self.enqueue_array(this, &mut ctx.tasks, t, this.active);
         self.publish(src);
         self.publish(this);
         ctx.ops.list_ops += 2;
@@ -516,19 +524,19 @@ impl SchedClass for O1 {
                     // of it, and the parent is told to reschedule.
                     let (pprio, parr) = (ctx.tasks[p].data.prio, ctx.tasks[p].data.array.unwrap());
                     ctx.tasks[t].data.prio = pprio;
-                    rq.arrays[parr as usize].enqueue_before(ctx.tasks, t, pprio, p);
+                    rq.arrays[parr as usize].enqueue_before(&mut ctx.tasks, t, pprio, p);
                     ctx.tasks[t].data.array = Some(parr);
                     ctx.tasks[t].data.child_first = true;
                 } else {
                     let c = &mut ctx.tasks[t];
                     c.data.prio = effective_prio(c, &j);
                     c.timestamp_ns = now;
-                    self.enqueue_array(rq, ctx.tasks, t, rq.active);
+                    self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
                 }
             }
             EnqueueKind::Wakeup { sync: true, .. } => {
                 // A sync wakeup on the waker's CPU: __activate_task, no sleep credit.
-                self.enqueue_array(rq, ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
             }
             EnqueueKind::Wakeup {
                 uninterruptible,
@@ -545,13 +553,13 @@ impl SchedClass for O1 {
                     p.data.activated = if irq { 2 } else { 1 };
                 }
                 p.timestamp_ns = now;
-                self.enqueue_array(rq, ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
             }
-            EnqueueKind::Migrate => self.enqueue_array(rq, ctx.tasks, t, rq.active),
+            EnqueueKind::Migrate => self.enqueue_array(rq, &mut ctx.tasks, t, rq.active),
             EnqueueKind::Restore => {
                 let p = &mut ctx.tasks[t];
                 p.data.prio = effective_prio(p, &j);
-                self.enqueue_array(rq, ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
             }
         }
         self.publish(rq);
@@ -565,7 +573,7 @@ impl SchedClass for O1 {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.array.is_some() {
-            self.dequeue_array(rq, ctx.tasks, t);
+            self.dequeue_array(rq, &mut ctx.tasks, t);
             rq.nr_running -= 1;
             ctx.ops.list_ops += 1;
             self.publish(rq);
@@ -616,11 +624,11 @@ impl SchedClass for O1 {
             if n.data.activated == 1 {
                 delta = delta * ON_RUNQUEUE_WEIGHT / 100;
             }
-            let which = self.dequeue_array(rq, ctx.tasks, next);
+            let which = self.dequeue_array(rq, &mut ctx.tasks, next);
             let p = &mut ctx.tasks[next];
             let at = p.timestamp_ns + delta;
             recalc_task_prio(p, at, &j);
-            self.enqueue_array(rq, ctx.tasks, next, which);
+            self.enqueue_array(rq, &mut ctx.tasks, next, which);
             ctx.ops.list_ops += 2;
         }
         Some(make_current(ctx, rq, next))
@@ -640,7 +648,7 @@ impl SchedClass for O1 {
                     p.data.time_slice = j.task_timeslice(static_prio(p.nice));
                     p.data.first_time_slice = false;
                     let prio = p.data.prio;
-                    rq.rt.requeue(ctx.tasks, curr, prio);
+                    rq.rt.requeue(&mut ctx.tasks, curr, prio);
                     ctx.ops.list_ops += 2;
                     return true;
                 }
@@ -654,7 +662,7 @@ impl SchedClass for O1 {
         let p = &mut ctx.tasks[curr];
         p.data.time_slice -= 1;
         if p.data.time_slice <= 0 {
-            self.dequeue_array(rq, ctx.tasks, curr);
+            self.dequeue_array(rq, &mut ctx.tasks, curr);
             let p = &mut ctx.tasks[curr];
             p.data.prio = effective_prio(p, &j);
             p.data.time_slice = j.task_timeslice(static_prio(p.nice));
@@ -665,10 +673,10 @@ impl SchedClass for O1 {
             let p = &ctx.tasks[curr];
             if !task_interactive(p, &j) || Self::expired_starving(rq, p, jiffies, &j) {
                 let sp = static_prio(p.nice);
-                self.enqueue_array(rq, ctx.tasks, curr, 1 - rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, curr, 1 - rq.active);
                 rq.best_expired_prio = rq.best_expired_prio.min(sp);
             } else {
-                self.enqueue_array(rq, ctx.tasks, curr, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, curr, rq.active);
             }
             ctx.ops.list_ops += 2;
             return true;
@@ -682,7 +690,7 @@ impl SchedClass for O1 {
             && p.data.time_slice >= gran
         {
             let prio = p.data.prio;
-            rq.arrays[rq.active].requeue(ctx.tasks, curr, prio);
+            rq.arrays[rq.active].requeue(&mut ctx.tasks, curr, prio);
             ctx.ops.list_ops += 2;
             return true;
         }
@@ -696,13 +704,13 @@ impl SchedClass for O1 {
         let prio = ctx.tasks[curr].data.prio;
         if from == RT_ARRAY {
             // RT tasks round-robin at their level.
-            rq.rt.requeue(ctx.tasks, curr, prio);
+            rq.rt.requeue(&mut ctx.tasks, curr, prio);
         } else if from as usize != 1 - rq.active {
             // Others go to the expired array.
-            self.dequeue_array(rq, ctx.tasks, curr);
-            self.enqueue_array(rq, ctx.tasks, curr, 1 - rq.active);
+            self.dequeue_array(rq, &mut ctx.tasks, curr);
+            self.enqueue_array(rq, &mut ctx.tasks, curr, 1 - rq.active);
         } else {
-            rq.arrays[from as usize].requeue(ctx.tasks, curr, prio);
+            rq.arrays[from as usize].requeue(&mut ctx.tasks, curr, prio);
         }
         ctx.ops.list_ops += 2;
         true
@@ -726,7 +734,7 @@ impl SchedClass for O1 {
 
     fn select_cpu(
         &self,
-        tasks: &Tasks<O1Task>,
+        tasks: &TaskView<'_, O1Task>,
         view: &CpuView,
         ops: &mut OpCounter,
         t: TaskId,
@@ -781,7 +789,7 @@ impl SchedClass for O1 {
         rq.nr_running
     }
 
-    fn for_each_queued(&self, rq: &O1Rq, tasks: &Tasks<O1Task>, f: &mut dyn FnMut(TaskId)) {
+    fn for_each_queued(&self, rq: &O1Rq, tasks: &TaskView<'_, O1Task>, f: &mut dyn FnMut(TaskId)) {
         for arr in rq.arrays.iter().chain(std::iter::once(&rq.rt.active)) {
             let mut idx = arr.find_first_bit();
             while idx < MAX_PRIO {
@@ -879,7 +887,7 @@ impl SchedClass for O1 {
             while idx < MAX_PRIO {
                 let mut cur = queue_of(src, which).queue(idx).back();
                 while let Some(t) = cur {
-                    cur = queue_of(src, which).queue(idx).prev(ctx.tasks, t);
+                    cur = queue_of(src, which).queue(idx).prev(&ctx.tasks, t);
                     ctx.ops.remote_touches += 1;
                     if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
                         continue;
@@ -936,11 +944,11 @@ impl SchedClass for O1 {
             return PullOutcome::default();
         }
         let next = this.rt.pick().map(|t| ctx.tasks[t].data.prio);
-        let (p, seen) = src
-            .rt
-            .next_highest(ctx.tasks, src.curr, Some(this_cpu), this.ncpus, |t| {
-                ctx.tasks[t].cpus_allowed
-            });
+        let (p, seen) =
+            src.rt
+                .next_highest(&ctx.tasks, src.curr, Some(this_cpu), this.ncpus, |t| {
+                    ctx.tasks[t].cpus_allowed
+                });
         ctx.ops.remote_touches += seen;
         let Some(p) = p else {
             return PullOutcome::default();
@@ -980,9 +988,11 @@ impl SchedClass for O1 {
                 return PushDecision::None;
             }
         }
-        let (next, seen) = rq.rt.next_highest(ctx.tasks, rq.curr, None, rq.ncpus, |t| {
-            ctx.tasks[t].cpus_allowed
-        });
+        let (next, seen) = rq
+            .rt
+            .next_highest(&ctx.tasks, rq.curr, None, rq.ncpus, |t| {
+                ctx.tasks[t].cpus_allowed
+            });
         ctx.ops.remote_touches += seen;
         let Some(next) = next else {
             return PushDecision::None;

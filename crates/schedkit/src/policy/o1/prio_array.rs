@@ -3,7 +3,9 @@
 //! instructions" on a 64-bit bitmap; 2.6 uses a 141-bit one with bit 140 as a delimiter).
 
 use crate::policy::list::{Linked, TaskList};
-use crate::task::{TaskId, Tasks};
+#[cfg(test)]
+use crate::task::Tasks;
+use crate::task::{TaskId, TaskIndex};
 
 /// `MAX_RT_PRIO`: priorities 0..99 are real time.
 pub const MAX_RT_PRIO: usize = 100;
@@ -61,16 +63,21 @@ impl PrioArray {
     }
 
     /// `enqueue_task`: at the tail of its priority's list.
-    pub fn enqueue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+    pub fn enqueue<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+    ) {
         self.queue[prio].push_back(tasks, t);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.nr_active += 1;
     }
 
     /// Inserts `t` at `prio` just before `before` (child-runs-first).
-    pub fn enqueue_before<D: Linked>(
+    pub fn enqueue_before<D: Linked, T: TaskIndex<D> + ?Sized>(
         &mut self,
-        tasks: &mut Tasks<D>,
+        tasks: &mut T,
         t: TaskId,
         prio: usize,
         before: TaskId,
@@ -81,7 +88,12 @@ impl PrioArray {
     }
 
     /// `dequeue_task`: clears the bit when the list empties.
-    pub fn dequeue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+    pub fn dequeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+    ) {
         self.queue[prio].remove(tasks, t);
         if self.queue[prio].is_empty() {
             self.bitmap[prio / 64] &= !(1 << (prio % 64));
@@ -90,7 +102,12 @@ impl PrioArray {
     }
 
     /// `requeue_task`: to the tail of the same list.
-    pub fn requeue<D: Linked>(&mut self, tasks: &mut Tasks<D>, t: TaskId, prio: usize) {
+    pub fn requeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+    ) {
         self.queue[prio].remove(tasks, t);
         self.queue[prio].push_back(tasks, t);
     }

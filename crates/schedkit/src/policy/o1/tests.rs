@@ -32,7 +32,7 @@ impl Fx {
                 now: self.now,
                 hz: HZ,
                 ncpus: n,
-                tasks: &mut self.tasks,
+                tasks: self.tasks.view(),
                 ops: &mut self.ops,
             },
             &mut self.rqs[cpu],
@@ -372,7 +372,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         now: fx.now,
         hz: HZ,
         ncpus: 2,
-        tasks: &mut fx.tasks,
+        tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
     let out = fx.o1.pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false);
@@ -397,7 +397,7 @@ fn cache_hot_tasks_stay_unless_idle() {
         now: fx.now,
         hz: HZ,
         ncpus: 2,
-        tasks: &mut fx.tasks,
+        tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
     assert_eq!(
@@ -480,7 +480,7 @@ fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
         now: fx.now,
         hz: HZ,
         ncpus: 3,
-        tasks: &mut fx.tasks,
+        tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
     assert!(fx.o1.push_task(&mut c, &mut a[0], 0, &mut b[0], 2, low));
@@ -505,7 +505,7 @@ fn push_recheck_fails_if_the_target_got_better_work() {
         now: fx.now,
         hz: HZ,
         ncpus: 2,
-        tasks: &mut fx.tasks,
+        tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
     assert!(!fx.o1.push_task(&mut c, &mut a[0], 0, &mut b[0], 1, low));
@@ -539,7 +539,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         now: fx.now,
         hz: HZ,
         ncpus: 2,
-        tasks: &mut fx.tasks,
+        tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
     let out = fx.o1.pull_from(&mut c, &mut b[0], 1, &mut a[0], 0);
@@ -561,7 +561,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         now: fx.now,
         hz: HZ,
         ncpus: 2,
-        tasks: &mut fx.tasks,
+        tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
     assert_eq!(fx.o1.pull_from(&mut c, &mut b[0], 1, &mut a[0], 0).moved, 0);
@@ -583,7 +583,7 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
             now: fx.now,
             hz: HZ,
             ncpus: 2,
-            tasks: &mut fx.tasks,
+            tasks: fx.tasks.view(),
             ops: &mut fx.ops,
         };
         assert_eq!(
