@@ -3,6 +3,7 @@
 pub mod goodness;
 pub mod list;
 pub mod o1;
+pub mod prio_array;
 pub mod rt;
 
 use crate::machine::Machine;

@@ -23,7 +23,7 @@
 //! Priorities here are the kernel's `prio`: 0 is the best, `99 - rt_priority` for RT tasks.
 
 use super::list::Linked;
-use super::o1::prio_array::PrioArray;
+use super::prio_array::PrioArray;
 use crate::task::{CpuId, CpuMask, TaskId, TaskIndex};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 

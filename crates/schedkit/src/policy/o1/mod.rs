@@ -30,9 +30,8 @@
 //! child of an RT parent is queued at the tail of its level rather than in front of the parent
 //! (child-runs-first is applied to time-shared parents only).
 
-pub mod prio_array;
-
 use super::list::{Link, Linked};
+pub use super::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
 use super::rt::{
     cpupri_level, RootDomain, RtBalance, RtRq, CPUPRI_IDLE, CPUPRI_NORMAL, MAX_RT_PRIO as RT_LIMIT,
 };
@@ -41,7 +40,6 @@ use crate::machine::{Machine, Topology};
 #[cfg(test)]
 use crate::task::Tasks;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
-pub use prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
 
 /// `MAX_USER_PRIO`.
 const MAX_USER_PRIO: i64 = 40;
