@@ -60,17 +60,6 @@ pub struct OpCounter {
     pub remote_touches: u64,
 }
 
-impl OpCounter {
-    pub fn add(&mut self, o: &OpCounter) {
-        self.scanned += o.scanned;
-        self.recalc += o.recalc;
-        self.bitmap_searches += o.bitmap_searches;
-        self.list_ops += o.list_ops;
-        self.tree_steps += o.tree_steps;
-        self.remote_touches += o.remote_touches;
-    }
-}
-
 /// What every hook may use besides its runqueue: the clock, the task table and the op counter.
 pub struct Ctx<'a, D> {
     /// Host time in ns.
@@ -83,15 +72,26 @@ pub struct Ctx<'a, D> {
     pub ops: &'a mut OpCounter,
 }
 
-impl<D> Ctx<'_, D> {
+impl<'a, D> Ctx<'a, D> {
+    pub fn new(
+        now: u64,
+        hz: u32,
+        ncpus: usize,
+        tasks: TaskView<'a, D>,
+        ops: &'a mut OpCounter,
+    ) -> Self {
+        Ctx {
+            now,
+            hz,
+            ncpus,
+            tasks,
+            ops,
+        }
+    }
+
     /// Nanoseconds per jiffy.
     pub fn tick_ns(&self) -> u64 {
         1_000_000_000 / self.hz as u64
-    }
-
-    /// Current time in jiffies.
-    pub fn jiffies(&self) -> u64 {
-        self.now / self.tick_ns()
     }
 }
 

@@ -2,7 +2,7 @@
 //! kernel operation the simulator charges. Profiles are TOML files; every number in a shipped
 //! profile carries a comment naming its source. Profiles hold facts, never tuning knobs.
 
-use crate::task::{CpuId, CpuMask};
+use crate::task::CpuMask;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -172,14 +172,6 @@ impl Topology {
 
     pub fn all_cpus(&self) -> CpuMask {
         CpuMask::first_n(self.ncpus)
-    }
-
-    pub fn smt_siblings(&self, a: CpuId, b: CpuId) -> bool {
-        a != b && self.core[a] == self.core[b]
-    }
-
-    pub fn share_cache(&self, a: CpuId, b: CpuId) -> bool {
-        self.cache[a] == self.cache[b]
     }
 
     pub fn ncaches(&self) -> usize {
@@ -420,8 +412,11 @@ mod tests {
             cpus_per_cache: 4,
             cpus_per_node: Some(4),
         });
-        assert!(t.smt_siblings(0, 1) && !t.smt_siblings(1, 2));
-        assert!(t.share_cache(0, 3) && !t.share_cache(3, 4));
+        assert!(
+            t.core[0] == t.core[1] && t.core[1] != t.core[2],
+            "SMT siblings share a core"
+        );
+        assert!(t.cache[0] == t.cache[3] && t.cache[3] != t.cache[4]);
         assert_eq!(t.node[5], 1);
         assert_eq!(t.ncaches(), 2);
     }

@@ -275,10 +275,6 @@ impl<D> Tasks<D> {
         self.slots.iter()
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Task<D>> {
-        self.slots.iter_mut()
-    }
-
     /// Two distinct tasks at once (parent and child at fork/exit).
     pub fn pair_mut(&mut self, a: TaskId, b: TaskId) -> (&mut Task<D>, &mut Task<D>) {
         assert_ne!(a, b, "pair_mut needs two distinct tasks");

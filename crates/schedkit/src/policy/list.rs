@@ -179,12 +179,13 @@ impl TaskList {
     }
 }
 
+/// Policy data that is nothing but a link, for the tests of the structures built on lists.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_links {
+    use super::{Link, Linked};
 
     #[derive(Default, Clone, Debug)]
-    struct D(Link);
+    pub struct D(Link);
     impl Linked for D {
         fn link(&self) -> &Link {
             &self.0
@@ -193,6 +194,13 @@ mod tests {
             &mut self.0
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::test_links::D;
 
     fn ids(l: &TaskList, t: &Tasks<D>) -> Vec<u32> {
         l.iter(t).map(|x| x.0).collect()

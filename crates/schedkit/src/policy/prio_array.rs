@@ -116,19 +116,9 @@ impl PrioArray {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::list::Link;
     use proptest::prelude::*;
 
-    #[derive(Default, Clone, Debug)]
-    struct D(Link);
-    impl Linked for D {
-        fn link(&self) -> &Link {
-            &self.0
-        }
-        fn link_mut(&mut self) -> &mut Link {
-            &mut self.0
-        }
-    }
+    use crate::policy::list::test_links::D;
 
     #[test]
     fn empty_array_finds_the_delimiter() {

@@ -508,8 +508,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         // Still current on its CPU (it has not switched out yet): just mark it running.
         let cpu = self.tasks[t].cpu;
         if self.cpus[cpu].curr == Some(t) {
+            // try_to_wake_up finds it still on its runqueue: it takes the runqueue lock and
+            // sets the state back to running, nothing more.
             self.tasks[t].state = TaskState::Running(cpu);
-            return Ok(self.syscall_ns() / 4);
+            return Ok(2 * self.atomic_ns);
         }
         let target = self.select(t, waker_cpu, WakeKind::Wakeup { sync });
         let sync_here = sync && target == waker_cpu;

@@ -427,13 +427,13 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         let d = self.layout.domain_of(cpu);
         let before = self.ops_total;
         let r = {
-            let mut ctx = Ctx {
-                now: at,
-                hz: self.machine.hz(),
-                ncpus: self.ncpus,
-                tasks: self.tasks.view(),
-                ops: &mut self.ops_total,
-            };
+            let mut ctx = Ctx::new(
+                at,
+                self.machine.hz(),
+                self.ncpus,
+                self.tasks.view(),
+                &mut self.ops_total,
+            );
             let view = CpuView {
                 cpus: &self.status,
                 topology: &self.machine.topology,
@@ -469,13 +469,13 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 let (l, r) = self.rqs.split_at_mut(a);
                 (&mut r[0], &mut l[b])
             };
-            let mut ctx = Ctx {
-                now: at,
-                hz: self.machine.hz(),
-                ncpus: self.ncpus,
-                tasks: self.tasks.view(),
-                ops: &mut self.ops_total,
-            };
+            let mut ctx = Ctx::new(
+                at,
+                self.machine.hz(),
+                self.ncpus,
+                self.tasks.view(),
+                &mut self.ops_total,
+            );
             f(&self.policy, &mut ctx, ra, rb)
         };
         let work = self.costs.price(&diff(&self.ops_total, &before));
@@ -543,13 +543,13 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             self.tasks[t].cpu = cpu;
             self.tasks[t].timestamp_ns = 0;
             let d = self.layout.domain_of(cpu);
-            let mut ctx = Ctx {
-                now: 0,
-                hz: self.machine.hz(),
-                ncpus: self.ncpus,
-                tasks: self.tasks.view(),
-                ops: &mut self.ops_total,
-            };
+            let mut ctx = Ctx::new(
+                0,
+                self.machine.hz(),
+                self.ncpus,
+                self.tasks.view(),
+                &mut self.ops_total,
+            );
             self.policy
                 .task_fork(&mut ctx, &mut self.rqs[d], cpu, None, t);
             self.policy
