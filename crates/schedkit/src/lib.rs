@@ -24,6 +24,9 @@ pub mod machine;
 pub mod metrics;
 pub mod policy;
 pub mod report;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub mod runtime;
 pub mod sim;
+pub mod sleeplock;
 pub mod task;
 pub mod workload;

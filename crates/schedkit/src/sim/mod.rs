@@ -16,7 +16,7 @@
 pub mod cache;
 pub mod cost;
 pub mod lock;
-pub mod sleeplock;
+pub use crate::sleeplock;
 
 use crate::class::*;
 use crate::machine::Machine;

@@ -1,5 +1,6 @@
-//! Sleeping locks as the kernel implemented them (designs.md §4), as state machines the
-//! simulator drives: who gets the lock, who is woken, and what each operation decided.
+//! Sleeping locks as the kernel implemented them (designs.md §4), as state machines both
+//! hosts drive: who gets the lock, who is woken, and what each operation decided. The
+//! simulator keys waiters by [`TaskId`]; the runtime by a pointer to the waiter's record.
 //!
 //! - Counting semaphore, `handoff` mode: 2.6.26's generic semaphore (64ac24e7388). `up()` with
 //!   waiters dequeues the first, marks it `up`, and wakes it: the woken task owns the semaphore
@@ -47,28 +48,28 @@ pub struct LockCounters {
 }
 
 #[derive(Clone, Debug)]
-pub struct SleepLock {
+pub struct SleepLock<W = TaskId> {
     pub kind: LockKind,
     /// Semaphore count; for a mutex 1 = free, 0 = held.
     pub count: u64,
-    pub owner: Option<TaskId>,
+    pub owner: Option<W>,
     /// FIFO of sleeping or woken-but-not-yet-running contenders.
-    pub waiters: VecDeque<TaskId>,
+    pub waiters: VecDeque<W>,
     /// Handoff mode: waiters dequeued by `up()` that own a unit but have not run yet.
-    granted: Vec<TaskId>,
+    granted: Vec<W>,
     pub counters: LockCounters,
 }
 
-impl SleepLock {
-    pub fn semaphore(count: u64, mode: LockMode) -> SleepLock {
+impl<W: Copy + PartialEq> SleepLock<W> {
+    pub fn semaphore(count: u64, mode: LockMode) -> SleepLock<W> {
         SleepLock::new(LockKind::Semaphore(mode), count)
     }
 
-    pub fn mutex(spin: bool) -> SleepLock {
+    pub fn mutex(spin: bool) -> SleepLock<W> {
         SleepLock::new(LockKind::Mutex { spin }, 1)
     }
 
-    fn new(kind: LockKind, count: u64) -> SleepLock {
+    fn new(kind: LockKind, count: u64) -> SleepLock<W> {
         SleepLock {
             kind,
             count,
@@ -84,7 +85,7 @@ impl SleepLock {
         self.count > 0
     }
 
-    fn take(&mut self, t: TaskId, waited: bool) -> Attempt {
+    fn take(&mut self, t: W, waited: bool) -> Attempt {
         self.count -= 1;
         if matches!(self.kind, LockKind::Mutex { .. }) {
             self.owner = Some(t);
@@ -98,7 +99,7 @@ impl SleepLock {
         Attempt::Acquired
     }
 
-    fn dequeue(&mut self, t: TaskId) -> bool {
+    fn dequeue(&mut self, t: W) -> bool {
         match self.waiters.iter().position(|&w| w == t) {
             Some(i) => {
                 self.waiters.remove(i);
@@ -110,7 +111,7 @@ impl SleepLock {
 
     /// `down()` / `mutex_lock()` by `t`. `waited` says whether this attempt follows an earlier
     /// sleep or spin; `owner_running` whether the mutex owner is on a CPU (adaptive spinning).
-    pub fn lock(&mut self, t: TaskId, waited: bool, owner_running: bool) -> Attempt {
+    pub fn lock(&mut self, t: W, waited: bool, owner_running: bool) -> Attempt {
         match self.kind {
             LockKind::Semaphore(LockMode::Handoff) => {
                 if let Some(i) = self.granted.iter().position(|&g| g == t) {
@@ -153,7 +154,7 @@ impl SleepLock {
     }
 
     /// `up()` / `mutex_unlock()` by `t`: returns the task to wake, if any.
-    pub fn unlock(&mut self, _t: TaskId) -> Option<TaskId> {
+    pub fn unlock(&mut self, _t: W) -> Option<W> {
         match self.kind {
             LockKind::Semaphore(LockMode::Handoff) => match self.waiters.pop_front() {
                 None => {
@@ -180,7 +181,7 @@ impl SleepLock {
 
     /// Tasks queued but asleep while a unit is free: what the audit calls "left waiting on a
     /// free lock". `sleeping(t)` says whether `t` is asleep on this lock.
-    pub fn stranded(&self, sleeping: impl Fn(TaskId) -> bool) -> bool {
+    pub fn stranded(&self, sleeping: impl Fn(W) -> bool) -> bool {
         self.is_free() && !self.waiters.is_empty() && self.waiters.iter().all(|&w| sleeping(w))
     }
 }

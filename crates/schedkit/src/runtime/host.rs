@@ -1,0 +1,1156 @@
+//! The runtime host: the same `SchedClass` hooks the simulator drives, driven by real worker
+//! threads with real locks.
+//!
+//! One `std::sync::Mutex` per lock domain of the policy (one for 2.4's global runqueue, one
+//! per CPU for O(1)) guards that domain's `Rq` and, by the kernel's rule, the scheduling
+//! fields of the tasks on it. Hooks reach tasks through a [`TaskView`] made with
+//! `TaskView::from_raw` over a fixed table that never moves. A task's other fields (its saved
+//! stack pointer, its stack) are touched only by whoever owns the task: the worker running it,
+//! or, between runqueues, the party that won the handshake in `handshake`.
+
+use super::arch::{self, Stack};
+use super::handshake::{self, Wake};
+use super::worker::{self, Host, Reason, Tick, WorkerSlot, WorkerTls};
+use super::{RuntimeStats, TaskSpec};
+use crate::class::{
+    CpuStatus, CpuView, Ctx, DequeueKind, EnqueueKind, LockLayout, OpCounter, PushDecision,
+    SchedClass, WakeKind,
+};
+use crate::machine::Topology;
+use crate::task::{CpuId, CpuMask, Task, TaskId, TaskState, TaskView};
+use std::cell::UnsafeCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::*};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+/// The most CPUs a runtime may have (select_cpu sees a stack snapshot of them).
+pub const MAX_CPUS: usize = 64;
+/// Stacks kept for reuse (an mmap + mprotect costs ~6 µs; runtime-notes §4.2).
+const STACK_POOL: usize = 1024;
+
+/// The per-task state the host owns (the scheduling state is in `Task`).
+pub(crate) struct TaskCtl {
+    pub state: AtomicU8,
+    sp: UnsafeCell<*mut u8>,
+    stack: UnsafeCell<Option<Stack>>,
+    entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
+    /// `preempt_count` of the task when it switched out.
+    saved_count: UnsafeCell<u32>,
+    /// Bumped each time the slot is reused, so a stale parent link is recognised.
+    gen: AtomicU32,
+    parent_gen: UnsafeCell<u32>,
+    last_cpu: UnsafeCell<usize>,
+}
+
+impl TaskCtl {
+    fn new() -> TaskCtl {
+        TaskCtl {
+            state: AtomicU8::new(handshake::EXITED),
+            sp: UnsafeCell::new(std::ptr::null_mut()),
+            stack: UnsafeCell::new(None),
+            entry: UnsafeCell::new(None),
+            saved_count: UnsafeCell::new(1),
+            gen: AtomicU32::new(0),
+            parent_gen: UnsafeCell::new(0),
+            last_cpu: UnsafeCell::new(usize::MAX),
+        }
+    }
+}
+
+/// Lock-free published state of a CPU (what `CpuView` snapshots).
+#[derive(Default)]
+struct CpuPub {
+    curr: AtomicU32,
+    nr_running: AtomicUsize,
+    last_schedule_ns: AtomicU64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub switches: AtomicU64,
+    pub migrations: AtomicU64,
+    pub preemptions: AtomicU64,
+    pub wakeups: AtomicU64,
+    pub ipis: AtomicU64,
+    pub spawned: AtomicU64,
+}
+
+pub(crate) struct Config {
+    pub ncpus: usize,
+    pub hz: u32,
+    pub max_tasks: usize,
+    pub stack_size: usize,
+    pub preempt: bool,
+}
+
+pub(crate) struct Shared<P: SchedClass> {
+    policy: P,
+    layout: LockLayout,
+    rqs: Box<[Mutex<P::Rq>]>,
+    tasks: Box<[UnsafeCell<Task<P::TaskData>>]>,
+    ctl: Box<[TaskCtl]>,
+    high_water: AtomicUsize,
+    /// Reusable slots, and the next never-used one.
+    free: Mutex<(Vec<u32>, usize)>,
+    pub(crate) workers: Box<[WorkerSlot]>,
+    status: Box<[CpuPub]>,
+    topology: Topology,
+    pub(crate) cfg: Config,
+    tick_ns: u64,
+    epoch: Instant,
+    timers: Mutex<BinaryHeap<Reverse<(u64, u64, u32)>>>,
+    timer_seq: AtomicU64,
+    next_timer: AtomicU64,
+    live: Mutex<usize>,
+    live_cv: Condvar,
+    pub(crate) shutdown: AtomicBool,
+    stacks: Mutex<Vec<Stack>>,
+    pub(crate) counters: Counters,
+    pub(crate) runtime_id: usize,
+}
+
+// SAFETY: every UnsafeCell is reached under the locking rule in the module docs.
+unsafe impl<P: SchedClass> Sync for Shared<P> {}
+// SAFETY: as above; the raw pointers inside are owned memory.
+unsafe impl<P: SchedClass> Send for Shared<P> {}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A hook never panics while holding a runqueue lock in a correct policy; if one did, the
+    // data is what it was, and continuing is what a kernel would do.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<P: SchedClass> Shared<P> {
+    pub fn new(policy: P, cfg: Config, runtime_id: usize) -> Shared<P> {
+        let n = cfg.ncpus;
+        let topology = Topology::flat(n);
+        let layout = policy.lock_layout();
+        let rqs = (0..layout.domains(n))
+            .map(|d| Mutex::new(policy.new_rq(d, &topology)))
+            .collect();
+        let tasks = (0..cfg.max_tasks)
+            .map(|i| UnsafeCell::new(Task::new(TaskId(i as u32))))
+            .collect();
+        let ctl = (0..cfg.max_tasks).map(|_| TaskCtl::new()).collect();
+        let status = (0..n)
+            .map(|_| CpuPub {
+                curr: AtomicU32::new(u32::MAX),
+                ..Default::default()
+            })
+            .collect();
+        Shared {
+            policy,
+            layout,
+            rqs,
+            tasks,
+            ctl,
+            high_water: AtomicUsize::new(0),
+            free: Mutex::new((Vec::new(), 0)),
+            workers: (0..n).map(|_| WorkerSlot::new()).collect(),
+            status,
+            topology,
+            tick_ns: 1_000_000_000 / cfg.hz as u64,
+            cfg,
+            epoch: Instant::now(),
+            timers: Mutex::new(BinaryHeap::new()),
+            timer_seq: AtomicU64::new(0),
+            next_timer: AtomicU64::new(u64::MAX),
+            live: Mutex::new(0),
+            live_cv: Condvar::new(),
+            shutdown: AtomicBool::new(false),
+            stacks: Mutex::new(Vec::new()),
+            counters: Counters::default(),
+            runtime_id,
+        }
+    }
+
+    pub fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    fn ncpus(&self) -> usize {
+        self.cfg.ncpus
+    }
+
+    fn view(&self) -> TaskView<'_, P::TaskData> {
+        let base = NonNull::new(self.tasks.as_ptr() as *mut Task<P::TaskData>)
+            .expect("the task table is never empty");
+        // SAFETY: the table is allocated once and never moves; UnsafeCell<Task> has Task's
+        // layout; which tasks a hook touches is governed by the locks the caller holds.
+        unsafe { TaskView::from_raw(base, self.high_water.load(Acquire)) }
+    }
+
+    /// A task's scheduling state, for the party that owns it (see module docs).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn task(&self, t: TaskId) -> &mut Task<P::TaskData> {
+        &mut *self.tasks[t.index()].get()
+    }
+
+    fn publish(&self, rq: &P::Rq, cpu: CpuId) {
+        if self.layout == LockLayout::PerCpu {
+            self.status[cpu]
+                .nr_running
+                .store(self.policy.nr_running(rq, cpu), Relaxed);
+        }
+    }
+
+    /// Runs `f` with `cpu`'s runqueue locked.
+    fn with_rq<R>(
+        &self,
+        cpu: CpuId,
+        f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq) -> R,
+    ) -> R {
+        let mut g = lock(&self.rqs[self.layout.domain_of(cpu)]);
+        let mut ops = OpCounter::default();
+        let mut ctx = Ctx::new(self.now(), self.cfg.hz, self.ncpus(), self.view(), &mut ops);
+        let r = f(&self.policy, &mut ctx, &mut g);
+        self.publish(&g, cpu);
+        r
+    }
+
+    /// Runs `f` with the runqueues of `a` and `b` (distinct domains) locked, in domain order
+    /// as the kernel's `double_rq_lock` does, so two CPUs locking the same pair cannot deadlock.
+    fn with_two_rqs<R>(
+        &self,
+        a: CpuId,
+        b: CpuId,
+        f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq, &mut P::Rq) -> R,
+    ) -> R {
+        let (da, db) = (self.layout.domain_of(a), self.layout.domain_of(b));
+        assert_ne!(da, db, "with_two_rqs needs two lock domains");
+        let (mut ga, mut gb) = if da < db {
+            let ga = lock(&self.rqs[da]);
+            (ga, lock(&self.rqs[db]))
+        } else {
+            let gb = lock(&self.rqs[db]);
+            (lock(&self.rqs[da]), gb)
+        };
+        let mut ops = OpCounter::default();
+        let mut ctx = Ctx::new(self.now(), self.cfg.hz, self.ncpus(), self.view(), &mut ops);
+        let r = f(&self.policy, &mut ctx, &mut ga, &mut gb);
+        self.publish(&ga, a);
+        self.publish(&gb, b);
+        r
+    }
+
+    fn snapshot(&self, buf: &mut [CpuStatus; MAX_CPUS]) {
+        for (i, s) in self.status.iter().enumerate() {
+            let c = s.curr.load(Relaxed);
+            buf[i] = CpuStatus {
+                curr: (c != u32::MAX).then_some(TaskId(c)),
+                nr_running: s.nr_running.load(Relaxed),
+                last_schedule_ns: s.last_schedule_ns.load(Relaxed),
+            };
+        }
+    }
+
+    fn cpu_view<'a>(&'a self, buf: &'a [CpuStatus; MAX_CPUS]) -> CpuView<'a> {
+        CpuView {
+            cpus: &buf[..self.ncpus()],
+            topology: &self.topology,
+            now: self.now(),
+            hz: self.cfg.hz,
+        }
+    }
+
+    // ----- wakeups -----
+
+    fn select(&self, t: TaskId, waker_cpu: CpuId, kind: WakeKind) -> CpuId {
+        let mut buf = [CpuStatus::default(); MAX_CPUS];
+        self.snapshot(&mut buf);
+        let view = self.cpu_view(&buf);
+        let mut ops = OpCounter::default();
+        let cpu = self
+            .policy
+            .select_cpu(&self.view(), &view, &mut ops, t, waker_cpu, kind);
+        // SAFETY: the caller owns `t` (it is on no runqueue).
+        let allowed = unsafe { self.task(t).cpus_allowed };
+        if cpu < self.ncpus() && allowed.contains(cpu) {
+            cpu
+        } else {
+            allowed.iter(self.ncpus()).next().unwrap_or(0)
+        }
+    }
+
+    /// A waker (task, worker or foreign thread) wakes `t`.
+    pub fn wake(&self, t: TaskId, waker_cpu: Option<CpuId>, sync: bool, irq: bool) {
+        if handshake::wake(&self.ctl[t.index()].state) != Wake::Enqueue {
+            return;
+        }
+        self.counters.wakeups.fetch_add(1, Relaxed);
+        // SAFETY: we won the handshake: the task is ours until it is enqueued.
+        let home = unsafe { self.task(t).cpu };
+        let from = waker_cpu.unwrap_or(home);
+        let target = self.select(t, from, WakeKind::Wakeup { sync });
+        let sync_here = sync && Some(target) == waker_cpu;
+        self.activate(
+            t,
+            target,
+            waker_cpu,
+            EnqueueKind::Wakeup {
+                uninterruptible: false,
+                sync: sync_here,
+                irq,
+            },
+            sync_here,
+        );
+    }
+
+    /// Enqueues `t` (owned by the caller) on `target` and kicks or preempts as the policy says.
+    fn activate(
+        &self,
+        t: TaskId,
+        target: CpuId,
+        waker_cpu: Option<CpuId>,
+        kind: EnqueueKind,
+        sync: bool,
+    ) {
+        if self.layout == LockLayout::PerCpu {
+            // SAFETY: still ours; nobody reaches a task that is on no runqueue.
+            unsafe { self.task(t).cpu = target };
+        }
+        let (idle, preempt, nr) = self.with_rq(target, |pol, ctx, rq| {
+            pol.enqueue(ctx, rq, target, t, kind);
+            ctx.tasks[t].state = TaskState::Queued;
+            let c = self.status[target].curr.load(Relaxed);
+            let curr = (c != u32::MAX).then_some(TaskId(c));
+            let preempt =
+                curr.is_some_and(|c| pol.check_preempt_wakeup(ctx, rq, target, c, t, sync));
+            (curr.is_none(), preempt, pol.nr_running(rq, target))
+        });
+        if idle || preempt {
+            self.resched(target, waker_cpu);
+        } else if self.layout == LockLayout::PerCpu && nr >= 2 {
+            self.kick_idle_balancer(target);
+        }
+        if self.policy.push_pending(target) {
+            self.push_loop(target, Some(t), waker_cpu.unwrap_or(target));
+        }
+    }
+
+    /// `resched_task`: mark `cpu` for rescheduling and make it notice.
+    fn resched(&self, cpu: CpuId, from: Option<CpuId>) {
+        let slot = &self.workers[cpu];
+        slot.need_resched.store(true, SeqCst);
+        if slot.idle.load(SeqCst) {
+            worker::unpark(slot);
+        } else if Some(cpu) != from {
+            self.counters.ipis.fetch_add(1, Relaxed);
+            worker::kick_running(slot);
+        }
+        // Same CPU: the running code checks need_resched when it leaves the runtime.
+    }
+
+    /// NO_HZ-style kick: idle workers take no ticks, so the periodic idle balance that 2.6
+    /// ran on an idle CPU's tick cannot happen there; instead, when a runqueue gains a second
+    /// runnable task, one idle worker is woken to run its idle balance.
+    fn kick_idle_balancer(&self, busy: CpuId) {
+        if let Some(slot) = self
+            .workers
+            .iter()
+            .enumerate()
+            .find(|(c, s)| *c != busy && s.idle.load(SeqCst))
+            .map(|(_, s)| s)
+        {
+            worker::unpark(slot);
+        }
+    }
+
+    /// `push_rt_tasks` of `cpu`'s runqueue, run from `from` (see the simulator's push_loop).
+    fn push_loop(&self, cpu: CpuId, mut woken: Option<TaskId>, from: CpuId) {
+        if self.layout != LockLayout::PerCpu || self.ncpus() == 1 {
+            return;
+        }
+        let mut failures = 0;
+        for _ in 0..(self.ncpus() * 4 + crate::policy::rt::RT_MAX_TRIES) {
+            let d = self.with_rq(cpu, |p, ctx, rq| p.push_decision(ctx, rq, cpu, woken));
+            woken = None;
+            match d {
+                PushDecision::None => break,
+                PushDecision::ReschedSelf => {
+                    self.resched(cpu, Some(from));
+                    break;
+                }
+                PushDecision::Move { task, to } => {
+                    if to == cpu || to >= self.ncpus() {
+                        break;
+                    }
+                    let moved = self.with_two_rqs(cpu, to, |p, ctx, src, dst| {
+                        p.push_task(ctx, src, cpu, dst, to, task)
+                    });
+                    if moved {
+                        self.resched(to, Some(from));
+                        failures = 0;
+                    } else {
+                        failures += 1;
+                        if failures >= crate::policy::rt::RT_MAX_TRIES {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- ticks, timers, balancing -----
+
+    /// `n` ticks while `curr` ran on `cpu`, and the periodic balancer.
+    fn tick(&self, cpu: CpuId, curr: TaskId, n: u32) {
+        let resched = self.with_rq(cpu, |pol, ctx, rq| {
+            let mut r = false;
+            for _ in 0..n {
+                r |= pol.task_tick(ctx, rq, cpu, curr);
+            }
+            r
+        });
+        if resched {
+            self.workers[cpu].need_resched.store(true, Relaxed);
+        }
+        // SAFETY: this worker's own counter.
+        let jiffies = unsafe { &mut *self.workers[cpu].jiffies.get() };
+        let before = *jiffies;
+        *jiffies += n as u64;
+        if let Some(every) = self.policy.balance_interval_ticks(false, self.cfg.hz) {
+            if every > 0 && *jiffies / every != before / every {
+                let out = self.balance(cpu, false);
+                if out {
+                    self.workers[cpu].need_resched.store(true, Relaxed);
+                }
+            }
+        }
+    }
+
+    /// One balancing pass; true if a task moved here and the current one should yield.
+    fn balance(&self, cpu: CpuId, idle: bool) -> bool {
+        if self.layout != LockLayout::PerCpu || self.ncpus() == 1 {
+            return false;
+        }
+        let mut buf = [CpuStatus::default(); MAX_CPUS];
+        self.snapshot(&mut buf);
+        let view = self.cpu_view(&buf);
+        let busiest = self.with_rq(cpu, |p, ctx, rq| p.find_busiest(ctx, rq, cpu, &view, idle));
+        let Some(src) = busiest.filter(|&s| s != cpu && s < self.ncpus()) else {
+            return false;
+        };
+        let out = self.with_two_rqs(cpu, src, |p, ctx, this, src_rq| {
+            p.pull_tasks(ctx, this, cpu, src_rq, src, idle)
+        });
+        out.moved > 0 && (idle || out.resched)
+    }
+
+    fn fire_timers(&self, cpu: Option<CpuId>) {
+        let now = self.now();
+        if self.next_timer.load(Acquire) > now {
+            return;
+        }
+        let mut due = Vec::new();
+        {
+            let mut h = lock(&self.timers);
+            while let Some(Reverse((d, _, t))) = h.peek().copied() {
+                if d > now {
+                    break;
+                }
+                h.pop();
+                due.push(TaskId(t));
+            }
+            let next = h.peek().map_or(u64::MAX, |Reverse((d, _, _))| *d);
+            self.next_timer.store(next, Release);
+        }
+        for t in due {
+            self.wake(t, cpu, false, true);
+        }
+    }
+
+    // ----- spawn and exit -----
+
+    pub fn spawn(
+        &self,
+        spec: &TaskSpec,
+        entry: Box<dyn FnOnce() + Send>,
+    ) -> Result<TaskId, String> {
+        spec.validate(self.ncpus())?;
+        // Slots are handed out under `free`, which also serialises the high-water mark.
+        let mut free = lock(&self.free);
+        let (idx, fresh) = match free.0.pop() {
+            Some(i) => (i as usize, false),
+            None => {
+                let i = free.1;
+                if i >= self.cfg.max_tasks {
+                    return Err(format!(
+                        "the task table is full ({} live tasks; raise Builder::max_tasks)",
+                        self.cfg.max_tasks
+                    ));
+                }
+                free.1 += 1;
+                (i, true)
+            }
+        };
+        drop(free);
+        let t = TaskId(idx as u32);
+        let stack = match lock(&self.stacks).pop() {
+            Some(s) if s.usable() >= self.cfg.stack_size => s,
+            _ => match Stack::new(self.cfg.stack_size) {
+                Ok(s) => s,
+                Err(e) => {
+                    lock(&self.free).0.push(idx as u32);
+                    return Err(format!("cannot map a task stack: {e}"));
+                }
+            },
+        };
+        let parent = worker::current()
+            .filter(|w| w.runtime_id == self.runtime_id)
+            .and_then(|w| {
+                let r = self.workers[w.cpu].running.load(Relaxed);
+                (r != u32::MAX).then_some((TaskId(r), w.cpu))
+            });
+        let ctl = &self.ctl[idx];
+        // SAFETY: the slot is free: no runqueue, timer or waiter refers to it.
+        unsafe {
+            *ctl.sp.get() = stack.init(task_entry, std::ptr::null_mut());
+            *ctl.stack.get() = Some(stack);
+            *ctl.entry.get() = Some(entry);
+            *ctl.saved_count.get() = 1;
+            *ctl.last_cpu.get() = usize::MAX;
+            *ctl.parent_gen.get() =
+                parent.map_or(0, |(p, _)| self.ctl[p.index()].gen.load(Relaxed));
+            ctl.gen.fetch_add(1, Relaxed);
+            ctl.state.store(handshake::RUNNABLE, Release);
+            let task = self.task(t);
+            *task = Task::new(t);
+            task.policy = spec.policy;
+            task.nice = spec.nice;
+            task.rt_priority = spec.rt_priority;
+            task.cpus_allowed = spec
+                .affinity
+                .unwrap_or(CpuMask::all())
+                .and(&CpuMask::first_n(self.ncpus()));
+            task.parent = parent.map(|(p, _)| p);
+            task.mm = 1; // one address space: all tasks are threads of this process
+            task.timestamp_ns = self.now();
+        }
+        if fresh {
+            // Visible to hooks only once the task is initialised; a concurrent spawner that
+            // took a fresh slot above ours publishes a mark that covers ours too.
+            self.high_water.fetch_max(idx + 1, AcqRel);
+        }
+        *lock(&self.live) += 1;
+        self.counters.spawned.fetch_add(1, Relaxed);
+        let cpu = parent.map_or(0, |(_, c)| c);
+        // SAFETY: still ours.
+        unsafe { self.task(t).cpu = cpu };
+        let parent_resched = self.with_rq(cpu, |pol, ctx, rq| {
+            pol.task_fork(ctx, rq, cpu, parent.map(|(p, _)| p), t)
+        });
+        if parent_resched && parent.is_some() {
+            self.workers[cpu].need_resched.store(true, Relaxed);
+        }
+        let target = self.select(t, cpu, WakeKind::Fork);
+        self.activate(t, target, parent.map(|(_, c)| c), EnqueueKind::New, false);
+        Ok(t)
+    }
+
+    /// The exited `x` has switched out for good: give its slice back, recycle its slot.
+    fn reap(&self, cpu: CpuId, x: TaskId) {
+        let ctl = &self.ctl[x.index()];
+        // SAFETY: x is dead and switched out; only this worker reaches it now.
+        let (parent, pgen) = unsafe { (self.task(x).parent, *ctl.parent_gen.get()) };
+        let parent = parent.filter(|p| {
+            self.ctl[p.index()].gen.load(Relaxed) == pgen
+                && self.ctl[p.index()].state.load(Acquire) != handshake::EXITED
+        });
+        match parent {
+            Some(p) if self.layout == LockLayout::PerCpu => {
+                // task_rq_lock: the parent may move; lock where it is and re-check.
+                for _ in 0..8 {
+                    // SAFETY: a racy read, re-checked under the lock (the kernel's task_rq).
+                    let c = unsafe { std::ptr::read_volatile(&self.task(p).cpu) };
+                    let done = self.with_rq(c, |pol, ctx, rq| {
+                        if ctx.tasks[p].cpu == c {
+                            pol.task_exit(ctx, rq, x, Some(p));
+                            true
+                        } else {
+                            false
+                        }
+                    });
+                    if done {
+                        break;
+                    }
+                }
+            }
+            _ => self.with_rq(cpu, |pol, ctx, rq| pol.task_exit(ctx, rq, x, parent)),
+        }
+        // SAFETY: as above.
+        unsafe {
+            self.task(x).state = TaskState::Dead;
+            if let Some(s) = (*ctl.stack.get()).take() {
+                let mut pool = lock(&self.stacks);
+                if pool.len() < STACK_POOL {
+                    pool.push(s);
+                }
+            }
+        }
+        ctl.state.store(handshake::EXITED, Release);
+        lock(&self.free).0.push(x.0);
+        let mut live = lock(&self.live);
+        *live -= 1;
+        if *live == 0 {
+            self.live_cv.notify_all();
+        }
+    }
+
+    /// Blocks the calling (non-worker) thread until no task is alive or `deadline` passes;
+    /// returns the tasks still alive.
+    pub fn wait_idle(&self, deadline: Option<Instant>) -> usize {
+        let mut live = lock(&self.live);
+        while *live > 0 {
+            match deadline {
+                None => live = self.live_cv.wait(live).unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        break;
+                    }
+                    live = self
+                        .live_cv
+                        .wait_timeout(live, d - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            }
+        }
+        *live
+    }
+
+    // ----- schedule() -----
+
+    /// `schedule()` on `cpu` after `prev` switched out for `reason` (None: the CPU was idle).
+    fn schedule(&self, cpu: CpuId, prev: Option<(TaskId, Reason)>) -> Option<TaskId> {
+        let slot = &self.workers[cpu];
+        slot.need_resched.store(false, Relaxed);
+        let now = self.now();
+        let ticks = slot.ticks_pending.swap(0, Relaxed);
+        if let (Some((p, _)), true) = (prev, ticks > 0) {
+            self.tick(cpu, p, ticks);
+        }
+        self.fire_timers(Some(cpu));
+        let leaving = matches!(prev, Some((_, Reason::Block | Reason::Exit)));
+        if self.layout == LockLayout::PerCpu
+            && self.ncpus() > 1
+            && self.status[cpu]
+                .nr_running
+                .load(Relaxed)
+                .saturating_sub(usize::from(leaving))
+                == 0
+        {
+            self.balance(cpu, true);
+        }
+        // SAFETY: this worker's own cell.
+        let ran = now.saturating_sub(unsafe { *slot.switched_in_ns.get() });
+
+        #[derive(Default)]
+        struct Out {
+            left: bool,
+            exited: bool,
+            requeue: bool,
+            evicted: bool,
+        }
+        let prev_id = prev.map(|(p, _)| p);
+        let pick = |pol: &P, ctx: &mut Ctx<'_, P::TaskData>, rq: &mut P::Rq, out: &Out| {
+            if let Some(p) = prev_id {
+                pol.put_prev(ctx, rq, cpu, p);
+            }
+            let next = pol.pick_next(ctx, rq, cpu);
+            if let Some(p) = prev_id {
+                if !out.left && !out.evicted && next != Some(p) {
+                    ctx.tasks[p].state = TaskState::Queued;
+                }
+            }
+            if let Some(n) = next {
+                let st = ctx.tasks[n].state;
+                assert!(
+                    st == TaskState::Queued
+                        || (Some(n) == prev_id && st == TaskState::Running(cpu)),
+                    "{} picked {n} for CPU {cpu} in state {st:?}",
+                    pol.name()
+                );
+                ctx.tasks[n].state = TaskState::Running(cpu);
+                ctx.tasks[n].cpu = cpu;
+            }
+            let s = &self.status[cpu];
+            s.curr.store(next.map_or(u32::MAX, |t| t.0), Relaxed);
+            if next != prev_id {
+                s.last_schedule_ns.store(ctx.now, Relaxed);
+            }
+            next
+        };
+        let (mut out, first) = self.with_rq(cpu, |pol, ctx, rq| {
+            let mut out = Out::default();
+            if let Some((p, reason)) = prev {
+                let task = &mut ctx.tasks[p];
+                task.sum_exec_ns += ran;
+                task.last_ran_ns = now;
+                match reason {
+                    Reason::Yield => {
+                        pol.yield_task(ctx, rq, cpu, p);
+                    }
+                    Reason::Block => {
+                        let st = &self.ctl[p.index()].state;
+                        if handshake::commit_block(st) {
+                            pol.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                            ctx.tasks[p].state = TaskState::Sleeping {
+                                uninterruptible: false,
+                            };
+                            out.left = true;
+                            out.requeue = !handshake::finish_block(st);
+                        }
+                    }
+                    Reason::Exit => {
+                        pol.dequeue(ctx, rq, cpu, p, DequeueKind::Exit);
+                        ctx.tasks[p].state = TaskState::Sleeping {
+                            uninterruptible: true,
+                        };
+                        out.left = true;
+                        out.exited = true;
+                    }
+                    Reason::Preempt => {}
+                }
+                if !out.left && !ctx.tasks[p].cpus_allowed.contains(cpu) {
+                    // Its affinity no longer includes this CPU: it leaves and is re-placed.
+                    pol.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
+                    ctx.tasks[p].state = TaskState::Sleeping {
+                        uninterruptible: false,
+                    };
+                    out.evicted = true;
+                }
+            }
+            let sources = pol.pull_sources(ctx, rq, cpu, prev_id);
+            if sources.is_empty() {
+                let next = pick(pol, ctx, rq, &out);
+                (out, Ok(next))
+            } else {
+                (out, Err(sources))
+            }
+        });
+        let next = match first {
+            Ok(n) => n,
+            Err(sources) => {
+                for src in sources
+                    .into_iter()
+                    .filter(|&s| s != cpu && s < self.ncpus())
+                {
+                    self.with_two_rqs(cpu, src, |pol, ctx, this, src_rq| {
+                        pol.pull_from(ctx, this, cpu, src_rq, src)
+                    });
+                }
+                self.with_rq(cpu, |pol, ctx, rq| pick(pol, ctx, rq, &out))
+            }
+        };
+        if next != prev_id {
+            if let Some(n) = next {
+                self.counters.switches.fetch_add(1, Relaxed);
+                // SAFETY: n is ours to run now.
+                let last = unsafe { &mut *self.ctl[n.index()].last_cpu.get() };
+                if *last != usize::MAX && *last != cpu {
+                    self.counters.migrations.fetch_add(1, Relaxed);
+                }
+                *last = cpu;
+            }
+        }
+        if let Some((p, _)) = prev {
+            if out.exited {
+                self.reap(cpu, p);
+            }
+        }
+        if self.policy.push_pending(cpu) {
+            self.push_loop(cpu, None, cpu);
+        }
+        if std::mem::take(&mut out.requeue) {
+            let p = prev_id.expect("requeue implies prev");
+            let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
+            self.activate(
+                p,
+                target,
+                Some(cpu),
+                EnqueueKind::Wakeup {
+                    uninterruptible: false,
+                    sync: false,
+                    irq: false,
+                },
+                false,
+            );
+        }
+        if out.evicted {
+            let p = prev_id.expect("evicted implies prev");
+            let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
+            self.activate(p, target, Some(cpu), EnqueueKind::Migrate, false);
+        }
+        if next.is_some()
+            && self.layout == LockLayout::PerCpu
+            && self.status[cpu].nr_running.load(Relaxed) >= 2
+        {
+            self.kick_idle_balancer(cpu);
+        }
+        next
+    }
+
+    /// Is there something this idle CPU could run? (Under the lock, like the kernel's idle
+    /// loop re-checking `need_resched` with interrupts off.)
+    fn has_work(&self, cpu: CpuId) -> bool {
+        let d = self.layout.domain_of(cpu);
+        let g = lock(&self.rqs[d]);
+        let n = self.policy.nr_running(&g, cpu);
+        let busy = match self.layout {
+            LockLayout::PerCpu => usize::from(self.status[cpu].curr.load(Relaxed) != u32::MAX),
+            LockLayout::Global => self
+                .status
+                .iter()
+                .filter(|s| s.curr.load(Relaxed) != u32::MAX)
+                .count(),
+        };
+        n > busy
+    }
+
+    /// Runs `t` on this worker until it switches back; returns why it did.
+    fn run(&self, cpu: CpuId, t: TaskId) -> Reason {
+        let slot = &self.workers[cpu];
+        let ctl = &self.ctl[t.index()];
+        // SAFETY: t was just picked for this CPU: it is ours to run. Its saved sp and count
+        // were written when it last switched out (or by spawn).
+        unsafe {
+            *slot.switched_in_ns.get() = self.now();
+            slot.preempt_count.store(*ctl.saved_count.get(), Relaxed);
+            slot.running.store(t.0, Release);
+            arch::switch(slot.sched_sp.get(), *ctl.sp.get());
+            slot.running.store(u32::MAX, Release);
+            slot.preempt_count.store(1, Relaxed);
+            *slot.reason.get()
+        }
+    }
+
+    fn idle(&self, cpu: CpuId, tick: Option<&Tick>) {
+        let slot = &self.workers[cpu];
+        if let Some(t) = tick {
+            t.disarm();
+        }
+        slot.park_word.store(0, SeqCst);
+        slot.idle.store(true, SeqCst);
+        if !self.has_work(cpu) && !slot.need_resched.load(SeqCst) && !self.shutdown.load(SeqCst) {
+            let now = self.now();
+            let mut timeout = self.next_timer.load(Acquire).checked_sub(now);
+            if self.next_timer.load(Acquire) <= now {
+                timeout = Some(0);
+            }
+            // While some runqueue is overloaded, keep the idle balancer's own rhythm (2.6's
+            // idle CPUs balanced every tick); with nothing to steal, sleep without a timeout.
+            if self.layout == LockLayout::PerCpu
+                && self.status.iter().any(|s| s.nr_running.load(Relaxed) >= 2)
+            {
+                let every = self
+                    .policy
+                    .balance_interval_ticks(true, self.cfg.hz)
+                    .unwrap_or(1)
+                    .max(1);
+                let t = every * self.tick_ns;
+                timeout = Some(timeout.map_or(t, |x| x.min(t)));
+            }
+            if timeout != Some(0) {
+                worker::park(slot, timeout);
+            }
+        }
+        slot.idle.store(false, SeqCst);
+    }
+
+    /// The body of worker thread `cpu`.
+    pub fn worker_main(&self, cpu: CpuId, core: Option<usize>, host: *const dyn TaskOps) {
+        if let Some(c) = core {
+            worker::pin_to(c);
+        }
+        let slot = &self.workers[cpu];
+        // SAFETY: gettid has no preconditions.
+        slot.tid.store(unsafe { libc::gettid() }, Release);
+        let altstack = worker::setup_sigaltstack();
+        let tick = if self.cfg.preempt && altstack.is_some() {
+            Tick::new(self.tick_ns)
+        } else {
+            None
+        };
+        let tls = WorkerTls {
+            host,
+            cpu,
+            slot,
+            runtime_id: self.runtime_id,
+        };
+        worker::enter(&tls);
+        let mut prev = None;
+        loop {
+            match self.schedule(cpu, prev.take()) {
+                Some(t) => {
+                    if let Some(tk) = &tick {
+                        tk.arm();
+                    }
+                    let reason = self.run(cpu, t);
+                    if reason == Reason::Preempt {
+                        self.counters.preemptions.fetch_add(1, Relaxed);
+                    }
+                    prev = Some((t, reason));
+                }
+                None => {
+                    if self.shutdown.load(SeqCst) {
+                        break;
+                    }
+                    self.idle(cpu, tick.as_ref());
+                }
+            }
+        }
+        drop(tick);
+        slot.tid.store(0, Release);
+        worker::leave();
+        if altstack.is_some() {
+            worker::teardown_sigaltstack();
+        }
+    }
+
+    pub fn stats(&self) -> RuntimeStats {
+        RuntimeStats {
+            context_switches: self.counters.switches.load(Relaxed),
+            migrations: self.counters.migrations.load(Relaxed),
+            preemptions: self.counters.preemptions.load(Relaxed),
+            wakeups: self.counters.wakeups.load(Relaxed),
+            resched_signals: self.counters.ipis.load(Relaxed),
+            spawned: self.counters.spawned.load(Relaxed),
+        }
+    }
+
+    /// Task side: the running task of `cpu`.
+    fn running(&self, cpu: CpuId) -> Option<TaskId> {
+        let r = self.workers[cpu].running.load(Relaxed);
+        (r != u32::MAX).then_some(TaskId(r))
+    }
+
+    pub fn change_attr(
+        &self,
+        cpu: CpuId,
+        f: &mut AttrChange<'_, P::TaskData>,
+    ) -> Result<(), String> {
+        let t = self.running(cpu).ok_or("not called from a task")?;
+        let r = self.with_rq(cpu, |pol, ctx, rq| {
+            pol.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
+            let r = f(ctx.tasks.get_mut(t));
+            pol.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
+            r
+        });
+        self.workers[cpu].need_resched.store(true, Relaxed);
+        r
+    }
+}
+
+impl<P: SchedClass> Host for Shared<P> {
+    fn cpu_count(&self) -> usize {
+        self.ncpus()
+    }
+
+    fn preempt_point(&self, cpu: usize) {
+        let slot = &self.workers[cpu];
+        let n = slot.ticks_pending.swap(0, Relaxed);
+        if n > 0 {
+            if let Some(t) = self.running(cpu) {
+                self.tick(cpu, t, n);
+            }
+        }
+        self.fire_timers(Some(cpu));
+        if slot.need_resched.load(Relaxed) {
+            self.switch_out(cpu, Reason::Preempt);
+        }
+    }
+
+    fn switch_out(&self, cpu: usize, reason: Reason) {
+        let slot = &self.workers[cpu];
+        let t = self.running(cpu).expect("switch_out outside a task");
+        let ctl = &self.ctl[t.index()];
+        // SAFETY: we are the running task of this worker; the worker's context is suspended
+        // in `run` and resumes there.
+        unsafe {
+            *slot.reason.get() = reason;
+            *ctl.saved_count.get() = slot.preempt_count.load(Relaxed);
+            arch::switch(ctl.sp.get(), *slot.sched_sp.get());
+        }
+    }
+
+    fn current_task(&self, cpu: usize) -> Option<TaskId> {
+        self.running(cpu)
+    }
+}
+
+/// A change to a task's attributes, applied between `dequeue(Save)` and `enqueue(Restore)`.
+type AttrChange<'a, D> = dyn FnMut(&mut Task<D>) -> Result<(), String> + 'a;
+
+/// Task-side operations the public API needs, type-erased over the policy.
+pub(crate) trait TaskOps: Host {
+    fn take_entry(&self, cpu: usize) -> Box<dyn FnOnce() + Send>;
+    fn prepare_block(&self, t: TaskId);
+    fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool);
+    fn sleep_until(&self, cpu: usize, deadline_ns: u64);
+    fn now_ns(&self) -> u64;
+    fn spawn_erased(
+        &self,
+        spec: &TaskSpec,
+        entry: Box<dyn FnOnce() + Send>,
+    ) -> Result<TaskId, String>;
+    fn set_nice(&self, cpu: usize, nice: i32) -> Result<(), String>;
+    fn set_sched(
+        &self,
+        cpu: usize,
+        policy: crate::task::SchedPolicy,
+        rt_priority: u8,
+    ) -> Result<(), String>;
+    fn set_affinity(&self, cpu: usize, mask: CpuMask) -> Result<(), String>;
+    fn task_info(&self, t: TaskId) -> (i32, crate::task::SchedPolicy, u8, u64);
+    fn yield_now(&self, cpu: usize);
+    fn wait_idle_for(&self, deadline: Option<Instant>) -> usize;
+    fn begin_shutdown(&self);
+    fn runtime_stats(&self) -> RuntimeStats;
+    fn run_worker(&self, cpu: usize, core: Option<usize>, me: *const dyn TaskOps);
+}
+
+impl<P: SchedClass> TaskOps for Shared<P> {
+    fn take_entry(&self, cpu: usize) -> Box<dyn FnOnce() + Send> {
+        let t = self.running(cpu).expect("a new task runs on a worker");
+        // SAFETY: the running task's own entry, taken once.
+        unsafe { (*self.ctl[t.index()].entry.get()).take() }.expect("a task starts once")
+    }
+
+    fn prepare_block(&self, t: TaskId) {
+        handshake::prepare_block(&self.ctl[t.index()].state);
+    }
+
+    fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool) {
+        self.wake(t, waker_cpu, sync, false);
+    }
+
+    fn sleep_until(&self, cpu: usize, deadline_ns: u64) {
+        if deadline_ns <= self.now() {
+            return;
+        }
+        let t = self.running(cpu).expect("sleep from a task");
+        self.prepare_block(t);
+        {
+            let mut h = lock(&self.timers);
+            let seq = self.timer_seq.fetch_add(1, Relaxed);
+            h.push(Reverse((deadline_ns, seq, t.0)));
+            if deadline_ns < self.next_timer.load(Acquire) {
+                self.next_timer.store(deadline_ns, Release);
+            }
+        }
+        // An idle worker sleeping past this deadline must re-arm its timeout.
+        for s in self.workers.iter() {
+            if s.idle.load(SeqCst) {
+                worker::unpark(s);
+                break;
+            }
+        }
+        self.switch_out(cpu, Reason::Block);
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.now()
+    }
+
+    fn spawn_erased(
+        &self,
+        spec: &TaskSpec,
+        entry: Box<dyn FnOnce() + Send>,
+    ) -> Result<TaskId, String> {
+        self.spawn(spec, entry)
+    }
+
+    fn set_nice(&self, cpu: usize, nice: i32) -> Result<(), String> {
+        if !(crate::task::NICE_MIN..=crate::task::NICE_MAX).contains(&nice) {
+            return Err(format!("nice {nice} is outside -20..=19"));
+        }
+        self.change_attr(cpu, &mut |t| {
+            t.nice = nice;
+            Ok(())
+        })
+    }
+
+    fn set_sched(
+        &self,
+        cpu: usize,
+        policy: crate::task::SchedPolicy,
+        rt_priority: u8,
+    ) -> Result<(), String> {
+        super::check_rt(policy, rt_priority)?;
+        self.change_attr(cpu, &mut |t| {
+            t.policy = policy;
+            t.rt_priority = if policy.is_rt() { rt_priority } else { 0 };
+            Ok(())
+        })
+    }
+
+    fn set_affinity(&self, cpu: usize, mask: CpuMask) -> Result<(), String> {
+        let m = mask.and(&CpuMask::first_n(self.ncpus()));
+        if m.is_empty() {
+            return Err(format!(
+                "affinity {mask:?} names none of this runtime's {} CPUs",
+                self.ncpus()
+            ));
+        }
+        self.change_attr(cpu, &mut |t| {
+            t.cpus_allowed = m;
+            Ok(())
+        })
+    }
+
+    fn task_info(&self, t: TaskId) -> (i32, crate::task::SchedPolicy, u8, u64) {
+        // A racy read for reporting only (the fields are plain integers).
+        // SAFETY: the slot exists; values may be stale.
+        let task = unsafe { &*self.tasks[t.index()].get() };
+        (task.nice, task.policy, task.rt_priority, task.sum_exec_ns)
+    }
+
+    fn yield_now(&self, cpu: usize) {
+        self.switch_out(cpu, Reason::Yield);
+    }
+
+    fn wait_idle_for(&self, deadline: Option<Instant>) -> usize {
+        self.wait_idle(deadline)
+    }
+
+    fn begin_shutdown(&self) {
+        self.shutdown.store(true, SeqCst);
+        for s in self.workers.iter() {
+            s.need_resched.store(true, SeqCst);
+            worker::unpark(s);
+        }
+    }
+
+    fn runtime_stats(&self) -> RuntimeStats {
+        self.stats()
+    }
+
+    fn run_worker(&self, cpu: usize, core: Option<usize>, me: *const dyn TaskOps) {
+        self.worker_main(cpu, core, me)
+    }
+}
+
+/// First code of every task, on its own stack.
+extern "C" fn task_entry(_arg: *mut u8) -> ! {
+    let w = worker::current().expect("a task starts on a worker");
+    // SAFETY: the host outlives its tasks.
+    let host = unsafe { super::ops_of(w) };
+    let f = host.take_entry(w.cpu);
+    // SAFETY: our worker's slot.
+    unsafe { (*w.slot).preempt_count.store(0, Relaxed) };
+    f();
+    let w = worker::current().expect("a task ends on a worker");
+    // SAFETY: as above.
+    unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
+    // SAFETY: as above.
+    let host = unsafe { super::ops_of(w) };
+    host.switch_out(w.cpu, Reason::Exit);
+    // A dead task is never switched back in.
+    std::process::abort();
+}

@@ -1,0 +1,591 @@
+//! The schedkit runtime: the user's own tasks, scheduled on worker threads by the same policy
+//! code the simulator runs.
+//!
+//! ```no_run
+//! use schedkit::runtime::{Policy, Runtime, TaskSpec};
+//! let rt = Runtime::builder().policy(Policy::O1).cpus(2).build()?;
+//! let h = rt.spawn(TaskSpec::new().nice(-5), || (0..1000u64).sum::<u64>());
+//! assert_eq!(h.join()?, 499_500);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Each policy CPU is a worker OS thread (pinned to a core when there are enough); tasks are
+//! stackful user-level threads switched in user space (`arch`). The host (`host`) calls the
+//! policy's `SchedClass` hooks under real locks: one per CPU for O(1), one global for 2.4.
+//! A worker's tick is a per-thread POSIX timer; a task still running when its slice ends, or
+//! when a better task wakes, is preempted by a signal (`worker`), as Go has done since 1.14.
+//!
+//! # What task code must not do
+//! A task can be preempted at any instruction of this program's own code (never inside libc
+//! or another shared library, never inside the runtime). So a task must not hold a
+//! `std::sync::Mutex` (or any OS-level lock, spin lock, or `RefCell` borrow of a
+//! thread-local) across a point where another task of the same runtime may need it: if the
+//! holder is preempted and the waiter blocks the worker thread, a 1-CPU runtime deadlocks.
+//! Use this module's [`Mutex`](sync::Mutex), [`Semaphore`](sync::Semaphore),
+//! [`Condvar`](sync::Condvar) and [`channel`](sync::channel), which park the task, not the
+//! worker. A task may resume on another worker thread after any switch, so thread-locals are
+//! per worker, not per task. Task stacks have a guard page; overflowing one kills the
+//! process with SIGSEGV, as overflowing a thread's stack does.
+
+mod arch;
+pub mod handshake;
+mod host;
+pub mod sync;
+mod worker;
+
+use crate::policy::rt::RtBalance;
+pub use crate::policy::PolicyKind as Policy;
+use crate::task::{CpuMask, SchedPolicy, TaskId};
+use host::{Config, Shared, TaskOps};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub use crate::workload::LockMode;
+pub use sync::{channel, Condvar, Disconnected, Mutex, MutexGuard, Receiver, Semaphore, Sender};
+
+/// How a task is scheduled: nice level or RT class, and affinity.
+#[derive(Clone, Debug, Default)]
+pub struct TaskSpec {
+    pub(crate) policy: SchedPolicy,
+    pub(crate) nice: i32,
+    pub(crate) rt_priority: u8,
+    pub(crate) affinity: Option<CpuMask>,
+    pub(crate) name: Option<String>,
+}
+
+impl TaskSpec {
+    /// `SCHED_OTHER` at nice 0, any CPU.
+    pub fn new() -> TaskSpec {
+        TaskSpec::default()
+    }
+    /// Nice level, -20 (most favoured) to 19.
+    pub fn nice(mut self, nice: i32) -> TaskSpec {
+        self.nice = nice;
+        self
+    }
+    /// `SCHED_FIFO` at `priority` (1..=99).
+    pub fn rt_fifo(mut self, priority: u8) -> TaskSpec {
+        self.policy = SchedPolicy::Fifo;
+        self.rt_priority = priority;
+        self
+    }
+    /// `SCHED_RR` at `priority` (1..=99).
+    pub fn rt_rr(mut self, priority: u8) -> TaskSpec {
+        self.policy = SchedPolicy::Rr;
+        self.rt_priority = priority;
+        self
+    }
+    /// `SCHED_BATCH`.
+    pub fn batch(mut self) -> TaskSpec {
+        self.policy = SchedPolicy::Batch;
+        self
+    }
+    /// The runtime CPUs this task may run on.
+    pub fn affinity(mut self, cpus: impl IntoIterator<Item = usize>) -> TaskSpec {
+        let mut m = CpuMask::empty();
+        for c in cpus {
+            if c < CpuMask::MAX_CPUS {
+                m.set(c);
+            }
+        }
+        self.affinity = Some(m);
+        self
+    }
+    /// A name for error messages.
+    pub fn name(mut self, name: impl Into<String>) -> TaskSpec {
+        self.name = Some(name.into());
+        self
+    }
+
+    pub(crate) fn validate(&self, ncpus: usize) -> Result<(), String> {
+        let who = self.name.as_deref().unwrap_or("task");
+        if !(crate::task::NICE_MIN..=crate::task::NICE_MAX).contains(&self.nice) {
+            return Err(format!("{who}: nice {} is outside -20..=19", self.nice));
+        }
+        check_rt(self.policy, self.rt_priority).map_err(|e| format!("{who}: {e}"))?;
+        if let Some(m) = self.affinity {
+            if m.and(&CpuMask::first_n(ncpus)).is_empty() {
+                return Err(format!(
+                    "{who}: affinity {m:?} names none of this runtime's {ncpus} CPUs"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_rt(policy: SchedPolicy, prio: u8) -> Result<(), String> {
+    if policy.is_rt() && !(crate::task::RT_PRIO_MIN..=crate::task::RT_PRIO_MAX).contains(&prio) {
+        return Err(format!("RT priority {prio} is outside 1..=99"));
+    }
+    Ok(())
+}
+
+/// Why a runtime could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("cpus must be between 1 and {max} (got {got})")]
+    Cpus { got: usize, max: usize },
+    #[error("hz must be between 10 and 10000 (got {0}); 100 µs is the finest tick signals deliver reliably")]
+    Hz(u32),
+    #[error("max_tasks must be between 1 and {max} (got {got})")]
+    MaxTasks { got: usize, max: usize },
+    #[error("stack_size must be between 16 KiB and 1 GiB (got {0} bytes)")]
+    StackSize(usize),
+    #[error("cannot start worker thread {cpu}: {source}")]
+    Thread { cpu: usize, source: std::io::Error },
+}
+
+/// Configures a [`Runtime`].
+#[derive(Clone, Debug)]
+pub struct Builder {
+    policy: Policy,
+    cpus: Option<usize>,
+    hz: Option<u32>,
+    max_tasks: usize,
+    stack_size: usize,
+    preempt: bool,
+    pin: bool,
+    rt_balance: RtBalance,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            policy: Policy::O1,
+            cpus: None,
+            hz: None,
+            max_tasks: 16_384,
+            stack_size: 256 * 1024,
+            preempt: true,
+            pin: true,
+            rt_balance: RtBalance::PushPull,
+        }
+    }
+}
+
+impl Builder {
+    pub fn policy(mut self, p: Policy) -> Self {
+        self.policy = p;
+        self
+    }
+    /// Policy CPUs (worker threads). Default: the cores this process may use.
+    pub fn cpus(mut self, n: usize) -> Self {
+        self.cpus = Some(n);
+        self
+    }
+    /// Timer ticks per second. Default: the design's HZ (100 for 2.4, 1000 for 2.6's O(1)).
+    pub fn hz(mut self, hz: u32) -> Self {
+        self.hz = Some(hz);
+        self
+    }
+    /// Capacity of the task table (live tasks at once). Default 16 384.
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.max_tasks = n;
+        self
+    }
+    /// Usable bytes of each task stack (plus a guard page). Default 256 KiB.
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes;
+        self
+    }
+    /// Signal-based preemption and the tick (default on). Off: tasks switch only when they
+    /// yield, block or call into the runtime, and timeslices are not enforced.
+    pub fn preemption(mut self, on: bool) -> Self {
+        self.preempt = on;
+        self
+    }
+    /// Pin worker `i` to the i-th allowed core when there are at least as many cores as
+    /// workers (default on).
+    pub fn pin_workers(mut self, on: bool) -> Self {
+        self.pin = on;
+        self
+    }
+    /// RT balancing of per-CPU designs (default push/pull, as 2.6.25+).
+    pub fn rt_balance(mut self, b: RtBalance) -> Self {
+        self.rt_balance = b;
+        self
+    }
+
+    pub fn build(self) -> Result<Runtime, BuildError> {
+        let cores = worker::allowed_cores();
+        let ncpus = self.cpus.unwrap_or(cores.len().max(1));
+        if ncpus == 0 || ncpus > host::MAX_CPUS {
+            return Err(BuildError::Cpus {
+                got: ncpus,
+                max: host::MAX_CPUS,
+            });
+        }
+        let hz = self.hz.unwrap_or(match self.policy {
+            Policy::Goodness => 100,
+            Policy::O1 => 1000,
+        });
+        if !(10..=10_000).contains(&hz) {
+            return Err(BuildError::Hz(hz));
+        }
+        const MAX_TASKS: usize = 1 << 22;
+        if self.max_tasks == 0 || self.max_tasks > MAX_TASKS {
+            return Err(BuildError::MaxTasks {
+                got: self.max_tasks,
+                max: MAX_TASKS,
+            });
+        }
+        if !(16 * 1024..=1 << 30).contains(&self.stack_size) {
+            return Err(BuildError::StackSize(self.stack_size));
+        }
+        let preempt =
+            self.preempt && arch::xsave_size().is_some_and(|n| n + 64 <= arch::XSAVE_AREA);
+        let cfg = Config {
+            ncpus,
+            hz,
+            max_tasks: self.max_tasks,
+            stack_size: self.stack_size,
+            preempt,
+        };
+        if preempt {
+            worker::install_handler();
+        }
+        static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        let inner: Arc<dyn TaskOps> = match self.policy {
+            Policy::Goodness => Arc::new(Shared::new(crate::policy::goodness::Goodness, cfg, id)),
+            Policy::O1 => {
+                let decay = crate::machine::Machine::load("host")
+                    .map(|m| crate::policy::o1::O1::new(&m, self.rt_balance).cache_decay_ticks)
+                    .unwrap_or(1);
+                let o1 =
+                    crate::policy::o1::O1::with_cache_decay_ticks(decay, ncpus, self.rt_balance);
+                Arc::new(Shared::new(o1, cfg, id))
+            }
+        };
+        let pin = self.pin && cores.len() >= ncpus;
+        let mut threads = Vec::with_capacity(ncpus);
+        for (cpu, &c) in cores.iter().cycle().take(ncpus).enumerate() {
+            let h = inner.clone();
+            let core = pin.then_some(c);
+            let spawned = std::thread::Builder::new()
+                .name(format!("schedkit-cpu{cpu}"))
+                .stack_size(256 * 1024)
+                .spawn(move || {
+                    let me: *const dyn TaskOps = Arc::as_ptr(&h);
+                    h.run_worker(cpu, core, me);
+                });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(source) => {
+                    inner.begin_shutdown();
+                    for t in threads {
+                        let _ = t.join();
+                    }
+                    return Err(BuildError::Thread { cpu, source });
+                }
+            }
+        }
+        Ok(Runtime {
+            inner,
+            threads,
+            policy: self.policy,
+            ncpus,
+            hz,
+            preempt,
+        })
+    }
+}
+
+/// A running set of worker threads scheduling tasks under one policy.
+///
+/// Dropping it waits for every task to finish, then stops the workers. Use
+/// [`Runtime::shutdown_timeout`] to bound that wait.
+pub struct Runtime {
+    inner: Arc<dyn TaskOps>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    policy: Policy,
+    ncpus: usize,
+    hz: u32,
+    preempt: bool,
+}
+
+/// Counters of a runtime's scheduling activity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RuntimeStats {
+    pub context_switches: u64,
+    pub migrations: u64,
+    /// Switches forced by the tick or a wakeup (signal or need_resched at a runtime call).
+    pub preemptions: u64,
+    pub wakeups: u64,
+    /// Reschedule signals sent to busy workers (the "IPIs").
+    pub resched_signals: u64,
+    pub spawned: u64,
+}
+
+impl Runtime {
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+    pub fn cpus(&self) -> usize {
+        self.ncpus
+    }
+    pub fn hz(&self) -> u32 {
+        self.hz
+    }
+    /// Whether signal preemption is active (it is off when asked, or when this CPU's XSAVE
+    /// state does not fit the trampoline's area).
+    pub fn preemptive(&self) -> bool {
+        self.preempt
+    }
+
+    /// Spawns a task running `f` under `spec`.
+    pub fn spawn<F, T>(&self, spec: TaskSpec, f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        spawn_on(&*self.inner, spec, f)
+    }
+
+    pub fn stats(&self) -> RuntimeStats {
+        self.inner.runtime_stats()
+    }
+
+    /// Tasks not yet reaped (a task whose join has returned may still be switching out).
+    pub fn live_tasks(&self) -> usize {
+        self.inner.wait_idle_for(Some(Instant::now()))
+    }
+
+    /// Waits up to `timeout` for every task to finish, then stops the workers. On timeout the
+    /// tasks still alive are abandoned (never run again, their memory leaked) and their count
+    /// is returned as the error; workers still running a task are detached.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), usize> {
+        let left = self.inner.wait_idle_for(Some(Instant::now() + timeout));
+        self.inner.begin_shutdown();
+        if left == 0 {
+            for t in self.threads.drain(..) {
+                let _ = t.join();
+            }
+            Ok(())
+        } else {
+            // Workers busy with abandoned tasks would never return: detach them. The host
+            // is leaked on purpose: an abandoned task's stack holds wait-queue nodes that a
+            // later `send` or `up` may still touch.
+            self.threads.clear();
+            std::mem::forget(self.inner.clone());
+            Err(left)
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        if self.threads.is_empty() {
+            return;
+        }
+        self.inner.wait_idle_for(None);
+        self.inner.begin_shutdown();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Why a join failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JoinError {
+    /// The task panicked; the payload's message.
+    #[error("task panicked: {0}")]
+    Panicked(String),
+    /// The task could not be created.
+    #[error("task not spawned: {0}")]
+    Spawn(String),
+}
+
+/// Owns the result of a spawned task.
+pub struct JoinHandle<T> {
+    slot: Arc<sync::Once<Result<T, JoinError>>>,
+    id: Option<TaskId>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Waits for the task (parking the caller if it is a task) and returns its result.
+    pub fn join(self) -> Result<T, JoinError> {
+        self.slot.wait_take()
+    }
+    /// The task's id in its runtime (None if it was never spawned).
+    pub fn id(&self) -> Option<TaskId> {
+        self.id
+    }
+    pub fn is_finished(&self) -> bool {
+        self.slot.is_set()
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".into()
+    }
+}
+
+fn spawn_on<F, T>(host: &dyn TaskOps, spec: TaskSpec, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let slot = Arc::new(sync::Once::new());
+    let s2 = slot.clone();
+    let entry: Box<dyn FnOnce() + Send> = Box::new(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .map_err(|p| JoinError::Panicked(panic_message(&*p)));
+        s2.set(r);
+    });
+    match host.spawn_erased(&spec, entry) {
+        Ok(id) => JoinHandle { slot, id: Some(id) },
+        Err(e) => {
+            slot.set(Err(JoinError::Spawn(e)));
+            JoinHandle { slot, id: None }
+        }
+    }
+}
+
+/// The host of the task running this code, if any.
+fn current_ops() -> Option<(&'static dyn TaskOps, usize)> {
+    worker::in_task().map(|w| {
+        // SAFETY: the host outlives its tasks.
+        (unsafe { ops_of(w) }, w.cpu)
+    })
+}
+
+/// # Safety
+/// `w` must be the current worker's identity (its host outlives every task).
+pub(crate) unsafe fn ops_of(w: &worker::WorkerTls) -> &'static dyn TaskOps {
+    &*w.host
+}
+
+/// Keeps the current task from being preempted (runtime code running on a task's behalf);
+/// on release, runs a reschedule that came due meanwhile.
+pub(crate) struct NoPreempt(bool);
+
+impl NoPreempt {
+    pub(crate) fn new() -> NoPreempt {
+        match worker::current() {
+            // SAFETY: our worker's slot.
+            Some(w) => unsafe {
+                (*w.slot).preempt_count.fetch_add(1, Ordering::Relaxed);
+                NoPreempt(true)
+            },
+            None => NoPreempt(false),
+        }
+    }
+}
+
+impl Drop for NoPreempt {
+    fn drop(&mut self) {
+        if !self.0 {
+            return;
+        }
+        // Re-read: the task may have moved to another worker while it was switched out.
+        let w = worker::current().expect("a task stays on workers");
+        // SAFETY: our worker's slot.
+        let slot = unsafe { &*w.slot };
+        if slot.preempt_count.load(Ordering::Relaxed) == 1
+            && slot.running.load(Ordering::Relaxed) != u32::MAX
+            && (slot.need_resched.load(Ordering::Relaxed)
+                || slot.ticks_pending.load(Ordering::Relaxed) > 0)
+        {
+            // SAFETY: the host outlives its tasks.
+            unsafe { ops_of(w) }.preempt_point(w.cpu);
+            let w = worker::current().expect("a task stays on workers");
+            // SAFETY: as above.
+            unsafe { (*w.slot).preempt_count.fetch_sub(1, Ordering::Relaxed) };
+        } else {
+            slot.preempt_count.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Spawns a task on the runtime of the calling task.
+///
+/// # Panics
+/// When called outside a task (use [`Runtime::spawn`] there).
+pub fn spawn<F, T>(spec: TaskSpec, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let _g = NoPreempt::new();
+    let (ops, _) = current_ops().expect("runtime::spawn called outside a schedkit task");
+    spawn_on(ops, spec, f)
+}
+
+/// `sched_yield()`: lets the policy pick again. Outside a task, yields the OS thread.
+pub fn yield_now() {
+    let _g = NoPreempt::new();
+    match current_ops() {
+        Some((ops, cpu)) => ops.yield_now(cpu),
+        None => std::thread::yield_now(),
+    }
+}
+
+/// Sleeps for `d` (the task parks; its worker runs others). Outside a task, sleeps the thread.
+pub fn sleep(d: Duration) {
+    let _g = NoPreempt::new();
+    match current_ops() {
+        Some((ops, cpu)) => {
+            let deadline = ops
+                .now_ns()
+                .saturating_add(d.as_nanos().min(u64::MAX as u128) as u64);
+            ops.sleep_until(cpu, deadline);
+        }
+        None => std::thread::sleep(d),
+    }
+}
+
+fn with_current<R>(f: impl FnOnce(&dyn TaskOps, usize) -> Result<R, String>) -> Result<R, String> {
+    let _g = NoPreempt::new();
+    let (ops, cpu) = current_ops().ok_or("not called from a schedkit task")?;
+    f(ops, cpu)
+}
+
+/// Changes the calling task's nice level (-20..=19), as `setpriority()`/`set_user_nice`.
+pub fn set_nice(nice: i32) -> Result<(), String> {
+    with_current(|ops, cpu| ops.set_nice(cpu, nice))
+}
+
+/// Changes the calling task's scheduling policy (and RT priority for FIFO/RR), as
+/// `sched_setscheduler()`.
+pub fn set_scheduler(policy: SchedPolicy, rt_priority: u8) -> Result<(), String> {
+    with_current(|ops, cpu| ops.set_sched(cpu, policy, rt_priority))
+}
+
+/// Changes the calling task's CPU affinity, as `sched_setaffinity()`.
+pub fn set_affinity(cpus: impl IntoIterator<Item = usize>) -> Result<(), String> {
+    let mut m = CpuMask::empty();
+    for c in cpus {
+        if c < CpuMask::MAX_CPUS {
+            m.set(c);
+        }
+    }
+    with_current(|ops, cpu| ops.set_affinity(cpu, m))
+}
+
+/// The calling task's id and current CPU (None outside a task).
+pub fn current() -> Option<(TaskId, usize)> {
+    let _g = NoPreempt::new();
+    current_ops().and_then(|(ops, cpu)| ops.current_task(cpu).map(|t| (t, cpu)))
+}
+
+/// CPU time the calling task has consumed up to its last switch, in ns, and its nice level.
+pub fn current_info() -> Option<(i32, SchedPolicy, u8, u64)> {
+    let _g = NoPreempt::new();
+    current_ops().and_then(|(ops, cpu)| ops.current_task(cpu).map(|t| ops.task_info(t)))
+}
+
+#[cfg(test)]
+mod tests;

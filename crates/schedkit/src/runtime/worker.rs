@@ -1,0 +1,370 @@
+//! Worker threads: one OS thread per policy CPU, its thread-local identity, the tick timer,
+//! the preemption signal, and idle parking.
+//!
+//! Everything here that a signal handler reads is an atomic of the worker's own slot, reached
+//! through a `const`-initialised thread-local (a plain `#[thread_local]` load, safe in a
+//! handler). Code that runs on a task stack reaches the worker through [`current`], which is
+//! never inlined: a task may resume on another worker thread after a switch, and an inlined
+//! thread-local address could be kept by the compiler from before the switch.
+
+use super::arch;
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering::*};
+
+/// Why a task switched out.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Reason {
+    Yield,
+    /// Asleep on something (its state is BLOCKING).
+    Block,
+    Exit,
+    /// The tick or a wakeup preempted it, or it noticed `need_resched` itself.
+    Preempt,
+}
+
+/// What a worker owns and what others (and its signal handler) may poke.
+pub(crate) struct WorkerSlot {
+    /// The scheduler context's stack pointer, saved while a task runs on this worker.
+    pub sched_sp: UnsafeCell<*mut u8>,
+    /// The task running here (u32::MAX: none), read by the signal handler.
+    pub running: AtomicU32,
+    /// Why the current task switched out (written on the task side, read by the worker).
+    pub reason: UnsafeCell<Reason>,
+    /// 0 exactly while task code (not runtime code) runs on this worker.
+    pub preempt_count: AtomicU32,
+    pub need_resched: AtomicBool,
+    /// Ticks the handler has seen and the scheduler not yet accounted.
+    pub ticks_pending: AtomicU32,
+    /// A reschedule signal is in flight (the simulator's `ipi_pending`).
+    pub ipi_pending: AtomicBool,
+    /// Parked in [`park`], or about to be.
+    pub idle: AtomicBool,
+    pub park_word: AtomicU32,
+    /// Kernel thread id, for `tgkill`.
+    pub tid: AtomicI32,
+    /// Ticks this worker has taken, for the balancing interval.
+    pub jiffies: UnsafeCell<u64>,
+    pub switched_in_ns: UnsafeCell<u64>,
+}
+
+// SAFETY: the UnsafeCell fields are touched only by the worker's own thread (and by task code
+// running on that thread); everything shared is atomic.
+unsafe impl Sync for WorkerSlot {}
+
+impl WorkerSlot {
+    pub fn new() -> WorkerSlot {
+        WorkerSlot {
+            sched_sp: UnsafeCell::new(std::ptr::null_mut()),
+            running: AtomicU32::new(u32::MAX),
+            reason: UnsafeCell::new(Reason::Yield),
+            preempt_count: AtomicU32::new(1),
+            need_resched: AtomicBool::new(false),
+            ticks_pending: AtomicU32::new(0),
+            ipi_pending: AtomicBool::new(false),
+            idle: AtomicBool::new(false),
+            park_word: AtomicU32::new(0),
+            tid: AtomicI32::new(0),
+            jiffies: UnsafeCell::new(0),
+            switched_in_ns: UnsafeCell::new(0),
+        }
+    }
+}
+
+/// The task-side operations a worker's host offers; `runtime::host::Shared<P>` implements it
+/// for each policy, so task code needs no generic parameter.
+pub(crate) trait Host: Send + Sync {
+    #[allow(dead_code)]
+    fn cpu_count(&self) -> usize;
+    /// Task side: accounts pending ticks and switches out if a reschedule is due.
+    fn preempt_point(&self, cpu: usize);
+    /// Task side: switch to the worker's scheduler with `reason`.
+    fn switch_out(&self, cpu: usize, reason: Reason);
+    fn current_task(&self, cpu: usize) -> Option<crate::task::TaskId>;
+}
+
+/// A worker thread's identity, as its thread-local.
+pub(crate) struct WorkerTls {
+    pub host: *const dyn super::host::TaskOps,
+    pub cpu: usize,
+    pub slot: *const WorkerSlot,
+    /// Identifies the runtime (two runtimes may coexist).
+    pub runtime_id: usize,
+}
+
+thread_local! {
+    static CURRENT: Cell<*const WorkerTls> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The worker this code runs on, or `None` on a thread that is not a worker.
+#[inline(never)]
+pub(crate) fn current() -> Option<&'static WorkerTls> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: set by `enter` to a WorkerTls that lives for the worker thread's whole life.
+    unsafe { p.as_ref() }
+}
+
+/// Installs the worker identity on this thread.
+pub(crate) fn enter(tls: &WorkerTls) {
+    CURRENT.with(|c| c.set(tls as *const WorkerTls));
+}
+
+pub(crate) fn leave() {
+    CURRENT.with(|c| c.set(std::ptr::null()));
+}
+
+/// True when task code (not runtime code) of a runtime is running on this thread.
+pub(crate) fn in_task() -> Option<&'static WorkerTls> {
+    current().filter(|w| {
+        // SAFETY: the slot outlives the worker thread.
+        unsafe { (*w.slot).running.load(Relaxed) != u32::MAX }
+    })
+}
+
+// ----- preemption -----
+
+pub(crate) static TEXT_LO: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static TEXT_HI: AtomicUsize = AtomicUsize::new(0);
+static HANDLER_INSTALLED: std::sync::Once = std::sync::Once::new();
+
+/// Signal numbers: the tick and the reschedule "IPI". RT signals, above glibc's reserved ones.
+pub(crate) fn tick_signal() -> i32 {
+    libc::SIGRTMIN() + 6
+}
+pub(crate) fn resched_signal() -> i32 {
+    libc::SIGRTMIN() + 7
+}
+
+/// Installs the process-wide handler once.
+pub(crate) fn install_handler() {
+    HANDLER_INSTALLED.call_once(|| {
+        let (lo, hi) = arch::text_range();
+        TEXT_LO.store(lo, Relaxed);
+        TEXT_HI.store(hi, Relaxed);
+        for sig in [tick_signal(), resched_signal()] {
+            // SAFETY: a zeroed sigaction with our handler; SA_ONSTACK because the handler
+            // writes below the interrupted stack pointer and must not run on that stack.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as *const () as usize;
+                sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
+    let tls = CURRENT.with(|c| c.get());
+    if tls.is_null() {
+        return;
+    }
+    // SAFETY: set by `enter`; the slot outlives the thread.
+    let slot = unsafe { &*(*tls).slot };
+    if sig == tick_signal() {
+        slot.ticks_pending.fetch_add(1, Relaxed);
+    } else {
+        slot.ipi_pending.store(false, Relaxed);
+    }
+    if slot.preempt_count.load(Relaxed) != 0 || slot.running.load(Relaxed) == u32::MAX {
+        return; // runtime code or idle: the scheduler looks at the flags itself
+    }
+    // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
+    let uc = unsafe { &mut *(uctx as *mut libc::ucontext_t) };
+    let rip = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
+    if rip < TEXT_LO.load(Relaxed) || rip >= TEXT_HI.load(Relaxed) {
+        // In libc, the vDSO or another library: not a safe point. The next tick or runtime
+        // call handles the request.
+        return;
+    }
+    let rsp = uc.uc_mcontext.gregs[libc::REG_RSP as usize] as usize;
+    // Below the red zone, push the interrupted pc; the trampoline's `ret 128` returns to it
+    // with rsp restored exactly.
+    let frame = rsp - 128 - 8;
+    // SAFETY: the task stack below its red zone is free (this handler runs on the
+    // sigaltstack), and the guard page would fault on a stack that has no room.
+    unsafe { (frame as *mut usize).write(rip) };
+    uc.uc_mcontext.gregs[libc::REG_RSP as usize] = frame as i64;
+    uc.uc_mcontext.gregs[libc::REG_RIP as usize] = arch::trampoline_addr() as i64;
+}
+
+/// Called by the trampoline on the task's stack, in normal (not signal) context, with every
+/// register of the interrupted code saved.
+pub(crate) extern "C" fn preempt_entry() {
+    let Some(w) = current() else { return };
+    // SAFETY: the slot outlives the worker thread.
+    unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
+    // SAFETY: the host outlives its workers.
+    let host = unsafe { &*w.host };
+    host.preempt_point(w.cpu);
+    // We may be on another worker now.
+    let w = current().expect("a preempted task resumes on a worker");
+    // SAFETY: as above.
+    unsafe { (*w.slot).preempt_count.store(0, Relaxed) };
+}
+
+/// Alternate signal stack for this thread (the handler must not run on a task stack).
+pub(crate) fn setup_sigaltstack() -> Option<Vec<u8>> {
+    let size = 64 * 1024;
+    let mut mem = vec![0u8; size];
+    let ss = libc::stack_t {
+        ss_sp: mem.as_mut_ptr() as *mut libc::c_void,
+        ss_flags: 0,
+        ss_size: size,
+    };
+    // SAFETY: `mem` lives as long as the returned Vec, which the worker keeps until it exits
+    // (and disables the alternate stack before dropping it).
+    let r = unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
+    (r == 0).then_some(mem)
+}
+
+pub(crate) fn teardown_sigaltstack() {
+    let ss = libc::stack_t {
+        ss_sp: std::ptr::null_mut(),
+        ss_flags: libc::SS_DISABLE,
+        ss_size: 0,
+    };
+    // SAFETY: disabling the alternate stack.
+    unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
+}
+
+/// The worker's periodic tick: a POSIX timer that signals this thread only.
+pub(crate) struct Tick {
+    timer: libc::timer_t,
+    period_ns: u64,
+    armed: Cell<bool>,
+}
+
+impl Tick {
+    pub fn new(period_ns: u64) -> Option<Tick> {
+        // SAFETY: plain syscalls on our own thread id.
+        unsafe {
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = tick_signal();
+            sev.sigev_notify_thread_id = libc::gettid();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
+                return None;
+            }
+            Some(Tick {
+                timer,
+                period_ns,
+                armed: Cell::new(false),
+            })
+        }
+    }
+
+    fn set(&self, on: bool) {
+        if self.armed.get() == on {
+            return;
+        }
+        self.armed.set(on);
+        let ns = if on { self.period_ns } else { 0 };
+        let ts = libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as i64,
+            tv_nsec: (ns % 1_000_000_000) as i64,
+        };
+        let spec = libc::itimerspec {
+            it_interval: ts,
+            it_value: ts,
+        };
+        // SAFETY: our own timer.
+        unsafe { libc::timer_settime(self.timer, 0, &spec, std::ptr::null_mut()) };
+    }
+
+    /// Runs while tasks run; stopped while idle (an idle worker takes no interrupts).
+    pub fn arm(&self) {
+        self.set(true)
+    }
+    pub fn disarm(&self) {
+        self.set(false)
+    }
+}
+
+impl Drop for Tick {
+    fn drop(&mut self) {
+        // SAFETY: our own timer.
+        unsafe { libc::timer_delete(self.timer) };
+    }
+}
+
+/// Sends the reschedule signal to worker `slot` unless one is already in flight.
+pub(crate) fn kick_running(slot: &WorkerSlot) {
+    if slot.ipi_pending.swap(true, AcqRel) {
+        return;
+    }
+    let tid = slot.tid.load(Acquire);
+    if tid != 0 {
+        // SAFETY: tgkill to a thread of this process.
+        unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, resched_signal()) };
+    }
+}
+
+// ----- idle parking (futex) -----
+
+/// Wakes worker `slot` if it is parked.
+pub(crate) fn unpark(slot: &WorkerSlot) {
+    slot.park_word.store(1, SeqCst);
+    if slot.idle.load(SeqCst) {
+        futex_wake(&slot.park_word);
+    }
+}
+
+/// Sleeps until [`unpark`] or `timeout_ns` (None: no timeout). The caller has set `idle` and
+/// re-checked for work after clearing `park_word`.
+pub(crate) fn park(slot: &WorkerSlot, timeout_ns: Option<u64>) {
+    let ts = timeout_ns.map(|ns| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as i64,
+        tv_nsec: (ns % 1_000_000_000) as i64,
+    });
+    let tsp = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: FUTEX_WAIT on an aligned u32 we own; returns on wake, mismatch, timeout, signal.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            slot.park_word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            0u32,
+            tsp,
+        )
+    };
+}
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE on an aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            1,
+        )
+    };
+}
+
+/// Pins the calling thread to `core` (best effort: a restricted cpuset may forbid it).
+pub(crate) fn pin_to(core: usize) -> bool {
+    // SAFETY: a zeroed cpu_set_t with one bit set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(core, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// The cores this process may run on.
+pub(crate) fn allowed_cores() -> Vec<usize> {
+    // SAFETY: querying our own affinity into a zeroed set.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
