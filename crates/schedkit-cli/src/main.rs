@@ -10,6 +10,8 @@ use schedkit::policy::{rt::RtBalance, PolicyKind, POLICIES};
 use schedkit::sim::SimConfig;
 use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::PathBuf;
+
+mod rtbench;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -132,6 +134,33 @@ enum BenchWhat {
         #[arg(long, default_value = "200ms", value_parser = parse_dur)]
         budget: u64,
         /// Also write the rows as JSON to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// The runtime on real threads: each workload under each policy, and in the same run on
+    /// OS threads, Tokio and (when `go` is on the PATH) goroutines; prints ratios.
+    Runtime {
+        /// Worker threads (policy CPUs), OS-thread pairs, Tokio workers, GOMAXPROCS.
+        #[arg(long, default_value_t = 2)]
+        cpus: usize,
+        /// Time spent measuring each time-based figure.
+        #[arg(long, default_value = "500ms", value_parser = parse_dur)]
+        duration: u64,
+        /// Workloads: yield, pingpong, chat, wakeup, spawn, lock.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "yield,pingpong,chat,wakeup,spawn,lock"
+        )]
+        workloads: Vec<String>,
+        /// Runners: schedkit, os-threads, tokio, go.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "schedkit,os-threads,tokio,go"
+        )]
+        runners: Vec<String>,
+        /// Also write the rows ({workload, runner, policy, value, unit}) as JSON to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
@@ -295,6 +324,26 @@ fn run(cli: Cli) -> Result<()> {
                 });
                 pb.finish_and_clear();
                 out(&schedkit::bench::ops_table(&rows));
+                write_json(json.as_ref(), &rows)?;
+            }
+            BenchWhat::Runtime {
+                cpus,
+                duration,
+                workloads,
+                runners,
+                json,
+            } => {
+                let opts = rtbench::Opts {
+                    cpus,
+                    duration: Duration::from_nanos(duration),
+                    workloads,
+                    runners,
+                };
+                rtbench::validate(&opts)?;
+                let pb = spinner();
+                let rows = rtbench::run(&opts, &|m| pb.set_message(m.to_string()))?;
+                pb.finish_and_clear();
+                out(&rtbench::table(&rows, cpus));
                 write_json(json.as_ref(), &rows)?;
             }
             BenchWhat::Sim {

@@ -156,3 +156,43 @@ fn the_example_workload_file_runs() {
         "{out}"
     );
 }
+
+#[test]
+fn bench_runtime_validates_and_writes_rows() {
+    let (code, _, err) = schedkit(&["bench", "runtime", "--workloads", "nap"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown workload 'nap'"), "{err}");
+    let (code, _, err) = schedkit(&["bench", "runtime", "--cpus", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--cpus"), "{err}");
+    let (code, _, err) = schedkit(&["bench", "runtime", "--runners", "rayon"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown runner 'rayon'"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("rows.json");
+    let (code, out, err) = schedkit(&[
+        "bench",
+        "runtime",
+        "--workloads",
+        "pingpong",
+        "--runners",
+        "schedkit,os-threads",
+        "--duration",
+        "50ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("vs os-thr"), "{out}");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runners: Vec<_> = rows.iter().map(|r| r["runner"].as_str().unwrap()).collect();
+    assert_eq!(runners, ["schedkit", "schedkit", "os-threads"]);
+    for r in &rows {
+        for k in ["workload", "runner", "policy", "value", "unit"] {
+            assert!(r.get(k).is_some(), "row lacks {k}: {r}");
+        }
+        assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}

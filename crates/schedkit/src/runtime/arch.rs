@@ -239,6 +239,41 @@ impl Drop for Stack {
     }
 }
 
+/// Round trips (switch to a context that switches straight back) per call, timed: the cost
+/// of saving and restoring registers that a runtime yield adds its scheduling work to.
+pub fn raw_round_trip_ns(iters: u64) -> f64 {
+    struct Pair {
+        main: *mut u8,
+        task: *mut u8,
+    }
+    extern "C" fn bounce(arg: *mut u8) -> ! {
+        let p = arg as *mut Pair;
+        loop {
+            // SAFETY: main keeps `p` alive and is suspended in its switch.
+            unsafe { switch(&mut (*p).task, (*p).main) };
+        }
+    }
+    let Ok(stack) = Stack::new(16 * 1024) else {
+        return f64::NAN;
+    };
+    let mut pair = Pair {
+        main: std::ptr::null_mut(),
+        task: std::ptr::null_mut(),
+    };
+    let pp: *mut Pair = &mut pair;
+    // SAFETY: pp is alive for the whole function; the task only bounces.
+    unsafe {
+        (*pp).task = stack.init(bounce, pp as *mut u8);
+        switch(&mut (*pp).main, (*pp).task); // first entry
+        let t = std::time::Instant::now();
+        for _ in 0..iters {
+            switch(&mut (*pp).main, (*pp).task);
+        }
+        t.elapsed().as_nanos() as f64 / iters.max(1) as f64
+    }
+    // The bouncing context is abandoned with its stack (nothing on it needs dropping).
+}
+
 /// The bounds of this executable's code (`__executable_start`..`etext`, defined by the GNU and
 /// LLVM linkers). Preemption is only allowed at a program counter inside it: never inside libc
 /// (malloc's locks, stdio), the vDSO, or another shared object.

@@ -60,8 +60,9 @@ impl TaskCtl {
     }
 }
 
-/// Lock-free published state of a CPU (what `CpuView` snapshots).
+/// Lock-free published state of a CPU (what `CpuView` snapshots); one cache line each.
 #[derive(Default)]
+#[repr(align(64))]
 struct CpuPub {
     curr: AtomicU32,
     nr_running: AtomicUsize,
@@ -100,7 +101,7 @@ pub(crate) struct Shared<P: SchedClass> {
     topology: Topology,
     pub(crate) cfg: Config,
     tick_ns: u64,
-    epoch: Instant,
+    clock: super::clock::Clock,
     timers: Mutex<BinaryHeap<Reverse<(u64, u64, u32)>>>,
     timer_seq: AtomicU64,
     next_timer: AtomicU64,
@@ -154,7 +155,7 @@ impl<P: SchedClass> Shared<P> {
             topology,
             tick_ns: 1_000_000_000 / cfg.hz as u64,
             cfg,
-            epoch: Instant::now(),
+            clock: super::clock::Clock::new(),
             timers: Mutex::new(BinaryHeap::new()),
             timer_seq: AtomicU64::new(0),
             next_timer: AtomicU64::new(u64::MAX),
@@ -168,7 +169,7 @@ impl<P: SchedClass> Shared<P> {
     }
 
     pub fn now(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        self.clock.now()
     }
 
     fn ncpus(&self) -> usize {
@@ -203,9 +204,19 @@ impl<P: SchedClass> Shared<P> {
         cpu: CpuId,
         f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq) -> R,
     ) -> R {
+        self.with_rq_at(cpu, self.now(), f)
+    }
+
+    /// [`Self::with_rq`] with the time already read (one clock read per `schedule()`).
+    fn with_rq_at<R>(
+        &self,
+        cpu: CpuId,
+        now: u64,
+        f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq) -> R,
+    ) -> R {
         let mut g = lock(&self.rqs[self.layout.domain_of(cpu)]);
         let mut ops = OpCounter::default();
-        let mut ctx = Ctx::new(self.now(), self.cfg.hz, self.ncpus(), self.view(), &mut ops);
+        let mut ctx = Ctx::new(now, self.cfg.hz, self.ncpus(), self.view(), &mut ops);
         let r = f(&self.policy, &mut ctx, &mut g);
         self.publish(&g, cpu);
         r
@@ -398,8 +409,8 @@ impl<P: SchedClass> Shared<P> {
     // ----- ticks, timers, balancing -----
 
     /// `n` ticks while `curr` ran on `cpu`, and the periodic balancer.
-    fn tick(&self, cpu: CpuId, curr: TaskId, n: u32) {
-        let resched = self.with_rq(cpu, |pol, ctx, rq| {
+    fn tick(&self, cpu: CpuId, curr: TaskId, n: u32, now: u64) {
+        let resched = self.with_rq_at(cpu, now, |pol, ctx, rq| {
             let mut r = false;
             for _ in 0..n {
                 r |= pol.task_tick(ctx, rq, cpu, curr);
@@ -441,8 +452,7 @@ impl<P: SchedClass> Shared<P> {
         out.moved > 0 && (idle || out.resched)
     }
 
-    fn fire_timers(&self, cpu: Option<CpuId>) {
-        let now = self.now();
+    fn fire_timers(&self, cpu: Option<CpuId>, now: u64) {
         if self.next_timer.load(Acquire) > now {
             return;
         }
@@ -627,15 +637,16 @@ impl<P: SchedClass> Shared<P> {
     // ----- schedule() -----
 
     /// `schedule()` on `cpu` after `prev` switched out for `reason` (None: the CPU was idle).
-    fn schedule(&self, cpu: CpuId, prev: Option<(TaskId, Reason)>) -> Option<TaskId> {
+    /// Returns the next task and the time the decision was taken.
+    fn schedule(&self, cpu: CpuId, prev: Option<(TaskId, Reason)>) -> (Option<TaskId>, u64) {
         let slot = &self.workers[cpu];
         slot.need_resched.store(false, Relaxed);
         let now = self.now();
         let ticks = slot.ticks_pending.swap(0, Relaxed);
         if let (Some((p, _)), true) = (prev, ticks > 0) {
-            self.tick(cpu, p, ticks);
+            self.tick(cpu, p, ticks, now);
         }
-        self.fire_timers(Some(cpu));
+        self.fire_timers(Some(cpu), now);
         let leaving = matches!(prev, Some((_, Reason::Block | Reason::Exit)));
         if self.layout == LockLayout::PerCpu
             && self.ncpus() > 1
@@ -686,7 +697,7 @@ impl<P: SchedClass> Shared<P> {
             }
             next
         };
-        let (mut out, first) = self.with_rq(cpu, |pol, ctx, rq| {
+        let (mut out, first) = self.with_rq_at(cpu, now, |pol, ctx, rq| {
             let mut out = Out::default();
             if let Some((p, reason)) = prev {
                 let task = &mut ctx.tasks[p];
@@ -793,7 +804,7 @@ impl<P: SchedClass> Shared<P> {
         {
             self.kick_idle_balancer(cpu);
         }
-        next
+        (next, now)
     }
 
     /// Is there something this idle CPU could run? (Under the lock, like the kernel's idle
@@ -814,13 +825,13 @@ impl<P: SchedClass> Shared<P> {
     }
 
     /// Runs `t` on this worker until it switches back; returns why it did.
-    fn run(&self, cpu: CpuId, t: TaskId) -> Reason {
+    fn run(&self, cpu: CpuId, t: TaskId, now: u64) -> Reason {
         let slot = &self.workers[cpu];
         let ctl = &self.ctl[t.index()];
         // SAFETY: t was just picked for this CPU: it is ours to run. Its saved sp and count
         // were written when it last switched out (or by spawn).
         unsafe {
-            *slot.switched_in_ns.get() = self.now();
+            *slot.switched_in_ns.get() = now;
             slot.preempt_count.store(*ctl.saved_count.get(), Relaxed);
             slot.running.store(t.0, Release);
             arch::switch(slot.sched_sp.get(), *ctl.sp.get());
@@ -887,17 +898,17 @@ impl<P: SchedClass> Shared<P> {
         let mut prev = None;
         loop {
             match self.schedule(cpu, prev.take()) {
-                Some(t) => {
+                (Some(t), now) => {
                     if let Some(tk) = &tick {
                         tk.arm();
                     }
-                    let reason = self.run(cpu, t);
+                    let reason = self.run(cpu, t, now);
                     if reason == Reason::Preempt {
                         self.counters.preemptions.fetch_add(1, Relaxed);
                     }
                     prev = Some((t, reason));
                 }
-                None => {
+                (None, _) => {
                     if self.shutdown.load(SeqCst) {
                         break;
                     }
@@ -956,11 +967,12 @@ impl<P: SchedClass> Host for Shared<P> {
         let slot = &self.workers[cpu];
         let n = slot.ticks_pending.swap(0, Relaxed);
         if n > 0 {
+            let now = self.now();
             if let Some(t) = self.running(cpu) {
-                self.tick(cpu, t, n);
+                self.tick(cpu, t, n, now);
             }
+            self.fire_timers(Some(cpu), now);
         }
-        self.fire_timers(Some(cpu));
         if slot.need_resched.load(Relaxed) {
             self.switch_out(cpu, Reason::Preempt);
         }

@@ -28,6 +28,7 @@
 //! process with SIGSEGV, as overflowing a thread's stack does.
 
 mod arch;
+mod clock;
 pub mod handshake;
 mod host;
 pub mod sync;
@@ -573,6 +574,12 @@ pub fn set_affinity(cpus: impl IntoIterator<Item = usize>) -> Result<(), String>
         }
     }
     with_current(|ops, cpu| ops.set_affinity(cpu, m))
+}
+
+/// Nanoseconds per bare context-switch round trip (there and back, registers only, no
+/// scheduling), measured over `iters` round trips: the floor under a yield.
+pub fn raw_switch_round_trip_ns(iters: u64) -> f64 {
+    arch::raw_round_trip_ns(iters)
 }
 
 /// The calling task's id and current CPU (None outside a task).

@@ -22,7 +22,9 @@ pub(crate) enum Reason {
     Preempt,
 }
 
-/// What a worker owns and what others (and its signal handler) may poke.
+/// What a worker owns and what others (and its signal handler) may poke. Aligned to two
+/// cache lines so that neighbouring workers' slots never share one.
+#[repr(align(128))]
 pub(crate) struct WorkerSlot {
     /// The scheduler context's stack pointer, saved while a task runs on this worker.
     pub sched_sp: UnsafeCell<*mut u8>,
