@@ -314,7 +314,6 @@ fn schedkit_run(w: &str, p: Policy, o: &Opts) -> Result<Vec<Row>> {
                 for h in hs {
                     let _ = h.join();
                 }
-                let c = sem.counters();
                 out.push(row(
                     w,
                     "schedkit",
@@ -323,7 +322,6 @@ fn schedkit_run(w: &str, p: Policy, o: &Opts) -> Result<Vec<Row>> {
                     "acquisitions/s",
                     true,
                 ));
-                let _ = c;
             }
         }
         _ => {}
@@ -391,17 +389,10 @@ pub fn table(rows: &[Row], cpus: usize) -> String {
         "workload", "runner", "policy", "value", "unit", "vs os-thr"
     );
     for r in rows {
+        // The first OS-threads row of the workload (for `lock`, std::Mutex).
         let base = rows
             .iter()
-            .find(|b| {
-                b.workload == r.workload
-                    && b.runner == "os-threads"
-                    && (b.policy == "-" || r.workload != "lock")
-            })
-            .or_else(|| {
-                rows.iter()
-                    .find(|b| b.workload == r.workload && b.runner == "os-threads")
-            });
+            .find(|b| b.workload == r.workload && b.runner == "os-threads");
         let ratio = base.map(|b| {
             if r.higher_is_better {
                 r.value / b.value

@@ -69,11 +69,10 @@ struct CpuPub {
     last_schedule_ns: AtomicU64,
 }
 
+/// Counters bumped by wakers and spawners, which may be any thread (the per-switch ones live
+/// in each `WorkerSlot`).
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub switches: AtomicU64,
-    pub migrations: AtomicU64,
-    pub preemptions: AtomicU64,
     pub wakeups: AtomicU64,
     pub ipis: AtomicU64,
     pub spawned: AtomicU64,
@@ -697,7 +696,7 @@ impl<P: SchedClass> Shared<P> {
             }
             next
         };
-        let (mut out, first) = self.with_rq_at(cpu, now, |pol, ctx, rq| {
+        let (out, first) = self.with_rq_at(cpu, now, |pol, ctx, rq| {
             let mut out = Out::default();
             if let Some((p, reason)) = prev {
                 let task = &mut ctx.tasks[p];
@@ -761,11 +760,11 @@ impl<P: SchedClass> Shared<P> {
         };
         if next != prev_id {
             if let Some(n) = next {
-                self.counters.switches.fetch_add(1, Relaxed);
+                slot.switches.fetch_add(1, Relaxed);
                 // SAFETY: n is ours to run now.
                 let last = unsafe { &mut *self.ctl[n.index()].last_cpu.get() };
                 if *last != usize::MAX && *last != cpu {
-                    self.counters.migrations.fetch_add(1, Relaxed);
+                    slot.migrations.fetch_add(1, Relaxed);
                 }
                 *last = cpu;
             }
@@ -778,7 +777,7 @@ impl<P: SchedClass> Shared<P> {
         if self.policy.push_pending(cpu) {
             self.push_loop(cpu, None, cpu);
         }
-        if std::mem::take(&mut out.requeue) {
+        if out.requeue {
             let p = prev_id.expect("requeue implies prev");
             let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
             self.activate(
@@ -849,11 +848,8 @@ impl<P: SchedClass> Shared<P> {
         slot.park_word.store(0, SeqCst);
         slot.idle.store(true, SeqCst);
         if !self.has_work(cpu) && !slot.need_resched.load(SeqCst) && !self.shutdown.load(SeqCst) {
-            let now = self.now();
-            let mut timeout = self.next_timer.load(Acquire).checked_sub(now);
-            if self.next_timer.load(Acquire) <= now {
-                timeout = Some(0);
-            }
+            let next = self.next_timer.load(Acquire);
+            let mut timeout = (next != u64::MAX).then(|| next.saturating_sub(self.now()));
             // While some runqueue is overloaded, keep the idle balancer's own rhythm (2.6's
             // idle CPUs balanced every tick); with nothing to steal, sleep without a timeout.
             if self.layout == LockLayout::PerCpu
@@ -904,7 +900,7 @@ impl<P: SchedClass> Shared<P> {
                     }
                     let reason = self.run(cpu, t, now);
                     if reason == Reason::Preempt {
-                        self.counters.preemptions.fetch_add(1, Relaxed);
+                        slot.preemptions.fetch_add(1, Relaxed);
                     }
                     prev = Some((t, reason));
                 }
@@ -925,10 +921,13 @@ impl<P: SchedClass> Shared<P> {
     }
 
     pub fn stats(&self) -> RuntimeStats {
+        let sum = |f: fn(&WorkerSlot) -> &AtomicU64| -> u64 {
+            self.workers.iter().map(|w| f(w).load(Relaxed)).sum()
+        };
         RuntimeStats {
-            context_switches: self.counters.switches.load(Relaxed),
-            migrations: self.counters.migrations.load(Relaxed),
-            preemptions: self.counters.preemptions.load(Relaxed),
+            context_switches: sum(|w| &w.switches),
+            migrations: sum(|w| &w.migrations),
+            preemptions: sum(|w| &w.preemptions),
             wakeups: self.counters.wakeups.load(Relaxed),
             resched_signals: self.counters.ipis.load(Relaxed),
             spawned: self.counters.spawned.load(Relaxed),
@@ -959,10 +958,6 @@ impl<P: SchedClass> Shared<P> {
 }
 
 impl<P: SchedClass> Host for Shared<P> {
-    fn cpu_count(&self) -> usize {
-        self.ncpus()
-    }
-
     fn preempt_point(&self, cpu: usize) {
         let slot = &self.workers[cpu];
         let n = slot.ticks_pending.swap(0, Relaxed);
@@ -1019,7 +1014,8 @@ pub(crate) trait TaskOps: Host {
         rt_priority: u8,
     ) -> Result<(), String>;
     fn set_affinity(&self, cpu: usize, mask: CpuMask) -> Result<(), String>;
-    fn task_info(&self, t: TaskId) -> (i32, crate::task::SchedPolicy, u8, u64);
+    /// Nice, policy, RT priority and CPU time of the task running on `cpu`.
+    fn task_info(&self, cpu: usize) -> Option<(i32, crate::task::SchedPolicy, u8, u64)>;
     fn yield_now(&self, cpu: usize);
     fn wait_idle_for(&self, deadline: Option<Instant>) -> usize;
     fn begin_shutdown(&self);
@@ -1079,9 +1075,7 @@ impl<P: SchedClass> TaskOps for Shared<P> {
     }
 
     fn set_nice(&self, cpu: usize, nice: i32) -> Result<(), String> {
-        if !(crate::task::NICE_MIN..=crate::task::NICE_MAX).contains(&nice) {
-            return Err(format!("nice {nice} is outside -20..=19"));
-        }
+        super::check_nice(nice)?;
         self.change_attr(cpu, &mut |t| {
             t.nice = nice;
             Ok(())
@@ -1116,11 +1110,13 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         })
     }
 
-    fn task_info(&self, t: TaskId) -> (i32, crate::task::SchedPolicy, u8, u64) {
-        // A racy read for reporting only (the fields are plain integers).
-        // SAFETY: the slot exists; values may be stale.
-        let task = unsafe { &*self.tasks[t.index()].get() };
-        (task.nice, task.policy, task.rt_priority, task.sum_exec_ns)
+    fn task_info(&self, cpu: usize) -> Option<(i32, crate::task::SchedPolicy, u8, u64)> {
+        let t = self.running(cpu)?;
+        // The running task belongs to this CPU's runqueue lock.
+        Some(self.with_rq(cpu, |_, ctx, _| {
+            let task = &ctx.tasks[t];
+            (task.nice, task.policy, task.rt_priority, task.sum_exec_ns)
+        }))
     }
 
     fn yield_now(&self, cpu: usize) {

@@ -84,13 +84,7 @@ impl TaskSpec {
     }
     /// The runtime CPUs this task may run on.
     pub fn affinity(mut self, cpus: impl IntoIterator<Item = usize>) -> TaskSpec {
-        let mut m = CpuMask::empty();
-        for c in cpus {
-            if c < CpuMask::MAX_CPUS {
-                m.set(c);
-            }
-        }
-        self.affinity = Some(m);
+        self.affinity = Some(mask_of(cpus));
         self
     }
     /// A name for error messages.
@@ -101,9 +95,7 @@ impl TaskSpec {
 
     pub(crate) fn validate(&self, ncpus: usize) -> Result<(), String> {
         let who = self.name.as_deref().unwrap_or("task");
-        if !(crate::task::NICE_MIN..=crate::task::NICE_MAX).contains(&self.nice) {
-            return Err(format!("{who}: nice {} is outside -20..=19", self.nice));
-        }
+        check_nice(self.nice).map_err(|e| format!("{who}: {e}"))?;
         check_rt(self.policy, self.rt_priority).map_err(|e| format!("{who}: {e}"))?;
         if let Some(m) = self.affinity {
             if m.and(&CpuMask::first_n(ncpus)).is_empty() {
@@ -114,6 +106,23 @@ impl TaskSpec {
         }
         Ok(())
     }
+}
+
+/// The CPUs named, as a mask (numbers past `CpuMask::MAX_CPUS` name no CPU of any runtime;
+/// the affinity checks then report the mask as naming none of the runtime's CPUs).
+fn mask_of(cpus: impl IntoIterator<Item = usize>) -> CpuMask {
+    let mut m = CpuMask::empty();
+    for c in cpus.into_iter().filter(|&c| c < CpuMask::MAX_CPUS) {
+        m.set(c);
+    }
+    m
+}
+
+pub(crate) fn check_nice(nice: i32) -> Result<(), String> {
+    if !(crate::task::NICE_MIN..=crate::task::NICE_MAX).contains(&nice) {
+        return Err(format!("nice {nice} is outside -20..=19"));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_rt(policy: SchedPolicy, prio: u8) -> Result<(), String> {
@@ -567,12 +576,7 @@ pub fn set_scheduler(policy: SchedPolicy, rt_priority: u8) -> Result<(), String>
 
 /// Changes the calling task's CPU affinity, as `sched_setaffinity()`.
 pub fn set_affinity(cpus: impl IntoIterator<Item = usize>) -> Result<(), String> {
-    let mut m = CpuMask::empty();
-    for c in cpus {
-        if c < CpuMask::MAX_CPUS {
-            m.set(c);
-        }
-    }
+    let m = mask_of(cpus);
     with_current(|ops, cpu| ops.set_affinity(cpu, m))
 }
 
@@ -588,10 +592,11 @@ pub fn current() -> Option<(TaskId, usize)> {
     current_ops().and_then(|(ops, cpu)| ops.current_task(cpu).map(|t| (t, cpu)))
 }
 
-/// CPU time the calling task has consumed up to its last switch, in ns, and its nice level.
+/// The calling task's nice level, policy, RT priority, and CPU time consumed up to its last
+/// switch in ns (None outside a task).
 pub fn current_info() -> Option<(i32, SchedPolicy, u8, u64)> {
     let _g = NoPreempt::new();
-    current_ops().and_then(|(ops, cpu)| ops.current_task(cpu).map(|t| ops.task_info(t)))
+    current_ops().and_then(|(ops, cpu)| ops.task_info(cpu))
 }
 
 #[cfg(test)]

@@ -347,9 +347,8 @@ impl Condvar {
         let _np = NoPreempt::new();
         let m = guard.m;
         let node = WaitNode::current();
-        let g = lock(&self.waiters);
+        let mut g = lock(&self.waiters);
         // Linked before the mutex is released, so a notify after our unlock finds us.
-        let mut g = g;
         g.push_back(node.as_ref());
         drop(guard);
         node.sleep(g);

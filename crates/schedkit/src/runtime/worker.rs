@@ -9,7 +9,7 @@
 
 use super::arch;
 use std::cell::{Cell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
 
 /// Why a task switched out.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -47,6 +47,11 @@ pub(crate) struct WorkerSlot {
     /// Ticks this worker has taken, for the balancing interval.
     pub jiffies: UnsafeCell<u64>,
     pub switched_in_ns: UnsafeCell<u64>,
+    /// This worker's context switches, migrations in and preemptions (summed by `stats`;
+    /// per worker so that counting a switch never bounces a shared cache line).
+    pub switches: AtomicU64,
+    pub migrations: AtomicU64,
+    pub preemptions: AtomicU64,
 }
 
 // SAFETY: the UnsafeCell fields are touched only by the worker's own thread (and by task code
@@ -68,6 +73,9 @@ impl WorkerSlot {
             tid: AtomicI32::new(0),
             jiffies: UnsafeCell::new(0),
             switched_in_ns: UnsafeCell::new(0),
+            switches: AtomicU64::new(0),
+            migrations: AtomicU64::new(0),
+            preemptions: AtomicU64::new(0),
         }
     }
 }
@@ -75,8 +83,6 @@ impl WorkerSlot {
 /// The task-side operations a worker's host offers; `runtime::host::Shared<P>` implements it
 /// for each policy, so task code needs no generic parameter.
 pub(crate) trait Host: Send + Sync {
-    #[allow(dead_code)]
-    fn cpu_count(&self) -> usize;
     /// Task side: accounts pending ticks and switches out if a reschedule is due.
     fn preempt_point(&self, cpu: usize);
     /// Task side: switch to the worker's scheduler with `reason`.
