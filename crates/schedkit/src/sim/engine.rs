@@ -272,7 +272,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 // semaphore and the mutex may pick one that was already woken).
                 if let Some(w) = woken {
                     if self.procs[w.index()].block == Block::Lock(l) {
-                        cost += self.wake(w, cpu, false, false)?;
+                        cost += self.wake(w, cpu, false, false, self.now)?;
                     }
                 }
                 Step::Sys(cost)
@@ -375,7 +375,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let woken = c.recv_waiters.pop_front();
         self.advance(t);
         match woken {
-            Some(w) => Ok(Step::Sys(self.wake(w, cpu, sync, false)?)),
+            Some(w) => Ok(Step::Sys(self.wake(w, cpu, sync, false, self.now)?)),
             None => Ok(Step::Continue),
         }
     }
@@ -397,7 +397,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         // The entry was paid before the check; the copy-out is the rest of the measured cost.
         let mut cost = recv_ns.saturating_sub(self.syscall_ns());
         if let Some(w) = woken {
-            cost += self.wake(w, cpu, false, false)?;
+            cost += self.wake(w, cpu, false, false, self.now)?;
         }
         Ok(Step::Sys(cost))
     }
@@ -442,7 +442,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.cpus[cpu].need_resched = true;
         }
         let target = self.select(child, cpu, WakeKind::Fork);
-        let c2 = self.activate(child, target, cpu, EnqueueKind::New, false)?;
+        let c2 = self.activate(child, target, cpu, EnqueueKind::New, false, self.now + c1)?;
         Ok(Step::Sys(c1 + c2))
     }
 
@@ -494,6 +494,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         waker_cpu: CpuId,
         sync: bool,
         irq: bool,
+        at: u64,
     ) -> Result<u64, SimError> {
         let uninterruptible = match self.tasks[t].state {
             TaskState::Sleeping { uninterruptible } => uninterruptible,
@@ -525,6 +526,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 irq,
             },
             sync,
+            at,
         )
     }
 
@@ -536,13 +538,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         waker_cpu: CpuId,
         kind: EnqueueKind,
         sync: bool,
+        at: u64,
     ) -> Result<u64, SimError> {
         if self.layout == LockLayout::PerCpu {
             self.tasks[t].cpu = target;
         }
         let curr = self.cpus[target].curr;
         let sync_here = sync && target == waker_cpu;
-        let (preempt, cost, _) = self.with_rq(target, self.now, |p, ctx, rq, _| {
+        let (preempt, cost, _) = self.with_rq(target, at, |p, ctx, rq, _| {
             p.enqueue(ctx, rq, target, t, kind);
             curr.is_some_and(|c| p.check_preempt_wakeup(ctx, rq, target, c, t, sync_here))
         });
@@ -554,7 +557,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
         // task_woken: a task queued behind a better one on an overloaded runqueue is pushed.
         if self.policy.push_pending(target) {
-            cost += self.push_loop(target, Some(t), waker_cpu, self.now + cost);
+            cost += self.push_loop(target, Some(t), waker_cpu, at + cost);
         }
         Ok(cost)
     }
@@ -623,7 +626,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let idle = self.cpus[cpu].curr.is_none();
         if let Some(curr) = self.cpus[cpu].curr {
             if self.tasks[curr].state == TaskState::Running(cpu) {
-                let (resched, c, _) = self.with_rq(cpu, self.now, |p, ctx, rq, _| {
+                let (resched, c, _) = self.with_rq(cpu, self.now + cost, |p, ctx, rq, _| {
                     p.task_tick(ctx, rq, cpu, curr)
                 });
                 cost += c;
@@ -884,7 +887,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.cpus[cpu].curr = next;
         self.status[cpu].curr = next;
         if let Some(x) = exiting {
-            total += self.reap(cpu, x)?;
+            total += self.reap(cpu, x, self.now + total)?;
         }
         // post_schedule: an overloaded runqueue pushes what it cannot run.
         if self.policy.push_pending(cpu) {
@@ -896,14 +899,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 uninterruptible: false,
             };
             let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
-            total += self.activate(p, target, cpu, EnqueueKind::Migrate, false)?;
+            total += self.activate(p, target, cpu, EnqueueKind::Migrate, false, self.now + total)?;
             self.procs[p.index()].runnable_since = None;
         }
         Ok(total)
     }
 
     /// The exited task `x` has switched out for good: release it and tell its parent.
-    fn reap(&mut self, cpu: CpuId, x: TaskId) -> Result<u64, SimError> {
+    fn reap(&mut self, cpu: CpuId, x: TaskId, at: u64) -> Result<u64, SimError> {
         self.tasks[x].state = TaskState::Dead;
         let pr = &mut self.procs[x.index()];
         pr.died = Some(self.now);
@@ -915,7 +918,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             .parent
             .filter(|&p| self.tasks[p].state != TaskState::Dead);
         let rq_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
-        let (_, mut cost, _) = self.with_rq(rq_cpu, self.now, |pol, ctx, rq, _| {
+        let (_, mut cost, _) = self.with_rq(rq_cpu, at, |pol, ctx, rq, _| {
             pol.task_exit(ctx, rq, x, parent)
         });
         if let Some(p) = parent {
@@ -923,7 +926,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             pp.children -= 1;
             pp.zombies += 1;
             if pp.block == Block::Child {
-                cost += self.wake(p, cpu, false, false)?;
+                cost += self.wake(p, cpu, false, false, at + cost)?;
             }
         }
         Ok(cost)

@@ -623,7 +623,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                         // The timer interrupt runs on the CPU the task slept on; returning
                         // from it to user space reschedules at once if the wakeup asked to.
                         let waker = self.tasks[t].cpu;
-                        let cost = self.wake(t, waker, false, true)?;
+                        let cost = self.wake(t, waker, false, true, self.now)?;
                         if self.cpus[waker].seg == SegKind::User && self.cpus[waker].need_resched {
                             self.interrupt_user(waker, cost)?;
                         } else {
