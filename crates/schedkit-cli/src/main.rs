@@ -6,7 +6,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
-use schedkit::policy::{rt::RtBalance, PolicyKind, POLICIES};
+use schedkit::policy::rt::RtBalance;
+use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::PathBuf;
@@ -263,8 +264,9 @@ fn run(cli: Cli) -> Result<()> {
                 for w in &workloads {
                     let mut runs = Vec::new();
                     for &p in &policies {
-                        // The global 2.4 queue has no RT balancing to vary: run it once.
-                        let modes: &[RtBalance] = if p == PolicyKind::Goodness {
+                        // A class that queues its RT tasks itself (2.4's global queue) has no
+                        // RT balancing to vary: run it once.
+                        let modes: &[RtBalance] = if !p.has_rt_class() {
                             &a.rt_balance[..1]
                         } else {
                             &a.rt_balance
@@ -289,8 +291,8 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::List { what } => match what {
             ListWhat::Policies => {
-                for (n, d) in POLICIES {
-                    out(&format!("{n:<10} {d}\n"));
+                for k in PolicyKind::ALL {
+                    out(&format!("{:<10} {}\n", k.name(), k.about()));
                 }
             }
             ListWhat::Machines => {

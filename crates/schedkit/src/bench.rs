@@ -9,7 +9,9 @@
 
 use crate::class::*;
 use crate::machine::{Machine, Topology};
-use crate::policy::{goodness::Goodness, o1::O1, rt::RtBalance, PolicyKind};
+use crate::policy::rt::RtBalance;
+use crate::registry::{BuildEnv, PolicyKind, WithSched};
+use crate::sched_core::{lockdep, Sched};
 use crate::sim::SimConfig;
 use crate::task::{TaskId, Tasks};
 use crate::workload::{builtin, Dist, Op, ProgramBuilder, TaskSpec, Workload};
@@ -54,83 +56,72 @@ fn time_per_call(budget: Duration, mut f: impl FnMut()) -> f64 {
     }
 }
 
-fn ops_for<P: SchedClass>(p: &P, n: usize, budget: Duration) -> (f64, f64) {
-    let topo = Topology::flat(1);
-    let mut tasks: Tasks<P::TaskData> = Tasks::new();
-    let mut ops = OpCounter::default();
-    let mut rq = p.new_rq(0, &topo);
-    let hz = 1000;
-    let mut now = 1_000_000u64;
-    for i in 0..=n {
-        let t = tasks.spawn();
-        tasks[t].nice = (i % 40) as i32 - 20;
-        let mut ctx = Ctx {
-            now,
-            hz,
-            ncpus: 1,
-            tasks: tasks.view(),
-            ops: &mut ops,
-        };
-        p.task_fork(&mut ctx, &mut rq, 0, None, t);
-        if i < n {
-            p.enqueue(&mut ctx, &mut rq, 0, t, EnqueueKind::New);
+/// Times one class stack's enqueue+dequeue and put_prev+pick_next with `n` runnable tasks.
+struct OpsBench {
+    n: usize,
+    budget: Duration,
+}
+
+impl WithSched for OpsBench {
+    type Out = (f64, f64);
+    fn run<C: SchedClass>(self, s: Sched<C>) -> (f64, f64) {
+        let (n, budget) = (self.n, self.budget);
+        let topo = Topology::flat(1);
+        let mut tasks: Tasks<C::TaskData> = Tasks::new();
+        let mut ops = OpCounter::default();
+        let mut rq = s.new_rq(0, &topo);
+        let hz = 1000;
+        let mut now = 1_000_000u64;
+        // The runqueue's lock, as far as the debug-build lock checks are concerned.
+        lockdep::acquire(0);
+        for i in 0..=n {
+            let t = tasks.spawn();
+            tasks[t].nice = (i % 40) as i32 - 20;
+            let mut ctx = Ctx::new(now, hz, 1, tasks.view(), &mut ops);
+            s.class.task_fork(&mut ctx, &mut rq, 0, None, t);
+            if i < n {
+                s.enqueue(&mut ctx, &mut rq, 0, t, EnqueueKind::New);
+            }
         }
+        let mut ctx = Ctx::new(now, hz, 1, tasks.view(), &mut ops);
+        let mut curr = s.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task");
+        rq.set_curr(0, Some(curr));
+        // The extra task wakes and sleeps: enqueue + dequeue.
+        let sleeper = TaskId(n as u32);
+        let enq = time_per_call(budget, || {
+            now += 1;
+            let mut ctx = Ctx::new(now, hz, 1, tasks.view(), &mut ops);
+            let kind = EnqueueKind::Wakeup {
+                uninterruptible: false,
+                sync: false,
+                irq: false,
+            };
+            s.enqueue(&mut ctx, &mut rq, 0, sleeper, kind);
+            s.dequeue(&mut ctx, &mut rq, 0, sleeper, DequeueKind::Sleep);
+            black_box(&rq);
+        });
+        let pick = time_per_call(budget, || {
+            now += 1;
+            let mut ctx = Ctx::new(now, hz, 1, tasks.view(), &mut ops);
+            s.put_prev(&mut ctx, &mut rq, 0, curr);
+            curr = black_box(s.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task"));
+            rq.set_curr(0, Some(curr));
+        });
+        lockdep::release(0);
+        (enq, pick)
     }
-    let mut ctx = Ctx {
-        now,
-        hz,
-        ncpus: 1,
-        tasks: tasks.view(),
-        ops: &mut ops,
-    };
-    let mut curr = p.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task");
-    // The extra task wakes and sleeps: enqueue + dequeue.
-    let sleeper = TaskId(n as u32);
-    let enq = time_per_call(budget, || {
-        now += 1;
-        let mut ctx = Ctx {
-            now,
-            hz,
-            ncpus: 1,
-            tasks: tasks.view(),
-            ops: &mut ops,
-        };
-        let kind = EnqueueKind::Wakeup {
-            uninterruptible: false,
-            sync: false,
-            irq: false,
-        };
-        p.enqueue(&mut ctx, &mut rq, 0, sleeper, kind);
-        p.dequeue(&mut ctx, &mut rq, 0, sleeper, DequeueKind::Sleep);
-        black_box(&rq);
-    });
-    let pick = time_per_call(budget, || {
-        now += 1;
-        let mut ctx = Ctx {
-            now,
-            hz,
-            ncpus: 1,
-            tasks: tasks.view(),
-            ops: &mut ops,
-        };
-        p.put_prev(&mut ctx, &mut rq, 0, curr);
-        curr = black_box(p.pick_next(&mut ctx, &mut rq, 0).expect("a runnable task"));
-    });
-    (enq, pick)
 }
 
 /// Measures per-operation cost of every policy at each task count.
 pub fn ops(sizes: &[usize], budget: Duration, mut progress: impl FnMut(&str)) -> Vec<OpsRow> {
     let m = Machine::load("smp2-2002").expect("shipped profile");
+    let env = BuildEnv::of_machine(&m, RtBalance::Passive);
     let mut rows = Vec::new();
-    for kind in [PolicyKind::Goodness, PolicyKind::O1] {
+    for &kind in PolicyKind::ALL {
         let mut base: Option<(f64, f64)> = None;
         for &n in sizes {
             progress(&format!("{} with {n} tasks", kind.name()));
-            let (e, p) = match kind {
-                PolicyKind::Goodness => ops_for(&Goodness, n, budget),
-                PolicyKind::O1 => ops_for(&O1::new(&m, RtBalance::Passive), n, budget),
-            };
+            let (e, p) = kind.build(&env, OpsBench { n, budget });
             let (be, bp) = *base.get_or_insert((e, p));
             rows.push(OpsRow {
                 policy: kind.name().into(),

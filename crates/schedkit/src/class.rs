@@ -1,20 +1,32 @@
 //! The backend-neutral scheduler interface, in the spirit of the kernel's `struct sched_class`.
 //!
-//! A policy owns its runqueue type ([`SchedClass::Rq`]) and a private per-task block
-//! ([`SchedClass::TaskData`]); a host (the simulator in `sim`, later a real runtime) owns the
-//! CPUs, the tasks, the clock and the locks. The policy declares its lock layout: one global
-//! runqueue lock (2.4, BFS) or one per CPU (O(1), CFS). The host keeps one `Rq` per lock domain
-//! and calls each hook with exactly that domain's `Rq`, i.e. with that lock held; balancing
-//! hooks get two `Rq`s, i.e. both locks held. A hook therefore cannot touch another domain's
-//! queue without the host having taken its lock, which is what lets a real-threaded host run
-//! the same code with real locks.
+//! A class owns its runqueue type ([`SchedClass::Rq`]) and a private per-task block
+//! ([`SchedClass::TaskData`]). The scheduler core (`sched_core`, the kernel's `core.c`) keeps
+//! one [`Rq`] per lock domain: the part of the kernel's `struct rq` every class shares (the
+//! CPU, the current task, `nr_running`), the RT class's queue (`rq->rt`), and the class's own
+//! queue (`rq->cfs` and friends), reached through `Deref`. A host (the simulator in `sim`, the
+//! real-thread runtime in `runtime`) owns the CPUs, the tasks, the clock and the locks.
+//!
+//! Classes stack as the kernel's do: the RT class (`policy::rt`) comes first and the class a
+//! policy names after it; the core walks them in that order for pick and routes each task's
+//! hooks to the class its POSIX policy belongs to. A design that kept RT tasks in its own queue
+//! (2.4's `goodness()` with `1000 + rt_priority`, BFS's 103 levels) says so with
+//! [`SchedClass::OWNS_RT`], and then sees every task.
+//!
+//! The class declares its lock layout: one global runqueue lock (2.4, BFS) or one per CPU
+//! (O(1), CFS). Each hook runs with exactly its `Rq`'s lock held; balancing hooks get two
+//! `Rq`s, i.e. both locks held. A hook therefore cannot touch another domain's queue without
+//! the core having taken its lock, which is what lets a real-threaded host run the same code
+//! with real locks.
 //!
 //! Every hook reports the work it did in an [`OpCounter`] (tasks scanned, bitmap searches,
 //! list operations, ...). The simulator turns those counts into CPU time with the machine's
 //! costs, so an O(n) loop costs O(n) simulated time because it really ran n iterations.
 
 use crate::machine::Topology;
-use crate::task::{CpuId, TaskId, TaskView};
+use crate::policy::rt::RtRq;
+use crate::task::{CpuId, Task, TaskId, TaskView};
+use std::ops::{Deref, DerefMut};
 
 /// How a policy's runqueues are locked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -163,19 +175,6 @@ pub enum WakeKind {
     Fork,
 }
 
-/// What a runqueue should do after a context switch or a wakeup, in an active-balancing design
-/// (RT push, 2.6.25 `push_rt_task`'s first steps).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PushDecision {
-    /// Nothing to push.
-    None,
-    /// The best queued task beats the running one: reschedule this CPU instead of pushing.
-    ReschedSelf,
-    /// Move `task` to `to`; the host locks `to`'s runqueue and calls `push_task`, which
-    /// re-checks everything under both locks.
-    Move { task: TaskId, to: CpuId },
-}
-
 /// Outcome of a balancing pull.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PullOutcome {
@@ -184,35 +183,115 @@ pub struct PullOutcome {
     pub resched: bool,
 }
 
-/// The scheduler-class interface. All hooks run with the lock of the `Rq` they receive held.
+/// What `find_busiest` found: the runqueue to pull from and how many tasks would even the
+/// load (2.6.0's `imbalance`), handed to `move_tasks` by the core rather than left in a field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Busiest {
+    pub cpu: CpuId,
+    pub imbalance: usize,
+}
+
+/// A runqueue as the core keeps it: what the kernel's `struct rq` holds for every class, the RT
+/// class's queue, and the class's own queue `C` (reached through `Deref`, so a class writes
+/// `rq.arrays` for its own fields and `rq.nr_running` for the shared ones).
+#[derive(Debug)]
+pub struct Rq<C> {
+    /// The CPU of a per-CPU runqueue (the first CPU of the domain for a global one).
+    pub cpu: CpuId,
+    /// Runnable tasks of every class on this runqueue, the running one included
+    /// (`rq->nr_running`); each class adds and removes its own tasks, as the kernel's
+    /// `add_nr_running` is called from the classes' enqueue paths.
+    pub nr_running: usize,
+    /// The RT class's queue (`rq->rt`); empty for a class that owns its RT tasks.
+    pub rt: RtRq,
+    /// The current task of each CPU this runqueue covers (`rq->curr`), set by the core when a
+    /// pick completes; a class only reads it.
+    curr: Box<[Option<TaskId>]>,
+    /// The class's own queue.
+    pub class: C,
+}
+
+impl<C> Rq<C> {
+    /// A runqueue covering `ncpus` CPUs starting at `cpu`.
+    pub fn new(cpu: CpuId, ncpus: usize, class: C) -> Rq<C> {
+        Rq {
+            cpu,
+            nr_running: 0,
+            rt: RtRq::default(),
+            curr: vec![None; ncpus.max(1)].into_boxed_slice(),
+            class,
+        }
+    }
+
+    /// The current task of a per-CPU runqueue (of its first CPU for a global one).
+    pub fn curr(&self) -> Option<TaskId> {
+        self.curr[0]
+    }
+
+    /// The current task of `cpu`, one of the CPUs this runqueue covers.
+    pub fn curr_on(&self, cpu: CpuId) -> Option<TaskId> {
+        self.curr[cpu - self.cpu]
+    }
+
+    /// The current tasks of all CPUs this runqueue covers.
+    pub fn currs(&self) -> &[Option<TaskId>] {
+        &self.curr
+    }
+
+    /// Only the core sets `curr` (the end of `schedule()`'s pick).
+    pub(crate) fn set_curr(&mut self, cpu: CpuId, t: Option<TaskId>) {
+        self.curr[cpu - self.cpu] = t;
+    }
+}
+
+impl<C> Deref for Rq<C> {
+    type Target = C;
+    fn deref(&self) -> &C {
+        &self.class
+    }
+}
+
+impl<C> DerefMut for Rq<C> {
+    fn deref_mut(&mut self) -> &mut C {
+        &mut self.class
+    }
+}
+
+/// One scheduling class: the hooks the core calls for the tasks that belong to it. All hooks
+/// run with the lock of the `Rq` they receive held.
 pub trait SchedClass: Send + Sync + 'static {
-    /// The state one runqueue lock protects.
+    /// The class's own part of a runqueue.
     type Rq: Send;
-    /// The policy's private per-task state.
+    /// The class's private per-task state.
     type TaskData: Default + Clone + Send + std::fmt::Debug;
+
+    /// True for a design that queues SCHED_FIFO/RR tasks itself (2.4, BFS): the core then
+    /// stacks no RT class in front of it and routes every task here.
+    const OWNS_RT: bool = false;
 
     fn name(&self) -> &'static str;
     fn lock_layout(&self) -> LockLayout;
-    /// Builds the runqueue of lock domain `domain`.
+    /// Builds the class's part of the runqueue of lock domain `domain`.
     fn new_rq(&self, domain: usize, topology: &Topology) -> Self::Rq;
 
-    /// Initialises a new task's scheduling state. `parent` is the forking task, running on
-    /// `cpu` whose runqueue is `rq`, or `None` for a task the host creates from nothing.
-    /// Returns true if the parent should reschedule (its share of the slice ran out).
+    /// Initialises a new task's scheduling state (`sched_fork`), whatever class it will be
+    /// queued in. `parent` is the forking task, running on `cpu` whose runqueue is `rq`, or
+    /// `None` for a task the host creates from nothing. Returns true if the parent should
+    /// reschedule (its share of the slice ran out).
     fn task_fork(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
         parent: Option<TaskId>,
         child: TaskId,
     ) -> bool;
-    /// A task leaves the system; `rq` is the runqueue of its parent (O(1) gives the unused
-    /// slice back to the parent), or of the child itself when there is no parent.
+    /// A task leaves the system (`sched_exit`); `rq` is the runqueue of its parent (O(1) gives
+    /// the unused slice back to the parent), or of the child itself when there is no parent.
     fn task_exit(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         child: TaskId,
         parent: Option<TaskId>,
     );
@@ -220,7 +299,7 @@ pub trait SchedClass: Send + Sync + 'static {
     fn enqueue(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
         t: TaskId,
         kind: EnqueueKind,
@@ -228,26 +307,33 @@ pub trait SchedClass: Send + Sync + 'static {
     fn dequeue(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
         t: TaskId,
         kind: DequeueKind,
     );
-    /// `prev` stops running on `cpu` (it may still be queued).
-    fn put_prev(&self, ctx: &mut Ctx<Self::TaskData>, rq: &mut Self::Rq, cpu: CpuId, prev: TaskId);
-    /// Chooses the next task for `cpu`, or `None` for idle. The chosen task stays owned by the
-    /// policy (queued or marked running, as the design does it).
+    /// `prev`, of this class, stops running on `cpu` (it may still be queued).
+    fn put_prev(
+        &self,
+        ctx: &mut Ctx<Self::TaskData>,
+        rq: &mut Rq<Self::Rq>,
+        cpu: CpuId,
+        prev: TaskId,
+    );
+    /// Chooses the next task of this class for `cpu`, or `None`. The chosen task stays owned
+    /// by the class (queued or marked running, as the design does it); the core makes it
+    /// `rq.curr`.
     fn pick_next(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
     ) -> Option<TaskId>;
     /// Timer tick while `curr` runs on `cpu`; returns true to request a reschedule.
     fn task_tick(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
         curr: TaskId,
     ) -> bool;
@@ -255,24 +341,24 @@ pub trait SchedClass: Send + Sync + 'static {
     fn yield_task(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
         curr: TaskId,
     ) -> bool;
-    /// Should `woken`, just enqueued on `cpu`'s runqueue, preempt `curr` running there?
-    /// `sync` is set when the waker runs on `cpu` and is about to sleep.
-    #[allow(clippy::too_many_arguments)]
+    /// Should `woken`, just enqueued on `cpu`'s runqueue, preempt `curr` running there? Both
+    /// are of this class (the core decides between classes). `sync` is set when the waker
+    /// runs on `cpu` and is about to sleep.
     fn check_preempt_wakeup(
         &self,
         ctx: &mut Ctx<Self::TaskData>,
-        rq: &mut Self::Rq,
+        rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
-        curr: TaskId,
         woken: TaskId,
         sync: bool,
     ) -> bool;
-    /// Chooses the runqueue (per-CPU layouts) or the CPU to kick (global layouts) for a waking
-    /// or new task, from lock-free reads of the machine. `waker_cpu` is where the wakeup runs.
+    /// `select_task_rq`: for a per-CPU layout, the runqueue a waking or new task goes to; for
+    /// a global layout, the CPU to offer it to (kick or preempt). Decided from lock-free reads
+    /// of the machine; `waker_cpu` is where the wakeup runs. The core checks the answer.
     fn select_cpu(
         &self,
         tasks: &TaskView<'_, Self::TaskData>,
@@ -283,96 +369,52 @@ pub trait SchedClass: Send + Sync + 'static {
         kind: WakeKind,
     ) -> CpuId;
     /// Runnable tasks on `cpu` according to `rq` (published into [`CpuStatus::nr_running`]).
-    fn nr_running(&self, rq: &Self::Rq, cpu: CpuId) -> usize;
-    /// Every task `rq` holds (queued or running), for the host's invariant audit.
+    fn nr_running(&self, rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
+        rq.nr_running
+    }
+    /// Every task of this class `rq` holds (queued or running), for the invariant audit.
     fn for_each_queued(
         &self,
-        rq: &Self::Rq,
+        rq: &Rq<Self::Rq>,
         tasks: &TaskView<'_, Self::TaskData>,
         f: &mut dyn FnMut(TaskId),
     );
+
+    /// The SCHED_RR timeslice of `task` in ticks, for the stacked RT class (2.6.25's
+    /// `DEF_TIMESLICE`, 100 ms, unless the era gave RR tasks the class's own slices).
+    fn rr_timeslice_ticks(&self, _task: &Task<Self::TaskData>, hz: u32) -> i64 {
+        (100 * hz as i64 / 1000).max(1)
+    }
 
     /// How often a CPU runs the periodic balancer, in ticks (`None`: this design has none).
     fn balance_interval_ticks(&self, _idle: bool, _hz: u32) -> Option<u64> {
         None
     }
     /// With `this_rq` locked, looks for a busier runqueue to pull from (lock-free reads of the
-    /// others through `view`). Returns the CPU to pull from.
+    /// others through `view`).
     fn find_busiest(
         &self,
         _ctx: &mut Ctx<Self::TaskData>,
-        _this_rq: &mut Self::Rq,
+        _this_rq: &mut Rq<Self::Rq>,
         _this_cpu: CpuId,
         _view: &CpuView,
         _idle: bool,
-    ) -> Option<CpuId> {
+    ) -> Option<Busiest> {
         None
     }
-    /// With both runqueues locked, moves tasks from `src` to `this`.
-    fn pull_tasks(
+    /// `move_tasks`: with both runqueues locked, moves up to what `imbalance` calls for from
+    /// `src` to `this`.
+    #[allow(clippy::too_many_arguments)]
+    fn move_tasks(
         &self,
         _ctx: &mut Ctx<Self::TaskData>,
-        _this_rq: &mut Self::Rq,
+        _this_rq: &mut Rq<Self::Rq>,
         _this_cpu: CpuId,
-        _src_rq: &mut Self::Rq,
+        _src_rq: &mut Rq<Self::Rq>,
         _src_cpu: CpuId,
         _idle: bool,
+        _imbalance: usize,
     ) -> PullOutcome {
         PullOutcome::default()
-    }
-
-    // ----- active balancing (RT push/pull) -----
-
-    /// A lock-free test (the kernel reads `rq->rt.overloaded`): may `cpu`'s runqueue have
-    /// something to push? The host calls `push_decision` only when this says yes.
-    fn push_pending(&self, _cpu: CpuId) -> bool {
-        false
-    }
-    /// `pre_schedule`: with `rq` locked, after `prev` left (or not), the CPUs whose runqueues
-    /// this one should try to pull from before picking. Empty: no pull.
-    fn pull_sources(
-        &self,
-        _ctx: &mut Ctx<Self::TaskData>,
-        _rq: &mut Self::Rq,
-        _cpu: CpuId,
-        _prev: Option<TaskId>,
-    ) -> Vec<CpuId> {
-        Vec::new()
-    }
-    /// With both runqueues locked: pull from `src` what should run here instead.
-    fn pull_from(
-        &self,
-        _ctx: &mut Ctx<Self::TaskData>,
-        _this_rq: &mut Self::Rq,
-        _this_cpu: CpuId,
-        _src_rq: &mut Self::Rq,
-        _src_cpu: CpuId,
-    ) -> PullOutcome {
-        PullOutcome::default()
-    }
-    /// After a context switch on `cpu` (`woken` = None) or a wakeup queued there (`woken` =
-    /// the task): should `rq` push a task to another CPU?
-    fn push_decision(
-        &self,
-        _ctx: &mut Ctx<Self::TaskData>,
-        _rq: &mut Self::Rq,
-        _cpu: CpuId,
-        _woken: Option<TaskId>,
-    ) -> PushDecision {
-        PushDecision::None
-    }
-    /// With both runqueues locked: move `t` from `src` to `dst` if it is still queued and not
-    /// running on `src`, allowed on `dst`, and still better than everything on `dst`.
-    #[allow(clippy::too_many_arguments)]
-    fn push_task(
-        &self,
-        _ctx: &mut Ctx<Self::TaskData>,
-        _src_rq: &mut Self::Rq,
-        _src_cpu: CpuId,
-        _dst_rq: &mut Self::Rq,
-        _dst_cpu: CpuId,
-        _t: TaskId,
-    ) -> bool {
-        false
     }
 }

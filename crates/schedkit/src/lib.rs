@@ -10,7 +10,7 @@
 //! - [`bench`]: real-time benchmarks of the policies and the simulator.
 //!
 //! ```
-//! use schedkit::{machine::Machine, policy::PolicyKind, sim::SimConfig, workload::Workload};
+//! use schedkit::{machine::Machine, registry::PolicyKind, sim::SimConfig, workload::Workload};
 //! let m = Machine::load("smp2-2002").unwrap();
 //! let w = Workload::parse("yield:instances=4").unwrap();
 //! let cfg = SimConfig { duration_ns: 50_000_000, ..Default::default() };
@@ -23,9 +23,11 @@ pub mod class;
 pub mod machine;
 pub mod metrics;
 pub mod policy;
+pub mod registry;
 pub mod report;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub mod runtime;
+pub mod sched_core;
 pub mod sim;
 pub mod sleeplock;
 pub mod task;

@@ -141,6 +141,34 @@ impl fmt::Debug for CpuMask {
     }
 }
 
+/// The list links of one task (the kernel's `list_head` in `run_list`), as task numbers;
+/// the list code is in `policy::list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            prev: u32::MAX,
+            next: u32::MAX,
+        }
+    }
+}
+
+/// The RT class's per-task state (the kernel's `struct sched_rt_entity`, embedded in every
+/// `task_struct` whatever its class): its place in an RT priority list and its RR slice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RtEntity {
+    pub run_list: Link,
+    /// Queued in an RT runqueue (`on_rt_rq`).
+    pub on_rq: bool,
+    /// SCHED_RR ticks left (`rt.time_slice`).
+    pub time_slice: i64,
+}
+
 /// Where a task is in its life, as the host sees it.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TaskState {
@@ -182,6 +210,8 @@ pub struct Task<D> {
     pub timestamp_ns: u64,
     /// Host time the task last stopped running (`last_ran`).
     pub last_ran_ns: u64,
+    /// The RT class's state (used when a stacked RT class queues the task).
+    pub rt: RtEntity,
     pub data: D,
 }
 
@@ -200,6 +230,7 @@ impl<D: Default> Task<D> {
             sum_exec_ns: 0,
             timestamp_ns: 0,
             last_ran_ns: 0,
+            rt: RtEntity::default(),
             data: D::default(),
         }
     }

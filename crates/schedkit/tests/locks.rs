@@ -4,7 +4,7 @@
 
 use schedkit::machine::Machine;
 use schedkit::metrics::RunResult;
-use schedkit::policy::PolicyKind;
+use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::{file, LockMode, Workload};
 

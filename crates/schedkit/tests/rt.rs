@@ -3,7 +3,8 @@
 
 use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
-use schedkit::policy::{rt::RtBalance, PolicyKind};
+use schedkit::policy::rt::RtBalance;
+use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::{file, Workload};
 

@@ -3,7 +3,7 @@
 
 use schedkit::machine::Machine;
 use schedkit::metrics::RunResult;
-use schedkit::policy::PolicyKind;
+use schedkit::registry::PolicyKind;
 use schedkit::sim::{SimConfig, SimError};
 use schedkit::workload::{file, Workload};
 

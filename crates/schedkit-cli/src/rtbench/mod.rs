@@ -99,7 +99,7 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
                             true,
                         ));
                     }
-                    for p in [Policy::Goodness, Policy::O1] {
+                    for &p in Policy::ALL {
                         rows.extend(schedkit_run(w, p, o)?);
                     }
                 }

@@ -68,8 +68,6 @@ pub struct GoodnessRq {
     pub run_list: TaskList,
     /// `init_task.next_task` ring: every live task, for the recalculation loop.
     tasklist: Vec<TaskId>,
-    /// `aligned_data[cpu].curr`.
-    pub curr: Vec<Option<TaskId>>,
     /// Recalculations done (an epoch counter, for tests and curiosity).
     pub epochs: u64,
 }
@@ -113,6 +111,10 @@ impl SchedClass for Goodness {
     type Rq = GoodnessRq;
     type TaskData = GoodnessTask;
 
+    /// 2.4 kept SCHED_FIFO/RR tasks on the one run list, ranked by `1000 + rt_priority` in
+    /// `goodness()`: no RT class in front of it.
+    const OWNS_RT: bool = true;
+
     fn name(&self) -> &'static str {
         "goodness"
     }
@@ -121,17 +123,14 @@ impl SchedClass for Goodness {
         LockLayout::Global
     }
 
-    fn new_rq(&self, _domain: usize, topology: &Topology) -> GoodnessRq {
-        GoodnessRq {
-            curr: vec![None; topology.ncpus],
-            ..Default::default()
-        }
+    fn new_rq(&self, _domain: usize, _topology: &Topology) -> GoodnessRq {
+        GoodnessRq::default()
     }
 
     fn task_fork(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         _cpu: CpuId,
         parent: Option<TaskId>,
         child: TaskId,
@@ -160,7 +159,7 @@ impl SchedClass for Goodness {
     fn task_exit(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         child: TaskId,
         _parent: Option<TaskId>,
     ) {
@@ -176,7 +175,7 @@ impl SchedClass for Goodness {
     fn enqueue(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         _cpu: CpuId,
         t: TaskId,
         kind: EnqueueKind,
@@ -195,7 +194,7 @@ impl SchedClass for Goodness {
     fn dequeue(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         _cpu: CpuId,
         t: TaskId,
         _kind: DequeueKind,
@@ -210,7 +209,7 @@ impl SchedClass for Goodness {
     fn put_prev(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        _rq: &mut GoodnessRq,
+        _rq: &mut Rq<GoodnessRq>,
         _cpu: CpuId,
         prev: TaskId,
     ) {
@@ -223,10 +222,10 @@ impl SchedClass for Goodness {
     fn pick_next(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         cpu: CpuId,
     ) -> Option<TaskId> {
-        let prev = rq.curr[cpu];
+        let prev = rq.curr_on(cpu);
         let prev_mm = prev.map(|p| ctx.tasks[p].mm);
         if let Some(p) = prev {
             let pt = &mut ctx.tasks[p];
@@ -278,14 +277,13 @@ impl SchedClass for Goodness {
         if let Some(n) = next {
             ctx.tasks[n].data.running_on = Some(cpu);
         }
-        rq.curr[cpu] = next;
         next
     }
 
     fn task_tick(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        _rq: &mut GoodnessRq,
+        _rq: &mut Rq<GoodnessRq>,
         _cpu: CpuId,
         curr: TaskId,
     ) -> bool {
@@ -302,12 +300,12 @@ impl SchedClass for Goodness {
     fn yield_task(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         _cpu: CpuId,
         curr: TaskId,
     ) -> bool {
         // sys_sched_yield: only if someone is waiting (nr_pending = runnable - CPUs busy).
-        let busy = rq.curr.iter().filter(|c| c.is_some()).count();
+        let busy = rq.currs().iter().filter(|c| c.is_some()).count();
         let nr_pending = rq.run_list.len().saturating_sub(busy);
         if nr_pending == 0 {
             return false;
@@ -325,12 +323,14 @@ impl SchedClass for Goodness {
     fn check_preempt_wakeup(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
-        _rq: &mut GoodnessRq,
+        rq: &mut Rq<GoodnessRq>,
         cpu: CpuId,
-        curr: TaskId,
         woken: TaskId,
         sync: bool,
     ) -> bool {
+        let Some(curr) = rq.curr_on(cpu) else {
+            return false;
+        };
         // A sync wakeup that may run here skips reschedule_idle altogether.
         if sync && ctx.tasks[woken].cpus_allowed.contains(cpu) {
             return false;
@@ -393,13 +393,13 @@ impl SchedClass for Goodness {
         })
     }
 
-    fn nr_running(&self, rq: &GoodnessRq, _cpu: CpuId) -> usize {
+    fn nr_running(&self, rq: &Rq<GoodnessRq>, _cpu: CpuId) -> usize {
         rq.run_list.len()
     }
 
     fn for_each_queued(
         &self,
-        rq: &GoodnessRq,
+        rq: &Rq<GoodnessRq>,
         tasks: &TaskView<'_, GoodnessTask>,
         f: &mut dyn FnMut(TaskId),
     ) {
@@ -416,7 +416,7 @@ mod tests {
     struct Fx {
         tasks: Tasks<GoodnessTask>,
         ops: OpCounter,
-        rq: GoodnessRq,
+        rq: Rq<GoodnessRq>,
     }
 
     impl Fx {
@@ -424,15 +424,15 @@ mod tests {
             Fx {
                 tasks: Tasks::new(),
                 ops: OpCounter::default(),
-                rq: Goodness.new_rq(0, &Topology::flat(ncpus)),
+                rq: Rq::new(0, ncpus, Goodness.new_rq(0, &Topology::flat(ncpus))),
             }
         }
-        fn ctx(&mut self) -> (Ctx<'_, GoodnessTask>, &mut GoodnessRq) {
+        fn ctx(&mut self) -> (Ctx<'_, GoodnessTask>, &mut Rq<GoodnessRq>) {
             (
                 Ctx {
                     now: 0,
                     hz: 100,
-                    ncpus: self.rq.curr.len(),
+                    ncpus: self.rq.currs().len(),
                     tasks: self.tasks.view(),
                     ops: &mut self.ops,
                 },
@@ -447,9 +447,12 @@ mod tests {
             Goodness.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
             t
         }
+        /// `schedule()`'s pick, with the core's part: the pick becomes the CPU's current.
         fn pick(&mut self, cpu: CpuId) -> Option<TaskId> {
             let (mut c, rq) = self.ctx();
-            Goodness.pick_next(&mut c, rq, cpu)
+            let next = Goodness.pick_next(&mut c, rq, cpu);
+            rq.set_curr(cpu, next);
+            next
         }
     }
 

@@ -4,25 +4,12 @@
 
 #[cfg(test)]
 use crate::task::Tasks;
-use crate::task::{TaskId, TaskIndex};
+use crate::task::{Task, TaskId, TaskIndex};
+use std::marker::PhantomData;
 
 const NIL: u32 = u32::MAX;
 
-/// The `run_list` links of one task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Link {
-    prev: u32,
-    next: u32,
-}
-
-impl Default for Link {
-    fn default() -> Self {
-        Link {
-            prev: NIL,
-            next: NIL,
-        }
-    }
-}
+pub use crate::task::Link;
 
 /// Policy task data that embeds a [`Link`].
 pub trait Linked {
@@ -30,21 +17,55 @@ pub trait Linked {
     fn link_mut(&mut self) -> &mut Link;
 }
 
+/// Which of a task's links a list threads through: the policy's own (`p->run_list` in its
+/// private block, [`DataLink`]) or the RT class's (`p->rt.run_list`, [`RtLink`]), as a task
+/// of the kernel has one list node per class it can be queued in.
+pub trait LinkOf<D> {
+    fn link(t: &Task<D>) -> &Link;
+    fn link_mut(t: &mut Task<D>) -> &mut Link;
+}
+
+/// The link in the policy's private block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DataLink;
+impl<D: Linked> LinkOf<D> for DataLink {
+    fn link(t: &Task<D>) -> &Link {
+        t.data.link()
+    }
+    fn link_mut(t: &mut Task<D>) -> &mut Link {
+        t.data.link_mut()
+    }
+}
+
+/// The RT class's link (`Task::rt`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RtLink;
+impl<D> LinkOf<D> for RtLink {
+    fn link(t: &Task<D>) -> &Link {
+        &t.rt.run_list
+    }
+    fn link_mut(t: &mut Task<D>) -> &mut Link {
+        &mut t.rt.run_list
+    }
+}
+
 /// A list head. Which list a task is on is the policy's business (it records it beside the
-/// link); the list only keeps order.
+/// link); the list only keeps order. `L` says which link of the task it threads through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TaskList {
+pub struct TaskList<L = DataLink> {
     head: u32,
     tail: u32,
     len: usize,
+    _link: PhantomData<L>,
 }
 
-impl Default for TaskList {
+impl<L> Default for TaskList<L> {
     fn default() -> Self {
         TaskList {
             head: NIL,
             tail: NIL,
             len: 0,
+            _link: PhantomData,
         }
     }
 }
@@ -53,7 +74,7 @@ fn id(x: u32) -> Option<TaskId> {
     (x != NIL).then_some(TaskId(x))
 }
 
-impl TaskList {
+impl<L> TaskList<L> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -70,31 +91,40 @@ impl TaskList {
         id(self.tail)
     }
 
-    pub fn next<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn next<D, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &T,
         t: TaskId,
-    ) -> Option<TaskId> {
-        id(tasks[t].data.link().next)
+    ) -> Option<TaskId> 
+    where
+        L: LinkOf<D>,
+    {
+        id(L::link(&tasks[t]).next)
     }
 
-    pub fn prev<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn prev<D, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &T,
         t: TaskId,
-    ) -> Option<TaskId> {
-        id(tasks[t].data.link().prev)
+    ) -> Option<TaskId> 
+    where
+        L: LinkOf<D>,
+    {
+        id(L::link(&tasks[t]).prev)
     }
 
     /// `list_add_tail`.
-    pub fn push_back<D: Linked, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) {
+    pub fn push_back<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) 
+    where
+        L: LinkOf<D>,
+    {
         let old_tail = self.tail;
-        *tasks[t].data.link_mut() = Link {
+        *L::link_mut(&mut tasks[t]) = Link {
             prev: old_tail,
             next: NIL,
         };
         match id(old_tail) {
-            Some(o) => tasks[o].data.link_mut().next = t.0,
+            Some(o) => L::link_mut(&mut tasks[o]).next = t.0,
             None => self.head = t.0,
         }
         self.tail = t.0;
@@ -102,14 +132,17 @@ impl TaskList {
     }
 
     /// `list_add` (at the head).
-    pub fn push_front<D: Linked, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) {
+    pub fn push_front<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) 
+    where
+        L: LinkOf<D>,
+    {
         let old_head = self.head;
-        *tasks[t].data.link_mut() = Link {
+        *L::link_mut(&mut tasks[t]) = Link {
             prev: NIL,
             next: old_head,
         };
         match id(old_head) {
-            Some(o) => tasks[o].data.link_mut().prev = t.0,
+            Some(o) => L::link_mut(&mut tasks[o]).prev = t.0,
             None => self.tail = t.0,
         }
         self.head = t.0;
@@ -118,62 +151,74 @@ impl TaskList {
 
     /// Inserts `t` just before `before` (which must be on this list): O(1) child-runs-first's
     /// `list_add_tail(&p->run_list, &current->run_list)`.
-    pub fn insert_before<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn insert_before<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         before: TaskId,
-    ) {
-        let prev = tasks[before].data.link().prev;
-        *tasks[t].data.link_mut() = Link {
+    ) 
+    where
+        L: LinkOf<D>,
+    {
+        let prev = L::link(&tasks[before]).prev;
+        *L::link_mut(&mut tasks[t]) = Link {
             prev,
             next: before.0,
         };
-        tasks[before].data.link_mut().prev = t.0;
+        L::link_mut(&mut tasks[before]).prev = t.0;
         match id(prev) {
-            Some(p) => tasks[p].data.link_mut().next = t.0,
+            Some(p) => L::link_mut(&mut tasks[p]).next = t.0,
             None => self.head = t.0,
         }
         self.len += 1;
     }
 
     /// `list_del`. `t` must be on this list.
-    pub fn remove<D: Linked, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) {
-        let Link { prev, next } = *tasks[t].data.link();
+    pub fn remove<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) 
+    where
+        L: LinkOf<D>,
+    {
+        let Link { prev, next } = *L::link(&tasks[t]);
         match id(prev) {
-            Some(p) => tasks[p].data.link_mut().next = next,
+            Some(p) => L::link_mut(&mut tasks[p]).next = next,
             None => self.head = next,
         }
         match id(next) {
-            Some(n) => tasks[n].data.link_mut().prev = prev,
+            Some(n) => L::link_mut(&mut tasks[n]).prev = prev,
             None => self.tail = prev,
         }
-        *tasks[t].data.link_mut() = Link::default();
+        *L::link_mut(&mut tasks[t]) = Link::default();
         self.len -= 1;
     }
 
     /// Front-to-back walk.
-    pub fn iter<'a, D: Linked + 'a, T: TaskIndex<D> + ?Sized>(
+    pub fn iter<'a, D: 'a, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &'a T,
-    ) -> impl Iterator<Item = TaskId> + 'a {
+    ) -> impl Iterator<Item = TaskId> + 'a 
+    where
+        L: LinkOf<D>,
+    {
         let mut cur = self.head;
         std::iter::from_fn(move || {
             let t = id(cur)?;
-            cur = tasks[t].data.link().next;
+            cur = L::link(&tasks[t]).next;
             Some(t)
         })
     }
 
     /// Back-to-front walk (the O(1) balancer walks a list from its tail).
-    pub fn iter_rev<'a, D: Linked + 'a, T: TaskIndex<D> + ?Sized>(
+    pub fn iter_rev<'a, D: 'a, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &'a T,
-    ) -> impl Iterator<Item = TaskId> + 'a {
+    ) -> impl Iterator<Item = TaskId> + 'a 
+    where
+        L: LinkOf<D>,
+    {
         let mut cur = self.tail;
         std::iter::from_fn(move || {
             let t = id(cur)?;
-            cur = tasks[t].data.link().prev;
+            cur = L::link(&tasks[t]).prev;
             Some(t)
         })
     }

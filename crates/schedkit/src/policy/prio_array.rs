@@ -2,7 +2,7 @@
 //! Picking the best task is a find-first-bit over the bitmap (the announcement's "two BSFL
 //! instructions" on a 64-bit bitmap; 2.6 uses a 141-bit one with bit 140 as a delimiter).
 
-use crate::policy::list::{Linked, TaskList};
+use crate::policy::list::{DataLink, LinkOf, TaskList};
 #[cfg(test)]
 use crate::task::Tasks;
 use crate::task::{TaskId, TaskIndex};
@@ -13,15 +13,16 @@ pub const MAX_RT_PRIO: usize = 100;
 pub const MAX_PRIO: usize = 140;
 const WORDS: usize = MAX_PRIO.div_ceil(64) + 1;
 
+/// `L` says which link of a task the lists thread through (see [`LinkOf`]).
 #[derive(Clone, Debug)]
-pub struct PrioArray {
+pub struct PrioArray<L = DataLink> {
     pub nr_active: usize,
     /// Bit `p` set iff `queue[p]` is non-empty; bit 140 is always set (`sched_init`).
     bitmap: [u64; WORDS],
-    queue: Box<[TaskList; MAX_PRIO]>,
+    queue: Box<[TaskList<L>; MAX_PRIO]>,
 }
 
-impl Default for PrioArray {
+impl<L: Copy> Default for PrioArray<L> {
     fn default() -> Self {
         let mut bitmap = [0u64; WORDS];
         bitmap[MAX_PRIO / 64] |= 1 << (MAX_PRIO % 64);
@@ -33,7 +34,7 @@ impl Default for PrioArray {
     }
 }
 
-impl PrioArray {
+impl<L> PrioArray<L> {
     /// `sched_find_first_bit`: the best non-empty priority, or `MAX_PRIO` when empty.
     pub fn find_first_bit(&self) -> usize {
         self.find_next_bit(0)
@@ -58,42 +59,51 @@ impl PrioArray {
         }
     }
 
-    pub fn queue(&self, prio: usize) -> &TaskList {
+    pub fn queue(&self, prio: usize) -> &TaskList<L> {
         &self.queue[prio]
     }
 
     /// `enqueue_task`: at the tail of its priority's list.
-    pub fn enqueue<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
-    ) {
+    ) 
+    where
+        L: LinkOf<D>,
+    {
         self.queue[prio].push_back(tasks, t);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.nr_active += 1;
     }
 
     /// Inserts `t` at `prio` just before `before` (child-runs-first).
-    pub fn enqueue_before<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn enqueue_before<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
         before: TaskId,
-    ) {
+    ) 
+    where
+        L: LinkOf<D>,
+    {
         self.queue[prio].insert_before(tasks, t, before);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.nr_active += 1;
     }
 
     /// `dequeue_task`: clears the bit when the list empties.
-    pub fn dequeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
-    ) {
+    ) 
+    where
+        L: LinkOf<D>,
+    {
         self.queue[prio].remove(tasks, t);
         if self.queue[prio].is_empty() {
             self.bitmap[prio / 64] &= !(1 << (prio % 64));
@@ -102,12 +112,15 @@ impl PrioArray {
     }
 
     /// `requeue_task`: to the tail of the same list.
-    pub fn requeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
-    ) {
+    ) 
+    where
+        L: LinkOf<D>,
+    {
         self.queue[prio].remove(tasks, t);
         self.queue[prio].push_back(tasks, t);
     }
@@ -122,7 +135,7 @@ mod tests {
 
     #[test]
     fn empty_array_finds_the_delimiter() {
-        assert_eq!(PrioArray::default().find_first_bit(), MAX_PRIO);
+        assert_eq!(PrioArray::<DataLink>::default().find_first_bit(), MAX_PRIO);
     }
 
     #[test]
@@ -130,7 +143,7 @@ mod tests {
         let mut tasks: Tasks<D> = Tasks::new();
         let a = tasks.spawn();
         let b = tasks.spawn();
-        let mut arr = PrioArray::default();
+        let mut arr: PrioArray = PrioArray::default();
         arr.enqueue(&mut tasks, a, 120);
         arr.enqueue(&mut tasks, b, 65);
         assert_eq!(arr.find_first_bit(), 65);
@@ -147,7 +160,7 @@ mod tests {
         #[test]
         fn find_first_bit_is_the_minimum_priority(prios in proptest::collection::vec(0usize..MAX_PRIO, 1..60), removals in 0usize..60) {
             let mut tasks: Tasks<D> = Tasks::new();
-            let mut arr = PrioArray::default();
+            let mut arr: PrioArray = PrioArray::default();
             let mut live = Vec::new();
             for &p in &prios {
                 let t = tasks.spawn();

@@ -22,9 +22,10 @@
 //!
 //! Priorities here are the kernel's `prio`: 0 is the best, `99 - rt_priority` for RT tasks.
 
-use super::list::Linked;
-use super::prio_array::PrioArray;
-use crate::task::{CpuId, CpuMask, TaskId, TaskIndex};
+use super::list::{LinkOf, RtLink};
+use super::prio_array::{PrioArray, MAX_PRIO};
+use crate::class::{Ctx, CpuView, DequeueKind, EnqueueKind, OpCounter, PullOutcome, Rq};
+use crate::task::{CpuId, CpuMask, SchedPolicy, Task, TaskId, TaskIndex, TaskView};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 /// `MAX_RT_PRIO`.
@@ -177,10 +178,10 @@ impl RootDomain {
     }
 }
 
-/// `struct rt_rq`.
+/// `struct rt_rq`. Its lists thread through each task's [`crate::task::RtEntity`].
 #[derive(Debug)]
 pub struct RtRq {
-    pub active: PrioArray,
+    pub active: PrioArray<RtLink>,
     pub rt_nr_running: usize,
     /// Queued RT tasks allowed on more than one CPU.
     pub rt_nr_migratory: usize,
@@ -202,26 +203,30 @@ impl Default for RtRq {
 }
 
 impl RtRq {
-    pub fn enqueue<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
         migratory: bool,
-    ) {
+    ) where
+        RtLink: LinkOf<D>,
+    {
         self.active.enqueue(tasks, t, prio);
         self.rt_nr_running += 1;
         self.rt_nr_migratory += usize::from(migratory);
         self.highest_prio = self.highest_prio.min(prio);
     }
 
-    pub fn dequeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
         migratory: bool,
-    ) {
+    ) where
+        RtLink: LinkOf<D>,
+    {
         self.active.dequeue(tasks, t, prio);
         self.rt_nr_running -= 1;
         self.rt_nr_migratory -= usize::from(migratory);
@@ -229,12 +234,14 @@ impl RtRq {
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR expiry, yield).
-    pub fn requeue<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
         t: TaskId,
         prio: usize,
-    ) {
+    ) where
+        RtLink: LinkOf<D>,
+    {
         self.active.requeue(tasks, t, prio);
     }
 
@@ -264,14 +271,17 @@ impl RtRq {
 
     /// `pick_next_highest_task_rt(rq, cpu)`: the best queued task that is not `running`, may
     /// migrate, and (with `cpu`) may run there. Returns it and the tasks examined.
-    pub fn next_highest<D: Linked, T: TaskIndex<D> + ?Sized>(
+    pub fn next_highest<D, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &T,
         running: Option<TaskId>,
         cpu: Option<CpuId>,
         ncpus: usize,
         allowed: impl Fn(TaskId) -> CpuMask,
-    ) -> (Option<TaskId>, u64) {
+    ) -> (Option<TaskId>, u64)
+    where
+        RtLink: LinkOf<D>,
+    {
         let mut seen = 0;
         let mut idx = self.active.find_first_bit();
         while idx < MAX_RT_PRIO {
@@ -289,6 +299,398 @@ impl RtRq {
         }
         (None, seen)
     }
+}
+
+/// `rt_prio`: the kernel `prio` of an RT task (0 best, 99 - `rt_priority`).
+pub fn rt_prio<D>(p: &Task<D>) -> usize {
+    MAX_RT_PRIO - 1 - p.rt_priority as usize
+}
+
+/// The `prio` the RT class compares a CPU's current task with: its RT priority, or
+/// `MAX_RT_PRIO` for anything of a lower class (every RT task beats it).
+fn curr_prio<D>(tasks: &TaskView<'_, D>, curr: Option<TaskId>) -> usize {
+    match curr {
+        None => MAX_PRIO,
+        Some(c) if tasks[c].is_rt() => rt_prio(&tasks[c]),
+        Some(_) => MAX_RT_PRIO,
+    }
+}
+
+/// `nr_cpus_allowed > 1` on this machine.
+fn migratory<D>(p: &Task<D>, ncpus: usize) -> bool {
+    p.cpus_allowed.iter(ncpus).nth(1).is_some()
+}
+
+/// What a runqueue should do after a context switch or a wakeup in push mode (the first steps
+/// of 2.6.25's `push_rt_task`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PushDecision {
+    /// Nothing to push.
+    None,
+    /// The best queued task beats the running one: reschedule this CPU instead of pushing.
+    ReschedSelf,
+    /// Move `task` to `to`; the core locks both runqueues and calls [`RtClass::push_task`],
+    /// which re-checks everything (`find_lock_lowest_rq`).
+    Move { task: TaskId, to: CpuId },
+}
+
+/// The RT class (`rt_sched_class`), stacked by the core in front of a policy's class. It
+/// queues SCHED_FIFO/RR tasks in each runqueue's [`RtRq`] and does the push/pull balancing;
+/// the state every CPU reads without locks is its [`RootDomain`].
+#[derive(Debug)]
+pub struct RtClass {
+    pub balance: RtBalance,
+    pub rd: RootDomain,
+}
+
+impl RtClass {
+    pub fn new(balance: RtBalance, ncpus: usize) -> RtClass {
+        RtClass {
+            balance,
+            rd: RootDomain::new(ncpus),
+        }
+    }
+
+    /// Publishes the runqueue's overload state and cpupri level to the root domain; the core
+    /// calls it after anything that changes what a runqueue holds.
+    pub fn publish<C>(&self, rq: &mut Rq<C>) {
+        let cpu = rq.cpu;
+        rq.rt.update_overload(&self.rd, cpu);
+        let level = if rq.rt.rt_nr_running > 0 {
+            cpupri_level(rq.rt.highest_prio)
+        } else if rq.nr_running > 0 {
+            CPUPRI_NORMAL
+        } else {
+            CPUPRI_IDLE
+        };
+        self.rd.set_cpupri(cpu, level);
+    }
+
+    /// `enqueue_task_rt`. `rr_slice` is the SCHED_RR slice in ticks, should the task need one.
+    pub fn enqueue<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        rq: &mut Rq<C>,
+        t: TaskId,
+        kind: EnqueueKind,
+        rr_slice: i64,
+    ) {
+        let now = ctx.now;
+        let p = &mut ctx.tasks[t];
+        // The 2.6 `p->timestamp` the cache-hot test of a passive balancer reads: set when a
+        // task is created and at an ordinary wakeup (a sync one is `__activate_task`).
+        if matches!(
+            kind,
+            EnqueueKind::New | EnqueueKind::Wakeup { sync: false, .. }
+        ) {
+            p.timestamp_ns = now;
+        }
+        if p.rt.time_slice <= 0 {
+            p.rt.time_slice = rr_slice;
+        }
+        let prio = rt_prio(p);
+        let mig = migratory(p, ctx.ncpus);
+        rq.rt.enqueue(&mut ctx.tasks, t, prio, mig);
+        ctx.tasks[t].rt.on_rq = true;
+        rq.nr_running += 1;
+        ctx.ops.list_ops += 1;
+        self.publish(rq);
+    }
+
+    /// `dequeue_task_rt`.
+    pub fn dequeue<C, D>(&self, ctx: &mut Ctx<D>, rq: &mut Rq<C>, t: TaskId, _kind: DequeueKind) {
+        if !ctx.tasks[t].rt.on_rq {
+            return;
+        }
+        let prio = rt_prio(&ctx.tasks[t]);
+        let mig = migratory(&ctx.tasks[t], ctx.ncpus);
+        rq.rt.dequeue(&mut ctx.tasks, t, prio, mig);
+        ctx.tasks[t].rt.on_rq = false;
+        rq.nr_running -= 1;
+        ctx.ops.list_ops += 1;
+        self.publish(rq);
+    }
+
+    /// `put_prev_task_rt`: the run ends now (`p->timestamp`, `last_ran`).
+    pub fn put_prev<D>(&self, ctx: &mut Ctx<D>, prev: TaskId) {
+        let now = ctx.now;
+        let p = &mut ctx.tasks[prev];
+        p.timestamp_ns = now;
+        p.last_ran_ns = now;
+    }
+
+    /// `pick_next_task_rt`: the first task of the best non-empty level.
+    pub fn pick<C, D>(&self, ctx: &mut Ctx<D>, rq: &mut Rq<C>, cpu: CpuId) -> Option<TaskId> {
+        if rq.rt.rt_nr_running == 0 {
+            return None;
+        }
+        let next = rq.rt.pick()?;
+        ctx.ops.bitmap_searches += 1;
+        if rq.curr_on(cpu) != Some(next) {
+            ctx.tasks[next].timestamp_ns = ctx.now;
+        }
+        Some(next)
+    }
+
+    /// `task_tick_rt`: FIFO runs until it blocks or yields; RR goes to the tail of its level
+    /// every `rr_slice` ticks.
+    pub fn task_tick<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        rq: &mut Rq<C>,
+        curr: TaskId,
+        rr_slice: i64,
+    ) -> bool {
+        let p = &mut ctx.tasks[curr];
+        if p.policy != SchedPolicy::Rr || !p.rt.on_rq {
+            return false;
+        }
+        p.rt.time_slice -= 1;
+        if p.rt.time_slice > 0 {
+            return false;
+        }
+        p.rt.time_slice = rr_slice;
+        let prio = rt_prio(p);
+        rq.rt.requeue(&mut ctx.tasks, curr, prio);
+        ctx.ops.list_ops += 2;
+        true
+    }
+
+    /// `yield_task_rt`: to the tail of its level.
+    pub fn yield_task<C, D>(&self, ctx: &mut Ctx<D>, rq: &mut Rq<C>, curr: TaskId) -> bool {
+        if ctx.tasks[curr].rt.on_rq {
+            let prio = rt_prio(&ctx.tasks[curr]);
+            rq.rt.requeue(&mut ctx.tasks, curr, prio);
+            ctx.ops.list_ops += 2;
+        }
+        true
+    }
+
+    /// `check_preempt_curr_rt`: a woken RT task preempts a lower RT priority.
+    pub fn check_preempt<D>(&self, ctx: &Ctx<D>, curr: TaskId, woken: TaskId) -> bool {
+        rt_prio(&ctx.tasks[woken]) < rt_prio(&ctx.tasks[curr])
+    }
+
+    /// `select_task_rq_rt` with push/pull (the v3 rule): if an RT task already runs on the
+    /// woken task's CPU, place it on the lowest-priority CPU instead of preempting there.
+    /// `None` when this class has no opinion (passive balancing: the policy's own placement).
+    pub fn select_cpu<D>(
+        &self,
+        tasks: &TaskView<'_, D>,
+        view: &CpuView,
+        ops: &mut OpCounter,
+        t: TaskId,
+        waker_cpu: CpuId,
+    ) -> Option<CpuId> {
+        if self.balance != RtBalance::PushPull {
+            return None;
+        }
+        let p = &tasks[t];
+        let n = view.ncpus();
+        let cpu = if p.cpus_allowed.contains(p.cpu) {
+            p.cpu
+        } else {
+            p.cpus_allowed.iter(n).next().unwrap_or(0)
+        };
+        let rt_running = view.cpus[cpu].curr.is_some_and(|c| tasks[c].is_rt());
+        if rt_running && migratory(p, n) {
+            let (to, reads) =
+                self.rd
+                    .find_lowest_rq(rt_prio(p), &p.cpus_allowed, cpu, waker_cpu);
+            ops.remote_touches += reads;
+            return Some(to.unwrap_or(cpu));
+        }
+        Some(cpu)
+    }
+
+    /// A lock-free test (the kernel reads `rq->rt.overloaded`): may `cpu`'s runqueue have
+    /// something to push?
+    pub fn has_pushable_tasks(&self, cpu: CpuId) -> bool {
+        self.balance == RtBalance::PushPull && self.rd.is_overloaded(cpu)
+    }
+
+    /// `pre_schedule_rt`'s test: an RT `prev` whose runqueue now offers only worse work pulls
+    /// from every overloaded runqueue. Returns those CPUs (empty: no pull).
+    pub fn pull_sources<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        rq: &mut Rq<C>,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+    ) -> Vec<CpuId> {
+        if self.balance != RtBalance::PushPull {
+            return Vec::new();
+        }
+        let Some(p) = prev.filter(|&p| ctx.tasks[p].is_rt()) else {
+            return Vec::new();
+        };
+        if rq.rt.highest_prio <= rt_prio(&ctx.tasks[p]) || self.rd.rto_count() == 0 {
+            return Vec::new();
+        }
+        ctx.ops.remote_touches += 1;
+        self.rd.overloaded_cpus().filter(|&c| c != cpu).collect()
+    }
+
+    /// `pull_rt_task`, for one overloaded source, with both runqueues locked.
+    pub fn pull_from<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        this: &mut Rq<C>,
+        this_cpu: CpuId,
+        src: &mut Rq<C>,
+    ) -> PullOutcome {
+        if src.rt.rt_nr_running <= 1 {
+            return PullOutcome::default();
+        }
+        let next = this.rt.pick().map(|t| rt_prio(&ctx.tasks[t]));
+        let (p, seen) =
+            src.rt
+                .next_highest(&ctx.tasks, src.curr(), Some(this_cpu), ctx.ncpus, |t| {
+                    ctx.tasks[t].cpus_allowed
+                });
+        ctx.ops.remote_touches += seen;
+        let Some(p) = p else {
+            return PullOutcome::default();
+        };
+        let pprio = rt_prio(&ctx.tasks[p]);
+        if next.is_some_and(|n| pprio >= n) {
+            return PullOutcome::default();
+        }
+        // p may just have woken there and be about to preempt: leave it.
+        let src_curr = curr_prio(&ctx.tasks, src.curr());
+        if pprio < src_curr || next.is_some_and(|n| n < src_curr) {
+            return PullOutcome::default();
+        }
+        self.move_task(ctx, src, this, this_cpu, p);
+        PullOutcome {
+            moved: 1,
+            resched: false,
+        }
+    }
+
+    /// After a context switch on `cpu` (`woken` = None) or a wakeup queued there (`woken` =
+    /// the task): what `push_rt_task` should do.
+    pub fn push_decision<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        rq: &mut Rq<C>,
+        cpu: CpuId,
+        woken: Option<TaskId>,
+    ) -> PushDecision {
+        if self.balance != RtBalance::PushPull || !rq.rt.overloaded {
+            return PushDecision::None;
+        }
+        // task_wake_up_rt: push only if the woken task is queued behind a better one.
+        if let Some(w) = woken {
+            if rq.curr() == Some(w)
+                || !ctx.tasks[w].is_rt()
+                || rt_prio(&ctx.tasks[w]) < rq.rt.highest_prio
+            {
+                return PushDecision::None;
+            }
+        }
+        let (next, seen) = rq
+            .rt
+            .next_highest(&ctx.tasks, rq.curr(), None, ctx.ncpus, |t| {
+                ctx.tasks[t].cpus_allowed
+            });
+        ctx.ops.remote_touches += seen;
+        let Some(next) = next else {
+            return PushDecision::None;
+        };
+        let nprio = rt_prio(&ctx.tasks[next]);
+        if nprio < curr_prio(&ctx.tasks, rq.curr()) {
+            return PushDecision::ReschedSelf;
+        }
+        let (to, reads) = self
+            .rd
+            .find_lowest_rq(nprio, &ctx.tasks[next].cpus_allowed, cpu, cpu);
+        ctx.ops.remote_touches += reads;
+        match to {
+            Some(to) if to != cpu => PushDecision::Move { task: next, to },
+            _ => PushDecision::None,
+        }
+    }
+
+    /// With both runqueues locked: move `t` from `src` to `dst` if it is still queued and not
+    /// running on `src`, allowed on `dst`, and still better than everything on `dst`.
+    pub fn push_task<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        src: &mut Rq<C>,
+        src_cpu: CpuId,
+        dst: &mut Rq<C>,
+        dst_cpu: CpuId,
+        t: TaskId,
+    ) -> bool {
+        let p = &ctx.tasks[t];
+        let prio = rt_prio(p);
+        let still_here = p.cpu == src_cpu && p.rt.on_rq && src.curr() != Some(t);
+        if !still_here
+            || !p.cpus_allowed.contains(dst_cpu)
+            || dst.rt.highest_prio <= prio
+            || curr_prio(&ctx.tasks, dst.curr()) <= prio
+        {
+            return false;
+        }
+        self.move_task(ctx, src, dst, dst_cpu, t);
+        true
+    }
+
+    /// Moves the queued RT task `t` from `src` to `dst` (both locked) and publishes both.
+    /// Returns whether it beats what `dst` runs.
+    pub fn move_task<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        src: &mut Rq<C>,
+        dst: &mut Rq<C>,
+        dst_cpu: CpuId,
+        t: TaskId,
+    ) -> bool {
+        let resched = migrate_queued(ctx, src, dst, dst_cpu, t);
+        self.publish(src);
+        self.publish(dst);
+        resched
+    }
+
+    /// Every RT task `rq` holds, for the audit.
+    pub fn for_each_queued<C, D>(
+        &self,
+        rq: &Rq<C>,
+        tasks: &TaskView<'_, D>,
+        f: &mut dyn FnMut(TaskId),
+    ) {
+        let arr = &rq.rt.active;
+        let mut idx = arr.find_first_bit();
+        while idx < MAX_RT_PRIO {
+            for t in arr.queue(idx).iter(tasks) {
+                f(t);
+            }
+            idx = arr.find_next_bit(idx + 1);
+        }
+    }
+}
+
+/// Moves the queued RT task `t` between two locked runqueues without publishing (a passive
+/// balancer that moves RT tasks with its own, publishes once it is done). Returns whether `t`
+/// beats what `dst` runs, i.e. whether `dst` should reschedule.
+pub fn migrate_queued<C, D>(
+    ctx: &mut Ctx<D>,
+    src: &mut Rq<C>,
+    dst: &mut Rq<C>,
+    dst_cpu: CpuId,
+    t: TaskId,
+) -> bool {
+    let prio = rt_prio(&ctx.tasks[t]);
+    let mig = migratory(&ctx.tasks[t], ctx.ncpus);
+    src.rt.dequeue(&mut ctx.tasks, t, prio, mig);
+    src.nr_running -= 1;
+    ctx.tasks[t].cpu = dst_cpu;
+    dst.nr_running += 1;
+    dst.rt.enqueue(&mut ctx.tasks, t, prio, mig);
+    ctx.ops.list_ops += 2;
+    ctx.ops.remote_touches += 1;
+    dst.curr().is_some() && prio < curr_prio(&ctx.tasks, dst.curr())
 }
 
 #[cfg(test)]

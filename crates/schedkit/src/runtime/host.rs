@@ -1,5 +1,8 @@
-//! The runtime host: the same `SchedClass` hooks the simulator drives, driven by real worker
-//! threads with real locks.
+//! The runtime host: the same scheduler core and class stack the simulator drives, driven by
+//! real worker threads with real locks. This file is the host's side only (the task table,
+//! locks, published CPU state, timers, spawning and reaping, the worker loop); every
+//! scheduling path (wakeup, `schedule()`, tick, balancing, push/pull, fork, exit, attribute
+//! changes) is `sched_core`'s, reached through [`WorkerHost`].
 //!
 //! One `std::sync::Mutex` per lock domain of the policy (one for 2.4's global runqueue, one
 //! per CPU for O(1)) guards that domain's `Rq` and, by the kernel's rule, the scheduling
@@ -12,10 +15,8 @@ use super::arch::{self, Stack};
 use super::handshake::{self, Wake};
 use super::worker::{self, Host, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
-use crate::class::{
-    CpuStatus, CpuView, Ctx, DequeueKind, EnqueueKind, LockLayout, OpCounter, PushDecision,
-    SchedClass, WakeKind,
-};
+use crate::class::{CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass};
+use crate::sched_core::{self as core, ClassRq, CoreError, Host as CoreHost, Leave, Sched, TaskData};
 use crate::machine::Topology;
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskState, TaskView};
 use std::cell::UnsafeCell;
@@ -87,9 +88,9 @@ pub(crate) struct Config {
 }
 
 pub(crate) struct Shared<P: SchedClass> {
-    policy: P,
+    sched: Sched<P>,
     layout: LockLayout,
-    rqs: Box<[Mutex<P::Rq>]>,
+    rqs: Box<[Mutex<Rq<P::Rq>>]>,
     tasks: Box<[UnsafeCell<Task<P::TaskData>>]>,
     ctl: Box<[TaskCtl]>,
     high_water: AtomicUsize,
@@ -124,12 +125,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<P: SchedClass> Shared<P> {
-    pub fn new(policy: P, cfg: Config, runtime_id: usize) -> Shared<P> {
+    pub fn new(sched: Sched<P>, cfg: Config, runtime_id: usize) -> Shared<P> {
         let n = cfg.ncpus;
         let topology = Topology::flat(n);
-        let layout = policy.lock_layout();
+        let layout = sched.layout();
         let rqs = (0..layout.domains(n))
-            .map(|d| Mutex::new(policy.new_rq(d, &topology)))
+            .map(|d| Mutex::new(sched.new_rq(d, &topology)))
             .collect();
         let tasks = (0..cfg.max_tasks)
             .map(|i| UnsafeCell::new(Task::new(TaskId(i as u32))))
@@ -142,7 +143,7 @@ impl<P: SchedClass> Shared<P> {
             })
             .collect();
         Shared {
-            policy,
+            sched,
             layout,
             rqs,
             tasks,
@@ -189,61 +190,39 @@ impl<P: SchedClass> Shared<P> {
         &mut *self.tasks[t.index()].get()
     }
 
-    fn publish(&self, rq: &P::Rq, cpu: CpuId) {
+    fn publish(&self, rq: &Rq<P::Rq>, cpu: CpuId) {
         if self.layout == LockLayout::PerCpu {
             self.status[cpu]
                 .nr_running
-                .store(self.policy.nr_running(rq, cpu), Relaxed);
+                .store(self.sched.nr_running(rq, cpu), Relaxed);
         }
     }
 
-    /// Runs `f` with `cpu`'s runqueue locked.
-    fn with_rq<R>(
-        &self,
-        cpu: CpuId,
-        f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq) -> R,
-    ) -> R {
-        self.with_rq_at(cpu, self.now(), f)
-    }
-
-    /// [`Self::with_rq`] with the time already read (one clock read per `schedule()`).
+    /// Runs `f` with `cpu`'s runqueue locked at time `now`.
     fn with_rq_at<R>(
         &self,
         cpu: CpuId,
         now: u64,
-        f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq) -> R,
+        f: impl FnOnce(&Sched<P>, &mut Ctx<'_, P::TaskData>, &mut Rq<P::Rq>) -> R,
     ) -> R {
         let mut g = lock(&self.rqs[self.layout.domain_of(cpu)]);
         let mut ops = OpCounter::default();
         let mut ctx = Ctx::new(now, self.cfg.hz, self.ncpus(), self.view(), &mut ops);
-        let r = f(&self.policy, &mut ctx, &mut g);
+        let r = f(&self.sched, &mut ctx, &mut g);
         self.publish(&g, cpu);
         r
     }
 
-    /// Runs `f` with the runqueues of `a` and `b` (distinct domains) locked, in domain order
-    /// as the kernel's `double_rq_lock` does, so two CPUs locking the same pair cannot deadlock.
-    fn with_two_rqs<R>(
-        &self,
-        a: CpuId,
-        b: CpuId,
-        f: impl FnOnce(&P, &mut Ctx<'_, P::TaskData>, &mut P::Rq, &mut P::Rq) -> R,
-    ) -> R {
-        let (da, db) = (self.layout.domain_of(a), self.layout.domain_of(b));
-        assert_ne!(da, db, "with_two_rqs needs two lock domains");
-        let (mut ga, mut gb) = if da < db {
-            let ga = lock(&self.rqs[da]);
-            (ga, lock(&self.rqs[db]))
-        } else {
-            let gb = lock(&self.rqs[db]);
-            (lock(&self.rqs[da]), gb)
-        };
-        let mut ops = OpCounter::default();
-        let mut ctx = Ctx::new(self.now(), self.cfg.hz, self.ncpus(), self.view(), &mut ops);
-        let r = f(&self.policy, &mut ctx, &mut ga, &mut gb);
-        self.publish(&ga, a);
-        self.publish(&gb, b);
-        r
+    /// The core's view of this host, for a path run by `cpu`'s worker or any other thread;
+    /// `now`: the time already read for the whole path (one clock read per `schedule()`).
+    fn host(&self, now: Option<u64>) -> WorkerHost<'_, P> {
+        WorkerHost { sh: self, now }
+    }
+
+    /// A policy broke the class contract: nothing sensible can follow in a real process.
+    fn fatal(&self, e: CoreError) -> ! {
+        eprintln!("schedkit runtime: {} broke the scheduler core's rules: {e}", self.sched.name());
+        std::process::abort()
     }
 
     fn snapshot(&self, buf: &mut [CpuStatus; MAX_CPUS]) {
@@ -268,76 +247,15 @@ impl<P: SchedClass> Shared<P> {
 
     // ----- wakeups -----
 
-    fn select(&self, t: TaskId, waker_cpu: CpuId, kind: WakeKind) -> CpuId {
-        let mut buf = [CpuStatus::default(); MAX_CPUS];
-        self.snapshot(&mut buf);
-        let view = self.cpu_view(&buf);
-        let mut ops = OpCounter::default();
-        let cpu = self
-            .policy
-            .select_cpu(&self.view(), &view, &mut ops, t, waker_cpu, kind);
-        // SAFETY: the caller owns `t` (it is on no runqueue).
-        let allowed = unsafe { self.task(t).cpus_allowed };
-        if cpu < self.ncpus() && allowed.contains(cpu) {
-            cpu
-        } else {
-            allowed.iter(self.ncpus()).next().unwrap_or(0)
-        }
-    }
-
     /// A waker (task, worker or foreign thread) wakes `t`.
     pub fn wake(&self, t: TaskId, waker_cpu: Option<CpuId>, sync: bool, irq: bool) {
         if handshake::wake(&self.ctl[t.index()].state) != Wake::Enqueue {
             return;
         }
         self.counters.wakeups.fetch_add(1, Relaxed);
-        // SAFETY: we won the handshake: the task is ours until it is enqueued.
-        let home = unsafe { self.task(t).cpu };
-        let from = waker_cpu.unwrap_or(home);
-        let target = self.select(t, from, WakeKind::Wakeup { sync });
-        let sync_here = sync && Some(target) == waker_cpu;
-        self.activate(
-            t,
-            target,
-            waker_cpu,
-            EnqueueKind::Wakeup {
-                uninterruptible: false,
-                sync: sync_here,
-                irq,
-            },
-            sync_here,
-        );
-    }
-
-    /// Enqueues `t` (owned by the caller) on `target` and kicks or preempts as the policy says.
-    fn activate(
-        &self,
-        t: TaskId,
-        target: CpuId,
-        waker_cpu: Option<CpuId>,
-        kind: EnqueueKind,
-        sync: bool,
-    ) {
-        if self.layout == LockLayout::PerCpu {
-            // SAFETY: still ours; nobody reaches a task that is on no runqueue.
-            unsafe { self.task(t).cpu = target };
-        }
-        let (idle, preempt, nr) = self.with_rq(target, |pol, ctx, rq| {
-            pol.enqueue(ctx, rq, target, t, kind);
-            ctx.tasks[t].state = TaskState::Queued;
-            let c = self.status[target].curr.load(Relaxed);
-            let curr = (c != u32::MAX).then_some(TaskId(c));
-            let preempt =
-                curr.is_some_and(|c| pol.check_preempt_wakeup(ctx, rq, target, c, t, sync));
-            (curr.is_none(), preempt, pol.nr_running(rq, target))
-        });
-        if idle || preempt {
-            self.resched(target, waker_cpu);
-        } else if self.layout == LockLayout::PerCpu && nr >= 2 {
-            self.kick_idle_balancer(target);
-        }
-        if self.policy.push_pending(target) {
-            self.push_loop(target, Some(t), waker_cpu.unwrap_or(target));
+        // We won the handshake: the task is ours until the core enqueues it.
+        if let Err(e) = core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false) {
+            self.fatal(e)
         }
     }
 
@@ -369,86 +287,18 @@ impl<P: SchedClass> Shared<P> {
         }
     }
 
-    /// `push_rt_tasks` of `cpu`'s runqueue, run from `from` (see the simulator's push_loop).
-    fn push_loop(&self, cpu: CpuId, mut woken: Option<TaskId>, from: CpuId) {
-        if self.layout != LockLayout::PerCpu || self.ncpus() == 1 {
-            return;
-        }
-        let mut failures = 0;
-        for _ in 0..(self.ncpus() * 4 + crate::policy::rt::RT_MAX_TRIES) {
-            let d = self.with_rq(cpu, |p, ctx, rq| p.push_decision(ctx, rq, cpu, woken));
-            woken = None;
-            match d {
-                PushDecision::None => break,
-                PushDecision::ReschedSelf => {
-                    self.resched(cpu, Some(from));
-                    break;
-                }
-                PushDecision::Move { task, to } => {
-                    if to == cpu || to >= self.ncpus() {
-                        break;
-                    }
-                    let moved = self.with_two_rqs(cpu, to, |p, ctx, src, dst| {
-                        p.push_task(ctx, src, cpu, dst, to, task)
-                    });
-                    if moved {
-                        self.resched(to, Some(from));
-                        failures = 0;
-                    } else {
-                        failures += 1;
-                        if failures >= crate::policy::rt::RT_MAX_TRIES {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    // ----- ticks, timers, balancing -----
+    // ----- ticks and timers -----
 
     /// `n` ticks while `curr` ran on `cpu`, and the periodic balancer.
     fn tick(&self, cpu: CpuId, curr: TaskId, n: u32, now: u64) {
-        let resched = self.with_rq_at(cpu, now, |pol, ctx, rq| {
-            let mut r = false;
-            for _ in 0..n {
-                r |= pol.task_tick(ctx, rq, cpu, curr);
-            }
-            r
-        });
-        if resched {
-            self.workers[cpu].need_resched.store(true, Relaxed);
-        }
         // SAFETY: this worker's own counter.
         let jiffies = unsafe { &mut *self.workers[cpu].jiffies.get() };
-        let before = *jiffies;
         *jiffies += n as u64;
-        if let Some(every) = self.policy.balance_interval_ticks(false, self.cfg.hz) {
-            if every > 0 && *jiffies / every != before / every {
-                let out = self.balance(cpu, false);
-                if out {
-                    self.workers[cpu].need_resched.store(true, Relaxed);
-                }
-            }
+        let j = *jiffies;
+        // Idle workers take no ticks: a tick always finds a task here.
+        if let Err(e) = core::tick::scheduler_tick(&mut self.host(Some(now)), cpu, Some(curr), false, n, j) {
+            self.fatal(e)
         }
-    }
-
-    /// One balancing pass; true if a task moved here and the current one should yield.
-    fn balance(&self, cpu: CpuId, idle: bool) -> bool {
-        if self.layout != LockLayout::PerCpu || self.ncpus() == 1 {
-            return false;
-        }
-        let mut buf = [CpuStatus::default(); MAX_CPUS];
-        self.snapshot(&mut buf);
-        let view = self.cpu_view(&buf);
-        let busiest = self.with_rq(cpu, |p, ctx, rq| p.find_busiest(ctx, rq, cpu, &view, idle));
-        let Some(src) = busiest.filter(|&s| s != cpu && s < self.ncpus()) else {
-            return false;
-        };
-        let out = self.with_two_rqs(cpu, src, |p, ctx, this, src_rq| {
-            p.pull_tasks(ctx, this, cpu, src_rq, src, idle)
-        });
-        out.moved > 0 && (idle || out.resched)
     }
 
     fn fire_timers(&self, cpu: Option<CpuId>, now: u64) {
@@ -550,48 +400,34 @@ impl<P: SchedClass> Shared<P> {
         let cpu = parent.map_or(0, |(_, c)| c);
         // SAFETY: still ours.
         unsafe { self.task(t).cpu = cpu };
-        let parent_resched = self.with_rq(cpu, |pol, ctx, rq| {
-            pol.task_fork(ctx, rq, cpu, parent.map(|(p, _)| p), t)
-        });
-        if parent_resched && parent.is_some() {
-            self.workers[cpu].need_resched.store(true, Relaxed);
+        let r = core::attr::fork(
+            &mut self.host(None),
+            cpu,
+            parent.map(|(p, _)| p),
+            t,
+            parent.map(|(_, c)| c),
+        );
+        if let Err(e) = r {
+            self.fatal(e)
         }
-        let target = self.select(t, cpu, WakeKind::Fork);
-        self.activate(t, target, parent.map(|(_, c)| c), EnqueueKind::New, false);
         Ok(t)
     }
 
-    /// The exited `x` has switched out for good: give its slice back, recycle its slot.
-    fn reap(&self, cpu: CpuId, x: TaskId) {
+    /// The parent of the exited `x`, if it is still the task that spawned it.
+    fn live_parent(&self, x: TaskId) -> Option<TaskId> {
         let ctl = &self.ctl[x.index()];
         // SAFETY: x is dead and switched out; only this worker reaches it now.
         let (parent, pgen) = unsafe { (self.task(x).parent, *ctl.parent_gen.get()) };
-        let parent = parent.filter(|p| {
+        parent.filter(|p| {
             self.ctl[p.index()].gen.load(Relaxed) == pgen
                 && self.ctl[p.index()].state.load(Acquire) != handshake::EXITED
-        });
-        match parent {
-            Some(p) if self.layout == LockLayout::PerCpu => {
-                // task_rq_lock: the parent may move; lock where it is and re-check.
-                for _ in 0..8 {
-                    // SAFETY: a racy read, re-checked under the lock (the kernel's task_rq).
-                    let c = unsafe { std::ptr::read_volatile(&self.task(p).cpu) };
-                    let done = self.with_rq(c, |pol, ctx, rq| {
-                        if ctx.tasks[p].cpu == c {
-                            pol.task_exit(ctx, rq, x, Some(p));
-                            true
-                        } else {
-                            false
-                        }
-                    });
-                    if done {
-                        break;
-                    }
-                }
-            }
-            _ => self.with_rq(cpu, |pol, ctx, rq| pol.task_exit(ctx, rq, x, parent)),
-        }
-        // SAFETY: as above.
+        })
+    }
+
+    /// The exited `x` has switched out for good and its class was told: recycle its slot.
+    fn release(&self, x: TaskId) {
+        let ctl = &self.ctl[x.index()];
+        // SAFETY: x is dead and switched out; only this worker reaches it now.
         unsafe {
             self.task(x).state = TaskState::Dead;
             if let Some(s) = (*ctl.stack.get()).take() {
@@ -646,164 +482,17 @@ impl<P: SchedClass> Shared<P> {
             self.tick(cpu, p, ticks, now);
         }
         self.fire_timers(Some(cpu), now);
-        let leaving = matches!(prev, Some((_, Reason::Block | Reason::Exit)));
-        if self.layout == LockLayout::PerCpu
-            && self.ncpus() > 1
-            && self.status[cpu]
-                .nr_running
-                .load(Relaxed)
-                .saturating_sub(usize::from(leaving))
-                == 0
-        {
-            self.balance(cpu, true);
-        }
-        // SAFETY: this worker's own cell.
-        let ran = now.saturating_sub(unsafe { *slot.switched_in_ns.get() });
-
-        #[derive(Default)]
-        struct Out {
-            left: bool,
-            exited: bool,
-            requeue: bool,
-            evicted: bool,
-        }
-        let prev_id = prev.map(|(p, _)| p);
-        let pick = |pol: &P, ctx: &mut Ctx<'_, P::TaskData>, rq: &mut P::Rq, out: &Out| {
-            if let Some(p) = prev_id {
-                pol.put_prev(ctx, rq, cpu, p);
-            }
-            let next = pol.pick_next(ctx, rq, cpu);
-            if let Some(p) = prev_id {
-                if !out.left && !out.evicted && next != Some(p) {
-                    ctx.tasks[p].state = TaskState::Queued;
-                }
-            }
-            if let Some(n) = next {
-                let st = ctx.tasks[n].state;
-                assert!(
-                    st == TaskState::Queued
-                        || (Some(n) == prev_id && st == TaskState::Running(cpu)),
-                    "{} picked {n} for CPU {cpu} in state {st:?}",
-                    pol.name()
-                );
-                ctx.tasks[n].state = TaskState::Running(cpu);
-                ctx.tasks[n].cpu = cpu;
-            }
-            let s = &self.status[cpu];
-            s.curr.store(next.map_or(u32::MAX, |t| t.0), Relaxed);
-            if next != prev_id {
-                s.last_schedule_ns.store(ctx.now, Relaxed);
-            }
-            next
+        let leave = match prev.map(|(_, r)| r) {
+            None | Some(Reason::Preempt) => Leave::Runnable,
+            Some(Reason::Yield) => Leave::Yield,
+            Some(Reason::Block) => Leave::MaybeSleep,
+            Some(Reason::Exit) => Leave::Exit,
         };
-        let (out, first) = self.with_rq_at(cpu, now, |pol, ctx, rq| {
-            let mut out = Out::default();
-            if let Some((p, reason)) = prev {
-                let task = &mut ctx.tasks[p];
-                task.sum_exec_ns += ran;
-                task.last_ran_ns = now;
-                match reason {
-                    Reason::Yield => {
-                        pol.yield_task(ctx, rq, cpu, p);
-                    }
-                    Reason::Block => {
-                        let st = &self.ctl[p.index()].state;
-                        if handshake::commit_block(st) {
-                            pol.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
-                            ctx.tasks[p].state = TaskState::Sleeping {
-                                uninterruptible: false,
-                            };
-                            out.left = true;
-                            out.requeue = !handshake::finish_block(st);
-                        }
-                    }
-                    Reason::Exit => {
-                        pol.dequeue(ctx, rq, cpu, p, DequeueKind::Exit);
-                        ctx.tasks[p].state = TaskState::Sleeping {
-                            uninterruptible: true,
-                        };
-                        out.left = true;
-                        out.exited = true;
-                    }
-                    Reason::Preempt => {}
-                }
-                if !out.left && !ctx.tasks[p].cpus_allowed.contains(cpu) {
-                    // Its affinity no longer includes this CPU: it leaves and is re-placed.
-                    pol.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
-                    ctx.tasks[p].state = TaskState::Sleeping {
-                        uninterruptible: false,
-                    };
-                    out.evicted = true;
-                }
-            }
-            let sources = pol.pull_sources(ctx, rq, cpu, prev_id);
-            if sources.is_empty() {
-                let next = pick(pol, ctx, rq, &out);
-                (out, Ok(next))
-            } else {
-                (out, Err(sources))
-            }
-        });
-        let next = match first {
-            Ok(n) => n,
-            Err(sources) => {
-                for src in sources
-                    .into_iter()
-                    .filter(|&s| s != cpu && s < self.ncpus())
-                {
-                    self.with_two_rqs(cpu, src, |pol, ctx, this, src_rq| {
-                        pol.pull_from(ctx, this, cpu, src_rq, src)
-                    });
-                }
-                self.with_rq(cpu, |pol, ctx, rq| pick(pol, ctx, rq, &out))
-            }
-        };
-        if next != prev_id {
-            if let Some(n) = next {
-                slot.switches.fetch_add(1, Relaxed);
-                // SAFETY: n is ours to run now.
-                let last = unsafe { &mut *self.ctl[n.index()].last_cpu.get() };
-                if *last != usize::MAX && *last != cpu {
-                    slot.migrations.fetch_add(1, Relaxed);
-                }
-                *last = cpu;
-            }
+        let prev = prev.map(|(p, _)| p);
+        match core::schedule::schedule(&mut self.host(Some(now)), cpu, prev, leave) {
+            Ok(sw) => (sw.next, now),
+            Err(e) => self.fatal(e),
         }
-        if let Some((p, _)) = prev {
-            if out.exited {
-                self.reap(cpu, p);
-            }
-        }
-        if self.policy.push_pending(cpu) {
-            self.push_loop(cpu, None, cpu);
-        }
-        if out.requeue {
-            let p = prev_id.expect("requeue implies prev");
-            let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
-            self.activate(
-                p,
-                target,
-                Some(cpu),
-                EnqueueKind::Wakeup {
-                    uninterruptible: false,
-                    sync: false,
-                    irq: false,
-                },
-                false,
-            );
-        }
-        if out.evicted {
-            let p = prev_id.expect("evicted implies prev");
-            let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
-            self.activate(p, target, Some(cpu), EnqueueKind::Migrate, false);
-        }
-        if next.is_some()
-            && self.layout == LockLayout::PerCpu
-            && self.status[cpu].nr_running.load(Relaxed) >= 2
-        {
-            self.kick_idle_balancer(cpu);
-        }
-        (next, now)
     }
 
     /// Is there something this idle CPU could run? (Under the lock, like the kernel's idle
@@ -811,7 +500,7 @@ impl<P: SchedClass> Shared<P> {
     fn has_work(&self, cpu: CpuId) -> bool {
         let d = self.layout.domain_of(cpu);
         let g = lock(&self.rqs[d]);
-        let n = self.policy.nr_running(&g, cpu);
+        let n = self.sched.nr_running(&g, cpu);
         let busy = match self.layout {
             LockLayout::PerCpu => usize::from(self.status[cpu].curr.load(Relaxed) != u32::MAX),
             LockLayout::Global => self
@@ -856,7 +545,8 @@ impl<P: SchedClass> Shared<P> {
                 && self.status.iter().any(|s| s.nr_running.load(Relaxed) >= 2)
             {
                 let every = self
-                    .policy
+                    .sched
+                    .class
                     .balance_interval_ticks(true, self.cfg.hz)
                     .unwrap_or(1)
                     .max(1);
@@ -946,14 +636,7 @@ impl<P: SchedClass> Shared<P> {
         f: &mut AttrChange<'_, P::TaskData>,
     ) -> Result<(), String> {
         let t = self.running(cpu).ok_or("not called from a task")?;
-        let r = self.with_rq(cpu, |pol, ctx, rq| {
-            pol.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
-            let r = f(ctx.tasks.get_mut(t));
-            pol.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
-            r
-        });
-        self.workers[cpu].need_resched.store(true, Relaxed);
-        r
+        core::attr::change_attr(&mut self.host(None), cpu, t, |task| f(task))
     }
 }
 
@@ -1113,7 +796,7 @@ impl<P: SchedClass> TaskOps for Shared<P> {
     fn task_info(&self, cpu: usize) -> Option<(i32, crate::task::SchedPolicy, u8, u64)> {
         let t = self.running(cpu)?;
         // The running task belongs to this CPU's runqueue lock.
-        Some(self.with_rq(cpu, |_, ctx, _| {
+        Some(self.with_rq_at(cpu, self.now(), |_, ctx, _| {
             let task = &ctx.tasks[t];
             (task.nice, task.policy, task.rt_priority, task.sum_exec_ns)
         }))
@@ -1161,4 +844,186 @@ extern "C" fn task_entry(_arg: *mut u8) -> ! {
     host.switch_out(w.cpu, Reason::Exit);
     // A dead task is never switched back in.
     std::process::abort();
+}
+
+/// The scheduler core's view of the runtime: `Shared` seen from one path (a worker's
+/// `schedule()` or tick, or any thread's wakeup, spawn or attribute change).
+pub(crate) struct WorkerHost<'a, P: SchedClass> {
+    sh: &'a Shared<P>,
+    /// The time read once for the whole path, or `None` to read the clock per section.
+    now: Option<u64>,
+}
+
+impl<P: SchedClass> WorkerHost<'_, P> {
+    fn now(&self) -> u64 {
+        self.now.unwrap_or_else(|| self.sh.now())
+    }
+}
+
+impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
+    type Class = P;
+    type Inside = Shared<P>;
+
+    fn sched(&self) -> &Sched<P> {
+        &self.sh.sched
+    }
+
+    fn ncpus(&self) -> usize {
+        self.sh.ncpus()
+    }
+
+    fn hz(&self) -> u32 {
+        self.sh.cfg.hz
+    }
+
+    fn lock_rq<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(&Sched<P>, &mut Ctx<'_, TaskData<Self>>, &mut Rq<ClassRq<Self>>, &Shared<P>) -> R,
+    ) -> R {
+        let sh = self.sh;
+        sh.with_rq_at(cpu, self.now(), |s, ctx, rq| f(s, ctx, rq, sh))
+    }
+
+    fn lock_rq_viewing<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(&Sched<P>, &mut Ctx<'_, TaskData<Self>>, &mut Rq<ClassRq<Self>>, &CpuView) -> R,
+    ) -> R {
+        let sh = self.sh;
+        let mut buf = [CpuStatus::default(); MAX_CPUS];
+        sh.snapshot(&mut buf);
+        let view = sh.cpu_view(&buf);
+        sh.with_rq_at(cpu, self.now(), |s, ctx, rq| f(s, ctx, rq, &view))
+    }
+
+    /// Both runqueues locked in domain order, as the kernel's `double_rq_lock` does, so two
+    /// CPUs locking the same pair cannot deadlock.
+    fn lock_two_rqs<R>(
+        &mut self,
+        _caller: CpuId,
+        a: CpuId,
+        b: CpuId,
+        f: impl FnOnce(
+            &Sched<P>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &mut Rq<ClassRq<Self>>,
+        ) -> R,
+    ) -> R {
+        let sh = self.sh;
+        let (da, db) = (sh.layout.domain_of(a), sh.layout.domain_of(b));
+        assert_ne!(da, db, "lock_two_rqs needs two lock domains");
+        let (mut ga, mut gb) = if da < db {
+            let ga = lock(&sh.rqs[da]);
+            (ga, lock(&sh.rqs[db]))
+        } else {
+            let gb = lock(&sh.rqs[db]);
+            (lock(&sh.rqs[da]), gb)
+        };
+        let mut ops = OpCounter::default();
+        let mut ctx = Ctx::new(self.now(), sh.cfg.hz, sh.ncpus(), sh.view(), &mut ops);
+        let r = f(&sh.sched, &mut ctx, &mut ga, &mut gb);
+        sh.publish(&ga, a);
+        sh.publish(&gb, b);
+        r
+    }
+
+    fn select_view<R>(
+        &mut self,
+        f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+    ) -> R {
+        let sh = self.sh;
+        let mut buf = [CpuStatus::default(); MAX_CPUS];
+        sh.snapshot(&mut buf);
+        let view = sh.cpu_view(&buf);
+        let mut ops = OpCounter::default();
+        f(&sh.sched, &sh.view(), &view, &mut ops)
+    }
+
+    fn task_allowed(&self, t: TaskId) -> CpuMask {
+        // SAFETY: the caller owns `t` (it is on no runqueue).
+        unsafe { self.sh.task(t).cpus_allowed }
+    }
+
+    fn task_cpu(&self, t: TaskId) -> CpuId {
+        // SAFETY: a racy read, re-checked under the lock where it matters (task_rq_lock).
+        unsafe { std::ptr::read_volatile(&self.sh.task(t).cpu) }
+    }
+
+    fn published_nr_running(&self, cpu: CpuId) -> usize {
+        self.sh.status[cpu].nr_running.load(Relaxed)
+    }
+
+    fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
+        self.sh.resched(cpu, from);
+    }
+
+    fn set_need_resched(&mut self, cpu: CpuId) {
+        self.sh.workers[cpu].need_resched.store(true, Relaxed);
+    }
+
+    fn kick_idle_balancer(&mut self, busy: CpuId) {
+        self.sh.kick_idle_balancer(busy);
+    }
+
+    fn task_queued(&mut self, _t: TaskId, _kind: EnqueueKind) {}
+
+    fn switched(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        next: Option<TaskId>,
+    ) -> Result<(), CoreError> {
+        if next != prev {
+            if let Some(n) = next {
+                let slot = &self.sh.workers[cpu];
+                slot.switches.fetch_add(1, Relaxed);
+                // SAFETY: n is ours to run now.
+                let last = unsafe { &mut *self.sh.ctl[n.index()].last_cpu.get() };
+                if *last != usize::MAX && *last != cpu {
+                    slot.migrations.fetch_add(1, Relaxed);
+                }
+                *last = cpu;
+            }
+        }
+        Ok(())
+    }
+
+    fn live_parent(&self, x: TaskId) -> Option<TaskId> {
+        self.sh.live_parent(x)
+    }
+
+    fn release_task(
+        &mut self,
+        _cpu: CpuId,
+        x: TaskId,
+        _parent: Option<TaskId>,
+    ) -> Result<(), CoreError> {
+        self.sh.release(x);
+        Ok(())
+    }
+
+    fn commit_block(inside: &Shared<P>, t: TaskId) -> bool {
+        handshake::commit_block(&inside.ctl[t.index()].state)
+    }
+
+    fn finish_block(inside: &Shared<P>, t: TaskId) -> bool {
+        handshake::finish_block(&inside.ctl[t.index()].state)
+    }
+
+    fn prev_stopped(inside: &Shared<P>, cpu: CpuId, task: &mut Task<P::TaskData>, now: u64) {
+        // SAFETY: this worker's own cell.
+        let since = unsafe { *inside.workers[cpu].switched_in_ns.get() };
+        task.sum_exec_ns += now.saturating_sub(since);
+        task.last_ran_ns = now;
+    }
+
+    fn publish_curr(inside: &Shared<P>, cpu: CpuId, next: Option<TaskId>, switched: bool, now: u64) {
+        let s = &inside.status[cpu];
+        s.curr.store(next.map_or(u32::MAX, |t| t.0), Relaxed);
+        if switched {
+            s.last_schedule_ns.store(now, Relaxed);
+        }
+    }
 }

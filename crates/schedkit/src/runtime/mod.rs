@@ -35,7 +35,8 @@ pub mod sync;
 mod worker;
 
 use crate::policy::rt::RtBalance;
-pub use crate::policy::PolicyKind as Policy;
+pub use crate::registry::PolicyKind as Policy;
+use crate::registry::{BuildEnv, WithSched};
 use crate::task::{CpuMask, SchedPolicy, TaskId};
 use host::{Config, Shared, TaskOps};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -227,10 +228,7 @@ impl Builder {
                 max: host::MAX_CPUS,
             });
         }
-        let hz = self.hz.unwrap_or(match self.policy {
-            Policy::Goodness => 100,
-            Policy::O1 => 1000,
-        });
+        let hz = self.hz.unwrap_or(self.policy.native_hz());
         if !(10..=10_000).contains(&hz) {
             return Err(BuildError::Hz(hz));
         }
@@ -258,17 +256,28 @@ impl Builder {
         }
         static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let inner: Arc<dyn TaskOps> = match self.policy {
-            Policy::Goodness => Arc::new(Shared::new(crate::policy::goodness::Goodness, cfg, id)),
-            Policy::O1 => {
-                let decay = crate::machine::Machine::load("host")
-                    .map(|m| crate::policy::o1::O1::new(&m, self.rt_balance).cache_decay_ticks)
-                    .unwrap_or(1);
-                let o1 =
-                    crate::policy::o1::O1::with_cache_decay_ticks(decay, ncpus, self.rt_balance);
-                Arc::new(Shared::new(o1, cfg, id))
+        // Boot-time facts of this machine for the class (O(1)'s cache_decay_ticks), with
+        // generic ones where the host profile cannot be read.
+        let mut env = crate::machine::Machine::load("host")
+            .map(|m| BuildEnv::of_machine(&m, self.rt_balance))
+            .unwrap_or(BuildEnv {
+                ncpus,
+                mhz: 1000.0,
+                cache_kb: 512,
+                rt_balance: self.rt_balance,
+            });
+        env.ncpus = ncpus;
+        struct Start {
+            cfg: Config,
+            id: usize,
+        }
+        impl WithSched for Start {
+            type Out = Arc<dyn TaskOps>;
+            fn run<C: crate::class::SchedClass>(self, sched: crate::sched_core::Sched<C>) -> Self::Out {
+                Arc::new(Shared::new(sched, self.cfg, self.id))
             }
-        };
+        }
+        let inner = self.policy.build(&env, Start { cfg, id });
         let pin = self.pin && cores.len() >= ncpus;
         let mut threads = Vec::with_capacity(ncpus);
         for (cpu, &c) in cores.iter().cycle().take(ncpus).enumerate() {

@@ -31,7 +31,7 @@ fn rt(policy: Policy, cpus: usize) -> Runtime {
 #[test]
 fn spawn_join_returns_values_and_reports_panics() {
     within(20, || {
-        for p in [Policy::Goodness, Policy::O1] {
+        for &p in Policy::ALL {
             let rt = rt(p, 2);
             let h = rt.spawn(TaskSpec::new().nice(-5), || (1..=100u64).sum::<u64>());
             assert_eq!(h.join(), Ok(5050));
@@ -67,7 +67,7 @@ fn bad_specs_are_rejected_with_the_reason() {
 #[test]
 fn thousands_of_tasks_run_exactly_once() {
     within(60, || {
-        for p in [Policy::Goodness, Policy::O1] {
+        for &p in Policy::ALL {
             let rt = rt(p, 2);
             const N: usize = 3000;
             let seen: Arc<Vec<AtomicUsize>> =
@@ -112,7 +112,7 @@ fn thousands_of_tasks_run_exactly_once() {
 #[test]
 fn ping_pong_between_tasks_loses_no_wakeup() {
     within(30, || {
-        for p in [Policy::Goodness, Policy::O1] {
+        for &p in Policy::ALL {
             let rt = rt(p, 2);
             let (atx, arx) = channel::<u64>(1);
             let (btx, brx) = channel::<u64>(1);
@@ -158,7 +158,7 @@ fn sleep_parks_for_at_least_the_duration() {
 #[test]
 fn a_non_yielding_hog_is_preempted() {
     within(30, || {
-        for p in [Policy::Goodness, Policy::O1] {
+        for &p in Policy::ALL {
             let rt = rt(p, 1);
             if !rt.preemptive() {
                 eprintln!("preemption unavailable on this CPU; skipped");
@@ -187,7 +187,7 @@ fn a_non_yielding_hog_is_preempted() {
 #[test]
 fn rt_runs_before_normal() {
     within(30, || {
-        for p in [Policy::Goodness, Policy::O1] {
+        for &p in Policy::ALL {
             let rt = rt(p, 1);
             if !rt.preemptive() {
                 return;
@@ -253,7 +253,7 @@ fn o1_runs_higher_priority_first() {
 #[test]
 fn nice_levels_weight_cpu_share() {
     within(60, || {
-        for p in [Policy::Goodness, Policy::O1] {
+        for &p in Policy::ALL {
             let rt = rt(p, 1);
             if !rt.preemptive() {
                 return;

@@ -1,7 +1,9 @@
-//! The simulator's kernel: program interpretation (system calls), `schedule()`, wakeups, the
-//! timer tick, IPIs, load balancing, fork and exit, and the invariant audit.
+//! The simulator's kernel: program interpretation (system calls), the entry points into the
+//! scheduler core (`schedule()`, wakeups, the tick, fork, yield, attribute changes), IPIs, and
+//! the invariant audit.
 
 use super::*;
+use crate::sched_core::{CoreError, Leave};
 
 impl<P: SchedClass> Sim<'_, '_, P> {
     /// `t` computed `progress` ns in user space: its current Compute/Touch advances, or its
@@ -80,7 +82,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             )));
         }
         // Dequeue and requeue so that the policy sees the new mask (RT migratory counts).
-        let cost = self.change_attr(cpu, t, |task| task.cpus_allowed = allowed);
+        let cost = self.change_attr(cpu, t, |task| task.cpus_allowed = allowed)?;
         self.advance(t);
         Ok(Step::Sys(cost))
     }
@@ -200,11 +202,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 Step::Continue
             }
             Op::Yield => {
-                let (resched, cost, _) =
-                    self.with_rq(cpu, self.now, |p, ctx, rq, _| p.yield_task(ctx, rq, cpu, t));
-                if resched {
-                    self.cpus[cpu].need_resched = true;
-                }
+                let (_, cost, _) =
+                    self.core_path(self.now, |s| core::attr::sched_yield(s, cpu, t))?;
                 self.advance(t);
                 Step::Sys(cost)
             }
@@ -243,7 +242,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Exit => self.exit(t),
             Op::SetNice(n) => {
-                let cost = self.change_attr(cpu, t, |task| task.nice = n);
+                let cost = self.change_attr(cpu, t, |task| task.nice = n)?;
                 self.advance(t);
                 Step::Sys(cost)
             }
@@ -315,7 +314,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let cost = self.change_attr(cpu, t, |task| {
                     task.policy = pol;
                     task.rt_priority = if pol.is_rt() { prio } else { 0 };
-                });
+                })?;
                 self.advance(t);
                 Step::Sys(cost)
             }
@@ -339,14 +338,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         cpu: CpuId,
         t: TaskId,
         f: impl FnOnce(&mut crate::task::Task<P::TaskData>),
-    ) -> u64 {
-        let (_, cost, _) = self.with_rq(cpu, self.now, |p, ctx, rq, _| {
-            p.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
-            f(ctx.tasks.get_mut(t));
-            p.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
-        });
-        self.cpus[cpu].need_resched = true;
-        cost
+    ) -> Result<u64, SimError> {
+        let (_, cost, _) =
+            self.core_path(self.now, |s| Ok(core::attr::change_attr(s, cpu, t, f)))?;
+        Ok(cost)
     }
 
     fn chan_costs(&self, kind: ChanKind) -> (u64, u64) {
@@ -435,15 +430,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.procs[parent.index()].children += 1;
         self.advance(parent);
 
-        let (parent_resched, c1, _) = self.with_rq(cpu, self.now, |p, ctx, rq, _| {
-            p.task_fork(ctx, rq, cpu, Some(parent), child)
-        });
-        if parent_resched {
-            self.cpus[cpu].need_resched = true;
-        }
-        let target = self.select(child, cpu, WakeKind::Fork);
-        let c2 = self.activate(child, target, cpu, EnqueueKind::New, false, self.now + c1)?;
-        Ok(Step::Sys(c1 + c2))
+        let (_, cost, _) = self.core_path(self.now, |s| {
+            core::attr::fork(s, cpu, Some(parent), child, Some(cpu))
+        })?;
+        Ok(Step::Sys(cost))
     }
 
     fn next_mm(&mut self) -> u32 {
@@ -464,30 +454,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
     // ----- wakeups -----
 
-    fn select(&mut self, t: TaskId, waker_cpu: CpuId, kind: WakeKind) -> CpuId {
-        let view = CpuView {
-            cpus: &self.status,
-            topology: &self.machine.topology,
-            now: self.now,
-            hz: self.machine.hz(),
-        };
-        let (policy, ops) = (&self.policy, &mut self.ops_total);
-        let cpu = self
-            .tasks
-            .with_view(|tasks| policy.select_cpu(tasks, &view, ops, t, waker_cpu, kind));
-        if self.tasks[t].cpus_allowed.contains(cpu) && cpu < self.ncpus {
-            cpu
-        } else {
-            // A policy must never place a task where it may not run; fall back safely.
-            self.tasks[t]
-                .cpus_allowed
-                .iter(self.ncpus)
-                .next()
-                .unwrap_or(0)
-        }
-    }
-
-    /// Wakes `t` from `waker_cpu`; returns the ns the waker spends.
+    /// Wakes `t` from `waker_cpu`, a path that starts at `at`; returns the ns the waker spends.
     pub(super) fn wake(
         &mut self,
         t: TaskId,
@@ -496,74 +463,36 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         irq: bool,
         at: u64,
     ) -> Result<u64, SimError> {
-        let uninterruptible = match self.tasks[t].state {
-            TaskState::Sleeping { uninterruptible } => uninterruptible,
-            s => {
-                return Err(SimError::Invariant {
-                    at_ns: self.now,
-                    what: format!("wakeup of {t} in state {s:?}"),
-                });
-            }
-        };
-        self.procs[t.index()].block = Block::None;
-        // Still current on its CPU (it has not switched out yet): just mark it running.
-        let cpu = self.tasks[t].cpu;
-        if self.cpus[cpu].curr == Some(t) {
-            // try_to_wake_up finds it still on its runqueue: it takes the runqueue lock and
-            // sets the state back to running, nothing more.
-            self.tasks[t].state = TaskState::Running(cpu);
-            return Ok(2 * self.atomic_ns);
-        }
-        let target = self.select(t, waker_cpu, WakeKind::Wakeup { sync });
-        let sync_here = sync && target == waker_cpu;
-        self.activate(
-            t,
-            target,
-            waker_cpu,
-            EnqueueKind::Wakeup {
-                uninterruptible,
-                sync: sync_here,
-                irq,
-            },
-            sync,
-            at,
-        )
-    }
-
-    /// Enqueues `t` for `target` and kicks or preempts as the policy decides.
-    fn activate(
-        &mut self,
-        t: TaskId,
-        target: CpuId,
-        waker_cpu: CpuId,
-        kind: EnqueueKind,
-        sync: bool,
-        at: u64,
-    ) -> Result<u64, SimError> {
-        if self.layout == LockLayout::PerCpu {
-            self.tasks[t].cpu = target;
-        }
-        let curr = self.cpus[target].curr;
-        let sync_here = sync && target == waker_cpu;
-        let (preempt, cost, _) = self.with_rq(target, at, |p, ctx, rq, _| {
-            p.enqueue(ctx, rq, target, t, kind);
-            curr.is_some_and(|c| p.check_preempt_wakeup(ctx, rq, target, c, t, sync_here))
-        });
-        self.tasks[t].state = TaskState::Queued;
-        self.procs[t.index()].runnable_since = Some(self.now);
-        let mut cost = cost;
-        if curr.is_none() || preempt {
-            cost += self.resched_cpu(target, waker_cpu);
-        }
-        // task_woken: a task queued behind a better one on an overloaded runqueue is pushed.
-        if self.policy.push_pending(target) {
-            cost += self.push_loop(target, Some(t), waker_cpu, at + cost);
-        }
+        let (_, cost, _) = self.core_path(at, |s| s.wake_here(t, waker_cpu, sync, irq))?;
         Ok(cost)
     }
 
+    /// The wakeup of `t`, continuing the path under way.
+    pub(super) fn wake_here(
+        &mut self,
+        t: TaskId,
+        waker_cpu: CpuId,
+        sync: bool,
+        irq: bool,
+    ) -> Result<(), CoreError> {
+        let uninterruptible = match self.tasks[t].state {
+            TaskState::Sleeping { uninterruptible } => uninterruptible,
+            s => return Err(CoreError(format!("wakeup of {t} in state {s:?}"))),
+        };
+        self.procs[t.index()].block = Block::None;
+        // Still current on its CPU (it has not switched out yet): try_to_wake_up finds it
+        // still on its runqueue, takes the lock and sets it running again, nothing more.
+        let cpu = self.tasks[t].cpu;
+        if self.cpus[cpu].curr == Some(t) {
+            self.tasks[t].state = TaskState::Running(cpu);
+            self.cursor += 2 * self.atomic_ns;
+            return Ok(());
+        }
+        core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)
+    }
+
     /// `resched_task`: set need_resched on `cpu`, with an IPI if it is another CPU.
-    fn resched_cpu(&mut self, cpu: CpuId, from: CpuId) -> u64 {
+    pub(super) fn resched_cpu(&mut self, cpu: CpuId, from: CpuId) -> u64 {
         let c = &mut self.cpus[cpu];
         if cpu == from && c.seg != SegKind::Idle {
             c.need_resched = true;
@@ -622,30 +551,18 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
     pub(super) fn tick(&mut self, cpu: CpuId) -> Result<(), SimError> {
         self.post(self.now + self.tick_ns, Ev::Tick { cpu: cpu as u32 });
-        let mut cost = self.machine.profile.costs.timer_irq_ns as u64;
+        let irq = self.machine.profile.costs.timer_irq_ns as u64;
         let idle = self.cpus[cpu].curr.is_none();
-        if let Some(curr) = self.cpus[cpu].curr {
-            if self.tasks[curr].state == TaskState::Running(cpu) {
-                let (resched, c, _) = self.with_rq(cpu, self.now + cost, |p, ctx, rq, _| {
-                    p.task_tick(ctx, rq, cpu, curr)
-                });
-                cost += c;
-                if resched {
-                    self.cpus[cpu].need_resched = true;
-                }
-            }
-        }
-        // rebalance_tick.
+        // A current task that is on its way out (blocked, not switched yet) takes no tick.
+        let curr = self.cpus[cpu]
+            .curr
+            .filter(|&c| self.tasks[c].state == TaskState::Running(cpu));
         let jiffies = self.now / self.tick_ns;
-        if let Some(every) = self.policy.balance_interval_ticks(idle, self.machine.hz()) {
-            if self.ncpus > 1 && jiffies.is_multiple_of(every) {
-                let (out, c) = self.balance(cpu, idle, self.now + cost);
-                cost += c;
-                if out.moved > 0 && (idle || out.resched) {
-                    self.cpus[cpu].need_resched = true;
-                }
-            }
-        }
+        // The interrupt's entry first, then the scheduler's part of it.
+        let (_, c, _) = self.core_path(self.now + irq, |s| {
+            core::tick::scheduler_tick(s, cpu, curr, idle, 1, jiffies)
+        })?;
+        let cost = irq + c;
         match self.cpus[cpu].seg {
             SegKind::User if self.cpus[cpu].need_resched => self.interrupt_user(cpu, cost)?,
             SegKind::Idle if self.cpus[cpu].need_resched => {
@@ -657,75 +574,6 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(())
     }
 
-    /// One balancing pass for `cpu`: find the busiest runqueue under our lock, then pull under
-    /// both. Returns what moved and the ns spent.
-    fn balance(&mut self, cpu: CpuId, idle: bool, at: u64) -> (PullOutcome, u64) {
-        if self.layout != LockLayout::PerCpu {
-            return (PullOutcome::default(), 0);
-        }
-        let (busiest, lock1_ns, _) = self.with_rq(cpu, at, |p, ctx, rq, view| {
-            p.find_busiest(ctx, rq, cpu, view, idle)
-        });
-        let Some(src) = busiest.filter(|&s| s != cpu) else {
-            return (PullOutcome::default(), lock1_ns);
-        };
-        let (out, pull_ns, _) =
-            self.with_two_rqs(cpu, cpu, src, at + lock1_ns, |p, ctx, this, src_rq| {
-                p.pull_tasks(ctx, this, cpu, src_rq, src, idle)
-            });
-        (out, lock1_ns + pull_ns)
-    }
-
-    /// `push_rt_tasks` on `cpu`'s runqueue, run from `from` (the CPU doing the work):
-    /// push while the policy finds something to push, retrying a failed re-check up to
-    /// `RT_MAX_TRIES` times. Returns the ns spent.
-    fn push_loop(&mut self, cpu: CpuId, mut woken: Option<TaskId>, from: CpuId, at: u64) -> u64 {
-        if self.layout != LockLayout::PerCpu || self.ncpus == 1 {
-            return 0;
-        }
-        const RT_MAX_TRIES: usize = crate::policy::rt::RT_MAX_TRIES;
-        let mut cost = 0;
-        let mut failures = 0;
-        // Each successful push removes a task from this runqueue, so this ends; the bound is
-        // a guard, not a limit the design has.
-        for _ in 0..(self.tasks.len() + RT_MAX_TRIES) {
-            let (d, c, _) = self.with_rq(cpu, at + cost, |p, ctx, rq, _| {
-                p.push_decision(ctx, rq, cpu, woken)
-            });
-            cost += c;
-            woken = None;
-            match d {
-                PushDecision::None => break,
-                PushDecision::ReschedSelf => {
-                    if cpu == from {
-                        self.cpus[cpu].need_resched = true;
-                    } else {
-                        cost += self.resched_cpu(cpu, from);
-                    }
-                    break;
-                }
-                PushDecision::Move { task, to } => {
-                    let (moved, c, _) =
-                        self.with_two_rqs(from, cpu, to, at + cost, |p, ctx, src, dst| {
-                            p.push_task(ctx, src, cpu, dst, to, task)
-                        });
-                    cost += c;
-                    if moved {
-                        self.rt_pushes += 1;
-                        cost += self.resched_cpu(to, from);
-                        failures = 0;
-                    } else {
-                        failures += 1;
-                        if failures >= RT_MAX_TRIES {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        cost
-    }
-
     // ----- schedule() -----
 
     /// `schedule()` on `cpu` at `self.now`: returns its cost (lock, policy work, switch, refill).
@@ -734,201 +582,27 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.pending_refill = 0;
         self.cpus[cpu].need_resched = false;
         let prev = self.cpus[cpu].curr;
-        let mut exiting = None;
-        let mut total = 0u64;
-
-        // Idle balance first when this runqueue is about to run dry (per-CPU designs):
-        // 2.6.0's `if (!rq->nr_running) load_balance(rq, 1)` after prev is deactivated.
-        if self.layout == LockLayout::PerCpu && self.ncpus > 1 {
-            let d = self.layout.domain_of(cpu);
-            let leaving = prev.is_some_and(|p| self.tasks[p].state != TaskState::Running(cpu));
-            if self
-                .policy
-                .nr_running(&self.rqs[d], cpu)
-                .saturating_sub(usize::from(leaving))
-                == 0
-            {
-                let (_, c) = self.balance(cpu, true, self.now);
-                total += c;
-            }
-        }
-
-        let now = self.now + total;
-        let prev_state = prev.map(|p| (p, self.tasks[p].state, self.procs[p.index()].block));
-        // A runnable prev that may no longer run here (it changed its affinity) leaves.
-        let evicted = prev_state.and_then(|(p, state, _)| {
-            (state == TaskState::Running(cpu) && !self.tasks[p].cpus_allowed.contains(cpu))
-                .then_some(p)
-        });
-        // prev leaves the runqueue if it blocks, exits, or may no longer run here (its
-        // affinity changed: 2.6's migration thread takes it away before this CPU picks).
-        let leave = |pol: &P, ctx: &mut Ctx<P::TaskData>, rq: &mut P::Rq| {
-            if let Some((p, state, block)) = prev_state {
-                if state != TaskState::Running(cpu) {
-                    let kind = if block == Block::Exiting {
-                        DequeueKind::Exit
-                    } else {
-                        DequeueKind::Sleep
-                    };
-                    pol.dequeue(ctx, rq, cpu, p, kind);
-                } else if evicted == Some(p) {
-                    pol.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
+        let leave = match prev {
+            None => Leave::Runnable,
+            Some(p) => match self.tasks[p].state {
+                TaskState::Running(c) if c == cpu => Leave::Runnable,
+                TaskState::Sleeping { .. } if self.procs[p.index()].block == Block::Exiting => {
+                    Leave::Exit
                 }
-            }
-        };
-        let pick = |pol: &P, ctx: &mut Ctx<P::TaskData>, rq: &mut P::Rq| {
-            if let Some((p, _, _)) = prev_state {
-                pol.put_prev(ctx, rq, cpu, p);
-            }
-            pol.pick_next(ctx, rq, cpu)
-        };
-        // Under the runqueue lock: prev leaves if it blocks or exits; pre_schedule may ask to
-        // pull from other runqueues first (RT pull), else put_prev and pick at once.
-        let (first, cost, spin) = self.with_rq(cpu, now, |pol, ctx, rq, _| {
-            leave(pol, ctx, rq);
-            let sources = pol.pull_sources(ctx, rq, cpu, prev);
-            if sources.is_empty() {
-                Ok(pick(pol, ctx, rq))
-            } else {
-                Err(sources)
-            }
-        });
-        total += cost;
-        let mut spin = spin;
-        let next = match first {
-            Ok(next) => next,
-            Err(sources) => {
-                for src in sources {
-                    let (out, c, s) = self.with_two_rqs(
-                        cpu,
-                        cpu,
-                        src,
-                        self.now + total,
-                        |pol, ctx, this, src_rq| pol.pull_from(ctx, this, cpu, src_rq, src),
-                    );
-                    total += c;
-                    spin += s;
-                    self.rt_pulls += out.moved as u64;
-                }
-                let (next, c, s) =
-                    self.with_rq(cpu, self.now + total, |pol, ctx, rq, _| pick(pol, ctx, rq));
-                total += c;
-                spin += s;
-                next
-            }
-        };
-        self.pending_spin = spin;
-        if let Some((p, state, block)) = prev_state {
-            if state != TaskState::Running(cpu) {
-                if block == Block::Exiting {
-                    exiting = Some(p);
-                }
-            } else if next != Some(p) {
-                self.tasks[p].state = TaskState::Queued;
-            }
-            self.tasks[p].last_ran_ns = self.tasks[p].last_ran_ns.max(now);
-        }
-        if let Some(n) = next {
-            match self.tasks[n].state {
-                TaskState::Queued => {}
-                TaskState::Running(c) if c == cpu && prev == Some(n) => {}
+                TaskState::Sleeping { uninterruptible } => Leave::Sleep { uninterruptible },
                 s => {
                     return Err(SimError::Invariant {
                         at_ns: self.now,
-                        what: format!(
-                            "{} picked {n} for CPU {cpu}, but it is {s:?}",
-                            self.policy.name()
-                        ),
+                        what: format!("CPU {cpu} switches away from {p}, which is {s:?}"),
                     })
                 }
-            }
-            if !self.tasks[n].cpus_allowed.contains(cpu) {
-                return Err(SimError::Invariant {
-                    at_ns: self.now,
-                    what: format!(
-                        "{} picked {n} for CPU {cpu} outside its affinity",
-                        self.policy.name()
-                    ),
-                });
-            }
-        }
-        if next != prev {
-            self.switches += 1;
-            total += self.machine.profile.costs.context_switch_ns as u64;
-            self.status[cpu].last_schedule_ns = self.now;
-            if let Some(n) = next {
-                let pr = &mut self.procs[n.index()];
-                if pr.last_cpu.is_some_and(|l| l != cpu) {
-                    self.migrations += 1;
-                }
-                pr.last_cpu = Some(cpu);
-                // Latency ends when the switch completes and the task executes; the refill of
-                // its working set happens while it runs (its first accesses miss).
-                if let Some(since) = pr.runnable_since.take() {
-                    let lat = (self.now + total).saturating_sub(since).max(1);
-                    self.lat_all.saturating_record(lat);
-                    if pr.interactive {
-                        self.lat_interactive.saturating_record(lat);
-                    }
-                }
-                let cache_id = self.machine.topology.cache[cpu];
-                let refill = self.cache.dispatch(&mut pr.warmth, cache_id, pr.wss_kb);
-                self.pending_refill = refill;
-                total += refill;
-            }
-        } else if let Some(n) = next {
-            self.procs[n.index()].runnable_since = None;
-        }
-        if let Some(n) = next {
-            self.tasks[n].state = TaskState::Running(cpu);
-            // task_cpu(p); for a global runqueue, 2.4's `processor` (the CPU it last ran on).
-            self.tasks[n].cpu = cpu;
-        }
-        self.cpus[cpu].curr = next;
-        self.status[cpu].curr = next;
-        if let Some(x) = exiting {
-            total += self.reap(cpu, x, self.now + total)?;
-        }
-        // post_schedule: an overloaded runqueue pushes what it cannot run.
-        if self.policy.push_pending(cpu) {
-            total += self.push_loop(cpu, None, cpu, self.now + total);
-        }
-        if let Some(p) = evicted {
-            // Re-placed on an allowed CPU, as if woken there.
-            self.tasks[p].state = TaskState::Sleeping {
-                uninterruptible: false,
-            };
-            let target = self.select(p, cpu, WakeKind::Wakeup { sync: false });
-            total += self.activate(p, target, cpu, EnqueueKind::Migrate, false, self.now + total)?;
-            self.procs[p.index()].runnable_since = None;
-        }
-        Ok(total)
-    }
-
-    /// The exited task `x` has switched out for good: release it and tell its parent.
-    fn reap(&mut self, cpu: CpuId, x: TaskId, at: u64) -> Result<u64, SimError> {
-        self.tasks[x].state = TaskState::Dead;
-        let pr = &mut self.procs[x.index()];
-        pr.died = Some(self.now);
-        pr.block = Block::None;
-        if !pr.background {
-            self.foreground_alive -= 1;
-        }
-        let parent = self.tasks[x]
-            .parent
-            .filter(|&p| self.tasks[p].state != TaskState::Dead);
-        let rq_cpu = parent.map_or(cpu, |p| self.tasks[p].cpu);
-        let (_, mut cost, _) = self.with_rq(rq_cpu, at, |pol, ctx, rq, _| {
-            pol.task_exit(ctx, rq, x, parent)
-        });
-        if let Some(p) = parent {
-            let pp = &mut self.procs[p.index()];
-            pp.children -= 1;
-            pp.zombies += 1;
-            if pp.block == Block::Child {
-                cost += self.wake(p, cpu, false, false, at + cost)?;
-            }
-        }
+            },
+        };
+        let (_, cost, spin) = self.core_path(self.now, |s| {
+            core::schedule::schedule(s, cpu, prev, leave).map(|_| ())
+        })?;
+        // Every lock spin of this schedule() (balancing, pulls, the pick, reaping, pushes).
+        self.pending_spin = spin;
         Ok(cost)
     }
 
@@ -947,7 +621,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         for rq in &self.rqs {
             let mut dup = None;
             self.tasks.with_view(|tasks| {
-                self.policy.for_each_queued(rq, tasks, &mut |t| {
+                self.sched.for_each_queued(rq, tasks, &mut |t| {
                     seen[t.index()] += 1;
                     if seen[t.index()] > 1 {
                         dup = Some(t);
@@ -1117,7 +791,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         });
         let o = &self.ops_total;
         RunResult {
-            policy: self.policy.name().to_string(),
+            policy: self.sched.name().to_string(),
             machine: self.machine.name().to_string(),
             workload: self.workload.name.clone(),
             seed: self.cfg.seed,

@@ -20,6 +20,7 @@ pub use crate::sleeplock;
 
 use crate::class::*;
 use crate::machine::Machine;
+use crate::sched_core::{self as core, Sched};
 use crate::metrics::*;
 use crate::task::{CpuId, TaskId, TaskState, Tasks};
 use crate::workload::{ChanKind, KernelWork, Op, Workload};
@@ -210,21 +211,65 @@ enum Step {
     Sys(u64),
 }
 
-/// Runs `workload` under `policy` on `machine`.
+/// Runs `workload` under the class stack `sched` on `machine`.
 pub fn simulate<P: SchedClass>(
-    policy: P,
+    sched: Sched<P>,
     machine: &Machine,
     workload: &Workload,
     config: SimConfig<'_>,
 ) -> Result<RunResult, SimError> {
     let started = std::time::Instant::now();
-    let mut sim = Sim::new(policy, machine, workload, config)?;
+    let mut sim = Sim::new(sched, machine, workload, config)?;
     sim.run()?;
     Ok(sim.result(started.elapsed().as_secs_f64()))
 }
 
+impl crate::registry::PolicyKind {
+    /// Simulates `workload` on `machine` under this policy (RT balancing passive).
+    pub fn simulate(
+        self,
+        machine: &Machine,
+        workload: &Workload,
+        config: SimConfig,
+    ) -> Result<RunResult, SimError> {
+        self.simulate_with(crate::policy::rt::RtBalance::Passive, machine, workload, config)
+    }
+
+    /// Simulates with a chosen RT balancing mode. The mode applies to policies behind the
+    /// stacked RT class; a class that keeps its RT tasks itself (2.4) has nothing to balance
+    /// and ignores it.
+    pub fn simulate_with(
+        self,
+        rt_balance: crate::policy::rt::RtBalance,
+        machine: &Machine,
+        workload: &Workload,
+        config: SimConfig,
+    ) -> Result<RunResult, SimError> {
+        struct Run<'a, 'c> {
+            machine: &'a Machine,
+            workload: &'a Workload,
+            config: SimConfig<'c>,
+        }
+        impl crate::registry::WithSched for Run<'_, '_> {
+            type Out = Result<RunResult, SimError>;
+            fn run<C: SchedClass>(self, sched: Sched<C>) -> Result<RunResult, SimError> {
+                let stacked = sched.rt_stacked().then_some(sched.rt.balance);
+                let mut r = simulate(sched, self.machine, self.workload, self.config)?;
+                r.rt_balance = stacked.map(|b| b.name().to_string());
+                Ok(r)
+            }
+        }
+        let env = crate::registry::BuildEnv::of_machine(machine, rt_balance);
+        self.build(&env, Run {
+            machine,
+            workload,
+            config,
+        })
+    }
+}
+
 struct Sim<'a, 'c, P: SchedClass> {
-    policy: P,
+    sched: Sched<P>,
     machine: &'a Machine,
     workload: &'a Workload,
     cfg: SimConfig<'c>,
@@ -246,7 +291,7 @@ struct Sim<'a, 'c, P: SchedClass> {
 
     tasks: Tasks<P::TaskData>,
     procs: Vec<Proc>,
-    rqs: Vec<P::Rq>,
+    rqs: Vec<Rq<P::Rq>>,
     locks: Vec<LockModel>,
     status: Vec<CpuStatus>,
     cpus: Vec<Cpu>,
@@ -280,6 +325,10 @@ struct Sim<'a, 'c, P: SchedClass> {
     /// Lock spin and cache refill inside the schedule() just computed.
     pending_spin: u64,
     pending_refill: u64,
+    /// Where the kernel path being run on a CPU has got to: each lock section starts here
+    /// and moves it past its spin, lock and priced work (see `host.rs`).
+    cursor: u64,
+    cursor_spin: u64,
 }
 
 fn hist() -> Histogram<u64> {
@@ -288,17 +337,17 @@ fn hist() -> Histogram<u64> {
 
 impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
     fn new(
-        policy: P,
+        sched: Sched<P>,
         machine: &'a Machine,
         workload: &'a Workload,
         cfg: SimConfig<'c>,
     ) -> Result<Self, SimError> {
         workload.validate().map_err(SimError::Impossible)?;
         let ncpus = machine.ncpus();
-        let layout = policy.lock_layout();
+        let layout = sched.layout();
         let topo = &machine.topology;
         let rqs = (0..layout.domains(ncpus))
-            .map(|d| policy.new_rq(d, topo))
+            .map(|d| sched.new_rq(d, topo))
             .collect();
         let c = &machine.profile.costs;
         let idle_cpu = Cpu {
@@ -324,7 +373,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             layout,
             ncpus,
             tick_ns: 1_000_000_000 / machine.hz() as u64,
-            policy,
+            sched,
             machine,
             workload,
             cfg,
@@ -385,6 +434,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             audits: 0,
             pending_spin: 0,
             pending_refill: 0,
+            cursor: 0,
+            cursor_spin: 0,
         };
         sim.start_tasks()?;
         Ok(sim)
@@ -413,102 +464,6 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             &mut self.events
         };
         q.pop().map(|Reverse((at, _, ev))| (at, ev))
-    }
-
-    /// Runs `f` on `cpu`'s runqueue with its lock modelled, giving it the lock-free view of
-    /// all CPUs too: returns f's result, the ns the calling CPU spent (spin + lock + the work f
-    /// reported) and the part of it spent spinning.
-    fn with_rq<R>(
-        &mut self,
-        cpu: CpuId,
-        at: u64,
-        f: impl FnOnce(&P, &mut Ctx<P::TaskData>, &mut P::Rq, &CpuView) -> R,
-    ) -> (R, u64, u64) {
-        let d = self.layout.domain_of(cpu);
-        let before = self.ops_total;
-        let r = {
-            let mut ctx = Ctx::new(
-                at,
-                self.machine.hz(),
-                self.ncpus,
-                self.tasks.view(),
-                &mut self.ops_total,
-            );
-            let view = CpuView {
-                cpus: &self.status,
-                topology: &self.machine.topology,
-                now: at,
-                hz: self.machine.hz(),
-            };
-            f(&self.policy, &mut ctx, &mut self.rqs[d], &view)
-        };
-        let work = self.costs.price(&diff(&self.ops_total, &before));
-        let held = self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
-        self.publish(cpu);
-        (r, held.total_ns, held.wait_ns)
-    }
-
-    /// Runs `f` on the runqueues of two different CPUs (per-CPU layouts) with both locks
-    /// modelled as `double_rq_lock` takes them: the lower-numbered first, held while the other
-    /// is taken and the section runs. Returns f's result, the calling CPU's ns and its spin.
-    fn with_two_rqs<R>(
-        &mut self,
-        caller: CpuId,
-        a: CpuId,
-        b: CpuId,
-        at: u64,
-        f: impl FnOnce(&P, &mut Ctx<P::TaskData>, &mut P::Rq, &mut P::Rq) -> R,
-    ) -> (R, u64, u64) {
-        debug_assert!(a != b && self.layout == LockLayout::PerCpu);
-        let before = self.ops_total;
-        let r = {
-            let (ra, rb) = if a < b {
-                let (l, r) = self.rqs.split_at_mut(b);
-                (&mut l[a], &mut r[0])
-            } else {
-                let (l, r) = self.rqs.split_at_mut(a);
-                (&mut r[0], &mut l[b])
-            };
-            let mut ctx = Ctx::new(
-                at,
-                self.machine.hz(),
-                self.ncpus,
-                self.tasks.view(),
-                &mut self.ops_total,
-            );
-            f(&self.policy, &mut ctx, ra, rb)
-        };
-        let work = self.costs.price(&diff(&self.ops_total, &before));
-        let (lo, hi) = (a.min(b), a.max(b));
-        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, self.transfer_ns);
-        let h2 = self.locks[hi].acquire(
-            caller,
-            at + h1.total_ns,
-            work,
-            self.atomic_ns,
-            self.transfer_ns,
-        );
-        let end = at + h1.total_ns + h2.total_ns;
-        self.locks[lo].hold_until(end);
-        self.publish(a);
-        self.publish(b);
-        (r, end - at, h1.wait_ns + h2.wait_ns)
-    }
-
-    /// Publishes `cpu`'s runqueue length (all CPUs for a global runqueue) for lock-free reads.
-    fn publish(&mut self, cpu: CpuId) {
-        let d = self.layout.domain_of(cpu);
-        match self.layout {
-            LockLayout::PerCpu => {
-                self.status[cpu].nr_running = self.policy.nr_running(&self.rqs[d], cpu)
-            }
-            LockLayout::Global => {
-                let n = self.policy.nr_running(&self.rqs[0], cpu);
-                for s in &mut self.status {
-                    s.nr_running = n;
-                }
-            }
-        }
     }
 
     // ----- setup -----
@@ -550,11 +505,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 self.tasks.view(),
                 &mut self.ops_total,
             );
-            self.policy
-                .task_fork(&mut ctx, &mut self.rqs[d], cpu, None, t);
-            self.policy
-                .enqueue(&mut ctx, &mut self.rqs[d], cpu, t, EnqueueKind::New);
-            self.tasks[t].state = TaskState::Queued;
+            core::attr::place_initial(&self.sched, &mut ctx, &mut self.rqs[d], cpu, t);
             self.procs[t.index()].runnable_since = Some(0);
             self.publish(cpu);
         }
@@ -813,7 +764,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
     }
 }
 
-fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
+pub(crate) fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
     OpCounter {
         scanned: a.scanned - b.scanned,
         recalc: a.recalc - b.recalc,
@@ -825,3 +776,4 @@ fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
 }
 
 mod engine;
+mod host;

@@ -32,14 +32,13 @@
 
 use super::list::{Link, Linked};
 pub use super::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
-use super::rt::{
-    cpupri_level, RootDomain, RtBalance, RtRq, CPUPRI_IDLE, CPUPRI_NORMAL, MAX_RT_PRIO as RT_LIMIT,
-};
+use super::rt::{self as rt_class, RtBalance};
 use crate::class::*;
 use crate::machine::{Machine, Topology};
 #[cfg(test)]
 use crate::task::Tasks;
-use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
+use crate::task::{CpuId, Task, TaskId, TaskView};
+
 
 /// `MAX_USER_PRIO`.
 const MAX_USER_PRIO: i64 = 40;
@@ -137,8 +136,7 @@ pub fn static_prio(nice: i32) -> usize {
 #[derive(Clone, Debug, Default)]
 pub struct O1Task {
     run_list: Link,
-    /// Which of the runqueue's arrays holds it (`p->array`), if queued: 0 or 1 for the two
-    /// priority arrays, [`RT_ARRAY`] for the RT class's queue.
+    /// Which of the runqueue's two arrays holds it (`p->array`), if queued.
     pub array: Option<u8>,
     /// Dynamic priority (`p->prio`): 0..99 RT, 100..139 normal.
     pub prio: usize,
@@ -162,29 +160,23 @@ impl Linked for O1Task {
     }
 }
 
-/// `p->array` of a task queued in the RT class.
-pub const RT_ARRAY: u8 = 2;
+/// Marks the RT class's queue in the balancer's walk of the queues (passive RT balancing).
+const RT_ARRAY: u8 = 2;
 
-/// A per-CPU runqueue (`struct runqueue`).#[derive(Debug)]
+/// The O(1) part of a per-CPU runqueue (`struct runqueue`); the CPU, `nr_running` (RT tasks
+/// included, as 2.6 counted them), `curr` and the RT queue are in the core's [`Rq`] around it.
+#[derive(Debug)]
 pub struct O1Rq {
-    pub cpu: CpuId,
-    pub nr_running: usize,
     pub arrays: [PrioArray; 2],
-    /// The RT class's queue (`rq->rt`), picked before the arrays.
-    pub rt: RtRq,
-    ncpus: usize,
     /// Index of the active array; the other is expired.
     pub active: usize,
     /// Jiffy when the first task expired into the expired array (0: none).
     pub expired_timestamp: u64,
     pub best_expired_prio: usize,
-    pub curr: Option<TaskId>,
     /// Array switches done (for tests and curiosity).
     pub array_switches: u64,
     /// `prev_cpu_load[]`: the balancer's last sample of every CPU's queue length.
     prev_cpu_load: Vec<usize>,
-    /// Imbalance found by `find_busiest`, consumed by `pull_tasks`.
-    imbalance: usize,
 }
 
 impl O1Rq {
@@ -196,13 +188,13 @@ impl O1Rq {
     }
 }
 
-/// The O(1) policy. Holds what `smp_tune_scheduling` computes at boot, the RT balancing mode
-/// and the root domain (lock-free state shared by all runqueues).
+/// The O(1) class. Holds what `smp_tune_scheduling` computes at boot and the RT balancing
+/// mode (under passive balancing its balancer moves RT tasks too, as 2.6's did when they sat
+/// in its arrays).
 pub struct O1 {
     /// `cache_decay_ticks`: how long a task counts as cache-hot for the balancer.
     pub cache_decay_ticks: u64,
     pub rt_balance: RtBalance,
-    pub rd: RootDomain,
 }
 
 type T = Task<O1Task>;
@@ -218,44 +210,47 @@ impl O1 {
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
             rt_balance,
-            rd: RootDomain::new(machine.ncpus()),
         }
     }
 
-    /// A policy for `ncpus` CPUs with a given `cache_decay_ticks` (tests).
-    pub fn with_cache_decay_ticks(ticks: u64, ncpus: usize, rt_balance: RtBalance) -> O1 {
+    /// Built from the registry's machine facts (the same computation as [`O1::new`]).
+    pub fn from_env(env: &crate::registry::BuildEnv) -> O1 {
+        let cpu_khz = (env.mhz * 1000.0) as u64;
+        let cacheflush_time = (cpu_khz >> 10) * (env.cache_kb << 10) / 350;
+        O1 {
+            cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
+            rt_balance: env.rt_balance,
+        }
+    }
+
+    /// A policy with a given `cache_decay_ticks` (tests).
+    pub fn with_cache_decay_ticks(ticks: u64, rt_balance: RtBalance) -> O1 {
         O1 {
             cache_decay_ticks: ticks,
             rt_balance,
-            rd: RootDomain::new(ncpus),
         }
     }
 }
 
 /// The end of `schedule()`'s pick: `next` becomes the runqueue's current task; a task that was
 /// not running already starts its run-time clock now.
-fn make_current(ctx: &mut Ctx<O1Task>, rq: &mut O1Rq, next: TaskId) -> TaskId {
+fn make_current(ctx: &mut Ctx<O1Task>, rq: &Rq<O1Rq>, next: TaskId) -> TaskId {
     let p = &mut ctx.tasks[next];
     p.data.activated = 0;
-    if rq.curr != Some(next) {
+    if rq.curr() != Some(next) {
         p.timestamp_ns = ctx.now;
     }
-    rq.curr = Some(next);
     next
 }
 
-/// The array `which` (0, 1 or [`RT_ARRAY`]) of a runqueue.
-fn queue_of(rq: &O1Rq, which: u8) -> &PrioArray {
-    if which == RT_ARRAY {
-        &rq.rt.active
+/// `p->prio` for comparisons with any task: an RT task's (queued by the RT class) or the
+/// dynamic priority this class keeps.
+fn prio(p: &T) -> usize {
+    if p.policy.is_rt() {
+        rt_prio(p)
     } else {
-        &rq.arrays[which as usize]
+        p.data.prio
     }
-}
-
-/// `nr_cpus_allowed > 1` on this machine.
-fn migratory(p: &T, ncpus: usize) -> bool {
-    p.cpus_allowed.iter(ncpus).nth(1).is_some()
 }
 
 /// `effective_prio(p)`.
@@ -310,54 +305,23 @@ impl O1 {
         Jiffies::new(hz)
     }
 
-    /// Queues `t` in array `which`, or in the RT class's queue if it is an RT task.
-    fn enqueue_array(
-        &self,
-        rq: &mut O1Rq,
-        tasks: &mut TaskView<'_, O1Task>,
-        t: TaskId,
-        which: usize,
-    ) {
+    /// Queues `t` in array `which`.
+    fn enqueue_array(&self, rq: &mut Rq<O1Rq>, tasks: &mut TaskView<'_, O1Task>, t: TaskId, which: usize) {
         let prio = tasks[t].data.prio;
-        if tasks[t].is_rt() {
-            let migratory = migratory(&tasks[t], rq.ncpus);
-            rq.rt.enqueue(tasks, t, prio, migratory);
-            tasks[t].data.array = Some(RT_ARRAY);
-        } else {
-            rq.arrays[which].enqueue(tasks, t, prio);
-            tasks[t].data.array = Some(which as u8);
-        }
+        rq.arrays[which].enqueue(tasks, t, prio);
+        tasks[t].data.array = Some(which as u8);
     }
 
-    fn dequeue_array(&self, rq: &mut O1Rq, tasks: &mut TaskView<'_, O1Task>, t: TaskId) -> usize {
+    fn dequeue_array(&self, rq: &mut Rq<O1Rq>, tasks: &mut TaskView<'_, O1Task>, t: TaskId) -> usize {
         let which = tasks[t].data.array.expect("dequeue of a task on no array");
         let prio = tasks[t].data.prio;
-        if which == RT_ARRAY {
-            let migratory = migratory(&tasks[t], rq.ncpus);
-            rq.rt.dequeue(tasks, t, prio, migratory);
-        } else {
-            rq.arrays[which as usize].dequeue(tasks, t, prio);
-        }
+        rq.arrays[which as usize].dequeue(tasks, t, prio);
         tasks[t].data.array = None;
         which as usize
     }
 
-    /// Publishes the runqueue's RT overload state and cpupri level to the root domain (after
-    /// every change of what the runqueue holds).
-    fn publish(&self, rq: &mut O1Rq) {
-        rq.rt.update_overload(&self.rd, rq.cpu);
-        let level = if rq.rt.rt_nr_running > 0 {
-            cpupri_level(rq.rt.highest_prio)
-        } else if rq.nr_running > 0 {
-            CPUPRI_NORMAL
-        } else {
-            CPUPRI_IDLE
-        };
-        self.rd.set_cpupri(rq.cpu, level);
-    }
-
     /// `EXPIRED_STARVING(rq)`.
-    fn expired_starving(rq: &O1Rq, curr: &T, jiffies: u64, j: &Jiffies) -> bool {
+    fn expired_starving(rq: &Rq<O1Rq>, curr: &T, jiffies: u64, j: &Jiffies) -> bool {
         let limit = j.starvation_limit();
         (limit > 0
             && rq.expired_timestamp != 0
@@ -365,39 +329,42 @@ impl O1 {
             || static_prio(curr.nice) > rq.best_expired_prio
     }
 
-    /// `pull_task`: move `t` from `src` to `this`'s active array.
+    /// `pull_task`: move `t` from `src` to `this`'s active array (an RT task: between the
+    /// RT queues).
     fn pull_task(
         &self,
         ctx: &mut Ctx<O1Task>,
-        src: &mut O1Rq,
-        this: &mut O1Rq,
+        src: &mut Rq<O1Rq>,
+        this: &mut Rq<O1Rq>,
         this_cpu: CpuId,
         t: TaskId,
     ) -> bool {
+        if ctx.tasks[t].rt.on_rq {
+            return rt_class::migrate_queued(ctx, src, this, this_cpu, t);
+        }
         self.dequeue_array(src, &mut ctx.tasks, t);
         src.nr_running -= 1;
         ctx.tasks[t].cpu = this_cpu;
         this.nr_running += 1;
-        self.enqueue_array(this, &mut ctx.tasks, t, this.active);
-        self.publish(src);
-        self.publish(this);
+        let active = this.active;
+        self.enqueue_array(this, &mut ctx.tasks, t, active);
         ctx.ops.list_ops += 2;
         ctx.ops.remote_touches += 1;
-        this.curr
-            .is_some_and(|c| ctx.tasks[t].data.prio < ctx.tasks[c].data.prio)
+        this.curr()
+            .is_some_and(|c| prio(&ctx.tasks[t]) < prio(&ctx.tasks[c]))
     }
 
     /// `can_migrate_task` (2.6.0).
     fn can_migrate(
         &self,
         p: &T,
-        src: &O1Rq,
+        src: &Rq<O1Rq>,
         this_cpu: CpuId,
         idle: bool,
         now: u64,
         tick_ns: u64,
     ) -> bool {
-        if src.curr == Some(p.id) || !p.cpus_allowed.contains(this_cpu) {
+        if src.curr() == Some(p.id) || !p.cpus_allowed.contains(this_cpu) {
             return false;
         }
         let hot = now.saturating_sub(p.timestamp_ns) < self.cache_decay_ticks * tick_ns;
@@ -417,27 +384,26 @@ impl SchedClass for O1 {
         LockLayout::PerCpu
     }
 
-    fn new_rq(&self, domain: usize, topology: &Topology) -> O1Rq {
+    fn new_rq(&self, _domain: usize, topology: &Topology) -> O1Rq {
         O1Rq {
-            cpu: domain,
-            nr_running: 0,
             arrays: [PrioArray::default(), PrioArray::default()],
-            rt: RtRq::default(),
-            ncpus: topology.ncpus,
             active: 0,
             expired_timestamp: 0,
             best_expired_prio: MAX_PRIO,
-            curr: None,
             array_switches: 0,
             prev_cpu_load: vec![0; topology.ncpus],
-            imbalance: 0,
         }
+    }
+
+    fn rr_timeslice_ticks(&self, task: &T, hz: u32) -> i64 {
+        // 2.6.11 gave SCHED_RR tasks the nice-scaled slice of everyone else.
+        self.jiffies(hz).task_timeslice(static_prio(task.nice))
     }
 
     fn task_fork(
         &self,
         ctx: &mut Ctx<O1Task>,
-        rq: &mut O1Rq,
+        rq: &mut Rq<O1Rq>,
         cpu: CpuId,
         parent: Option<TaskId>,
         child: TaskId,
@@ -466,8 +432,9 @@ impl SchedClass for O1 {
             j.current_bonus(p.data.sleep_avg) * PARENT_PENALTY / 100 * j.max_sleep_avg / MAX_BONUS,
         );
         c.data.prio = effective_prio(c, &j);
-        if p.data.time_slice == 0 {
-            // "current->time_slice = 1; scheduler_tick()": the parent expires right away.
+        if p.data.time_slice == 0 && !p.is_rt() {
+            // "current->time_slice = 1; scheduler_tick()": the parent expires right away (an
+            // RT parent's slice is the RT class's business).
             p.data.time_slice = 1;
             return self.task_tick(ctx, rq, cpu, parent);
         }
@@ -477,7 +444,7 @@ impl SchedClass for O1 {
     fn task_exit(
         &self,
         ctx: &mut Ctx<O1Task>,
-        _rq: &mut O1Rq,
+        _rq: &mut Rq<O1Rq>,
         child: TaskId,
         parent: Option<TaskId>,
     ) {
@@ -498,20 +465,21 @@ impl SchedClass for O1 {
     fn enqueue(
         &self,
         ctx: &mut Ctx<O1Task>,
-        rq: &mut O1Rq,
+        rq: &mut Rq<O1Rq>,
         cpu: CpuId,
         t: TaskId,
         kind: EnqueueKind,
     ) {
         let j = self.jiffies(ctx.hz);
         let now = ctx.now;
+        let active = rq.active;
         rq.nr_running += 1;
         ctx.ops.list_ops += 1;
         match kind {
             EnqueueKind::New => {
                 let parent = ctx.tasks[t].parent;
                 let runs_first = parent.filter(|&p| {
-                    rq.curr == Some(p)
+                    rq.curr() == Some(p)
                         && !ctx.tasks[p].is_rt()
                         && ctx.tasks[p].data.array.is_some()
                         && ctx.tasks[p].mm != ctx.tasks[t].mm
@@ -529,12 +497,12 @@ impl SchedClass for O1 {
                     let c = &mut ctx.tasks[t];
                     c.data.prio = effective_prio(c, &j);
                     c.timestamp_ns = now;
-                    self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
+                    self.enqueue_array(rq, &mut ctx.tasks, t, active);
                 }
             }
             EnqueueKind::Wakeup { sync: true, .. } => {
                 // A sync wakeup on the waker's CPU: __activate_task, no sleep credit.
-                self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, active);
             }
             EnqueueKind::Wakeup {
                 uninterruptible,
@@ -551,21 +519,20 @@ impl SchedClass for O1 {
                     p.data.activated = if irq { 2 } else { 1 };
                 }
                 p.timestamp_ns = now;
-                self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, active);
             }
-            EnqueueKind::Migrate => self.enqueue_array(rq, &mut ctx.tasks, t, rq.active),
+            EnqueueKind::Migrate => self.enqueue_array(rq, &mut ctx.tasks, t, active),
             EnqueueKind::Restore => {
                 let p = &mut ctx.tasks[t];
                 p.data.prio = effective_prio(p, &j);
-                self.enqueue_array(rq, &mut ctx.tasks, t, rq.active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, active);
             }
         }
-        self.publish(rq);
     }
     fn dequeue(
         &self,
         ctx: &mut Ctx<O1Task>,
-        rq: &mut O1Rq,
+        rq: &mut Rq<O1Rq>,
         _cpu: CpuId,
         t: TaskId,
         _kind: DequeueKind,
@@ -574,11 +541,10 @@ impl SchedClass for O1 {
             self.dequeue_array(rq, &mut ctx.tasks, t);
             rq.nr_running -= 1;
             ctx.ops.list_ops += 1;
-            self.publish(rq);
         }
     }
 
-    fn put_prev(&self, ctx: &mut Ctx<O1Task>, _rq: &mut O1Rq, _cpu: CpuId, prev: TaskId) {
+    fn put_prev(&self, ctx: &mut Ctx<O1Task>, _rq: &mut Rq<O1Rq>, _cpu: CpuId, prev: TaskId) {
         // schedule(): charge the run time to sleep_avg, divided by the current bonus.
         let j = self.jiffies(ctx.hz);
         let now = ctx.now;
@@ -590,16 +556,12 @@ impl SchedClass for O1 {
         p.last_ran_ns = now;
     }
 
-    fn pick_next(&self, ctx: &mut Ctx<O1Task>, rq: &mut O1Rq, _cpu: CpuId) -> Option<TaskId> {
-        if rq.nr_running == 0 {
+    fn pick_next(&self, ctx: &mut Ctx<O1Task>, rq: &mut Rq<O1Rq>, _cpu: CpuId) -> Option<TaskId> {
+        // (The stacked RT class was asked first; `nr_running` counts its tasks too, and it
+        // found none.)
+        if rq.nr_running == 0 || rq.arrays[0].nr_active + rq.arrays[1].nr_active == 0 {
             rq.expired_timestamp = 0;
-            rq.curr = None;
             return None;
-        }
-        // The RT class comes first (sched_class order: rt before the time-shared arrays).
-        if let Some(next) = rq.rt.pick() {
-            ctx.ops.bitmap_searches += 1;
-            return Some(make_current(ctx, rq, next));
         }
         if rq.arrays[rq.active].nr_active == 0 {
             // The array switch: expired becomes active, O(1).
@@ -632,27 +594,12 @@ impl SchedClass for O1 {
         Some(make_current(ctx, rq, next))
     }
 
-    fn task_tick(&self, ctx: &mut Ctx<O1Task>, rq: &mut O1Rq, _cpu: CpuId, curr: TaskId) -> bool {
+    fn task_tick(&self, ctx: &mut Ctx<O1Task>, rq: &mut Rq<O1Rq>, _cpu: CpuId, curr: TaskId) -> bool {
         let j = self.jiffies(ctx.hz);
         let jiffies = ctx.now / j.tick_ns;
         let ncpus = ctx.ncpus;
         let p = &ctx.tasks[curr];
-        if p.policy.is_rt() {
-            // FIFO runs until it blocks or yields; RR round-robins every slice at its level.
-            if p.policy == SchedPolicy::Rr && p.data.array == Some(RT_ARRAY) {
-                let p = &mut ctx.tasks[curr];
-                p.data.time_slice -= 1;
-                if p.data.time_slice <= 0 {
-                    p.data.time_slice = j.task_timeslice(static_prio(p.nice));
-                    p.data.first_time_slice = false;
-                    let prio = p.data.prio;
-                    rq.rt.requeue(&mut ctx.tasks, curr, prio);
-                    ctx.ops.list_ops += 2;
-                    return true;
-                }
-            }
-            return false;
-        }
+        // (SCHED_FIFO/RR tasks tick in the stacked RT class.)
         // Expired but still running (e.g. a yield is in flight): just reschedule.
         if p.data.array != Some(rq.active as u8) {
             return true;
@@ -671,10 +618,12 @@ impl SchedClass for O1 {
             let p = &ctx.tasks[curr];
             if !task_interactive(p, &j) || Self::expired_starving(rq, p, jiffies, &j) {
                 let sp = static_prio(p.nice);
-                self.enqueue_array(rq, &mut ctx.tasks, curr, 1 - rq.active);
+                let expired = 1 - rq.active;
+                self.enqueue_array(rq, &mut ctx.tasks, curr, expired);
                 rq.best_expired_prio = rq.best_expired_prio.min(sp);
             } else {
-                self.enqueue_array(rq, &mut ctx.tasks, curr, rq.active);
+                let active = rq.active;
+                self.enqueue_array(rq, &mut ctx.tasks, curr, active);
             }
             ctx.ops.list_ops += 2;
             return true;
@@ -688,25 +637,24 @@ impl SchedClass for O1 {
             && p.data.time_slice >= gran
         {
             let prio = p.data.prio;
-            rq.arrays[rq.active].requeue(&mut ctx.tasks, curr, prio);
+            let active = rq.active;
+            rq.arrays[active].requeue(&mut ctx.tasks, curr, prio);
             ctx.ops.list_ops += 2;
             return true;
         }
         false
     }
 
-    fn yield_task(&self, ctx: &mut Ctx<O1Task>, rq: &mut O1Rq, _cpu: CpuId, curr: TaskId) -> bool {
+    fn yield_task(&self, ctx: &mut Ctx<O1Task>, rq: &mut Rq<O1Rq>, _cpu: CpuId, curr: TaskId) -> bool {
         let Some(from) = ctx.tasks[curr].data.array else {
             return true;
         };
         let prio = ctx.tasks[curr].data.prio;
-        if from == RT_ARRAY {
-            // RT tasks round-robin at their level.
-            rq.rt.requeue(&mut ctx.tasks, curr, prio);
-        } else if from as usize != 1 - rq.active {
-            // Others go to the expired array.
+        if from as usize != 1 - rq.active {
+            // To the expired array (RT tasks yield in the RT class).
             self.dequeue_array(rq, &mut ctx.tasks, curr);
-            self.enqueue_array(rq, &mut ctx.tasks, curr, 1 - rq.active);
+            let expired = 1 - rq.active;
+            self.enqueue_array(rq, &mut ctx.tasks, curr, expired);
         } else {
             rq.arrays[from as usize].requeue(&mut ctx.tasks, curr, prio);
         }
@@ -717,15 +665,17 @@ impl SchedClass for O1 {
     fn check_preempt_wakeup(
         &self,
         ctx: &mut Ctx<O1Task>,
-        _rq: &mut O1Rq,
-        _cpu: CpuId,
-        curr: TaskId,
+        rq: &mut Rq<O1Rq>,
+        cpu: CpuId,
         woken: TaskId,
         sync: bool,
     ) -> bool {
         if std::mem::take(&mut ctx.tasks[woken].data.child_first) {
             return true;
         }
+        let Some(curr) = rq.curr_on(cpu) else {
+            return false;
+        };
         // TASK_PREEMPTS_CURR, except on a sync wakeup on the waker's own CPU.
         !sync && ctx.tasks[woken].data.prio < ctx.tasks[curr].data.prio
     }
@@ -753,24 +703,7 @@ impl SchedClass for O1 {
             }
             WakeKind::Wakeup { sync } => sync,
         };
-        if p.is_rt() && self.rt_balance == RtBalance::PushPull {
-            // select_task_rq_rt (v3): if an RT task already runs on the woken task's CPU, place
-            // the woken one on the lowest-priority CPU instead of preempting it there.
-            let cpu = if p.cpus_allowed.contains(p.cpu) {
-                p.cpu
-            } else {
-                first_allowed()
-            };
-            let rt_running = view.cpus[cpu].curr.is_some_and(|c| tasks[c].is_rt());
-            if rt_running && migratory(p, n) {
-                let (to, reads) =
-                    self.rd
-                        .find_lowest_rq(p.data.prio, &p.cpus_allowed, cpu, waker_cpu);
-                ops.remote_touches += reads;
-                return to.unwrap_or(cpu);
-            }
-            return cpu;
-        }
+        let _ = ops;
         // 2.6.0 try_to_wake_up: a sync wakeup fast-migrates the task to the waker's CPU (it is
         // about to sleep, so the pair shares a cache); any other wakeup stays on task_cpu.
         if sync && p.cpu != waker_cpu && p.cpus_allowed.contains(waker_cpu) {
@@ -783,12 +716,13 @@ impl SchedClass for O1 {
         }
     }
 
-    fn nr_running(&self, rq: &O1Rq, _cpu: CpuId) -> usize {
-        rq.nr_running
-    }
-
-    fn for_each_queued(&self, rq: &O1Rq, tasks: &TaskView<'_, O1Task>, f: &mut dyn FnMut(TaskId)) {
-        for arr in rq.arrays.iter().chain(std::iter::once(&rq.rt.active)) {
+    fn for_each_queued(
+        &self,
+        rq: &Rq<O1Rq>,
+        tasks: &TaskView<'_, O1Task>,
+        f: &mut dyn FnMut(TaskId),
+    ) {
+        for arr in rq.arrays.iter() {
             let mut idx = arr.find_first_bit();
             while idx < MAX_PRIO {
                 for t in arr.queue(idx).iter(tasks) {
@@ -811,11 +745,11 @@ impl SchedClass for O1 {
     fn find_busiest(
         &self,
         ctx: &mut Ctx<O1Task>,
-        this: &mut O1Rq,
+        this: &mut Rq<O1Rq>,
         this_cpu: CpuId,
         view: &CpuView,
         idle: bool,
-    ) -> Option<CpuId> {
+    ) -> Option<Busiest> {
         // find_busiest_queue (2.6.0): loads smoothed against the previous sample, the remote
         // ones downward and our own upward, so short spikes do not trigger migrations.
         let nr_running = if idle || this.nr_running > this.prev_cpu_load[this_cpu] {
@@ -849,24 +783,27 @@ impl SchedClass for O1 {
         if !idle && imbalance * 4 < max_load {
             return None;
         }
-        this.imbalance = imbalance;
-        Some(busiest)
+        Some(Busiest {
+            cpu: busiest,
+            imbalance,
+        })
     }
 
-    fn pull_tasks(
+    fn move_tasks(
         &self,
         ctx: &mut Ctx<O1Task>,
-        this: &mut O1Rq,
+        this: &mut Rq<O1Rq>,
         this_cpu: CpuId,
-        src: &mut O1Rq,
+        src: &mut Rq<O1Rq>,
         _src_cpu: CpuId,
         idle: bool,
+        imbalance: usize,
     ) -> PullOutcome {
         // Re-check under both locks: nothing to do if the source is no longer busier.
         if src.nr_running <= this.nr_running + 1 {
             return PullOutcome::default();
         }
-        let mut to_move = if idle { 1 } else { (this.imbalance / 2).max(1) };
+        let mut to_move = if idle { 1 } else { (imbalance / 2).max(1) };
         let tick_ns = ctx.tick_ns();
         let now = ctx.now;
         let mut out = PullOutcome::default();
@@ -880,158 +817,39 @@ impl SchedClass for O1 {
         }
         queues.push(src.active as u8);
         for which in queues {
-            let mut idx = queue_of(src, which).find_first_bit();
-            ctx.ops.bitmap_searches += 1;
-            while idx < MAX_PRIO {
-                let mut cur = queue_of(src, which).queue(idx).back();
-                while let Some(t) = cur {
-                    cur = queue_of(src, which).queue(idx).prev(&ctx.tasks, t);
-                    ctx.ops.remote_touches += 1;
-                    if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
-                        continue;
+            // One walk, over an O(1) array or (passive RT balancing) the RT class's queue.
+            macro_rules! walk {
+                ($($field:tt)+) => {{
+                    let mut idx = src.$($field)+.find_first_bit();
+                    ctx.ops.bitmap_searches += 1;
+                    while idx < MAX_PRIO {
+                        let mut cur = src.$($field)+.queue(idx).back();
+                        while let Some(t) = cur {
+                            cur = src.$($field)+.queue(idx).prev(&ctx.tasks, t);
+                            ctx.ops.remote_touches += 1;
+                            if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
+                                continue;
+                            }
+                            out.resched |= self.pull_task(ctx, src, this, this_cpu, t);
+                            out.moved += 1;
+                            to_move -= 1;
+                            if to_move == 0 {
+                                return out;
+                            }
+                        }
+                        idx = src.$($field)+.find_next_bit(idx + 1);
+                        ctx.ops.bitmap_searches += 1;
                     }
-                    out.resched |= self.pull_task(ctx, src, this, this_cpu, t);
-                    out.moved += 1;
-                    to_move -= 1;
-                    if to_move == 0 {
-                        return out;
-                    }
-                }
-                idx = queue_of(src, which).find_next_bit(idx + 1);
-                ctx.ops.bitmap_searches += 1;
+                }};
+            }
+            if which == RT_ARRAY {
+                walk!(rt.active);
+            } else {
+                let w = which as usize;
+                walk!(arrays[w]);
             }
         }
         out
-    }
-
-    fn push_pending(&self, cpu: CpuId) -> bool {
-        self.rt_balance == RtBalance::PushPull && self.rd.is_overloaded(cpu)
-    }
-
-    fn pull_sources(
-        &self,
-        ctx: &mut Ctx<O1Task>,
-        rq: &mut O1Rq,
-        cpu: CpuId,
-        prev: Option<TaskId>,
-    ) -> Vec<CpuId> {
-        // pre_schedule_rt: an RT prev whose runqueue now offers only worse work pulls.
-        if self.rt_balance != RtBalance::PushPull {
-            return Vec::new();
-        }
-        let Some(p) = prev.filter(|&p| ctx.tasks[p].is_rt()) else {
-            return Vec::new();
-        };
-        if rq.rt.highest_prio <= ctx.tasks[p].data.prio || self.rd.rto_count() == 0 {
-            return Vec::new();
-        }
-        ctx.ops.remote_touches += 1;
-        self.rd.overloaded_cpus().filter(|&c| c != cpu).collect()
-    }
-
-    fn pull_from(
-        &self,
-        ctx: &mut Ctx<O1Task>,
-        this: &mut O1Rq,
-        this_cpu: CpuId,
-        src: &mut O1Rq,
-        _src_cpu: CpuId,
-    ) -> PullOutcome {
-        // pull_rt_task, for one overloaded source.
-        if src.rt.rt_nr_running <= 1 {
-            return PullOutcome::default();
-        }
-        let next = this.rt.pick().map(|t| ctx.tasks[t].data.prio);
-        let (p, seen) =
-            src.rt
-                .next_highest(&ctx.tasks, src.curr, Some(this_cpu), this.ncpus, |t| {
-                    ctx.tasks[t].cpus_allowed
-                });
-        ctx.ops.remote_touches += seen;
-        let Some(p) = p else {
-            return PullOutcome::default();
-        };
-        let pprio = ctx.tasks[p].data.prio;
-        if next.is_some_and(|n| pprio >= n) {
-            return PullOutcome::default();
-        }
-        // p may just have woken there and be about to preempt: leave it.
-        let src_curr = src.curr.map_or(MAX_PRIO, |c| ctx.tasks[c].data.prio);
-        if pprio < src_curr || next.is_some_and(|n| n < src_curr) {
-            return PullOutcome::default();
-        }
-        self.pull_task(ctx, src, this, this_cpu, p);
-        PullOutcome {
-            moved: 1,
-            resched: false,
-        }
-    }
-
-    fn push_decision(
-        &self,
-        ctx: &mut Ctx<O1Task>,
-        rq: &mut O1Rq,
-        cpu: CpuId,
-        woken: Option<TaskId>,
-    ) -> PushDecision {
-        if self.rt_balance != RtBalance::PushPull || !rq.rt.overloaded {
-            return PushDecision::None;
-        }
-        // task_wake_up_rt: push only if the woken task is queued behind a better one.
-        if let Some(w) = woken {
-            if rq.curr == Some(w)
-                || !ctx.tasks[w].is_rt()
-                || ctx.tasks[w].data.prio < rq.rt.highest_prio
-            {
-                return PushDecision::None;
-            }
-        }
-        let (next, seen) = rq
-            .rt
-            .next_highest(&ctx.tasks, rq.curr, None, rq.ncpus, |t| {
-                ctx.tasks[t].cpus_allowed
-            });
-        ctx.ops.remote_touches += seen;
-        let Some(next) = next else {
-            return PushDecision::None;
-        };
-        let nprio = ctx.tasks[next].data.prio;
-        let curr_prio = rq.curr.map_or(MAX_PRIO, |c| ctx.tasks[c].data.prio);
-        if nprio < curr_prio {
-            return PushDecision::ReschedSelf;
-        }
-        let (to, reads) = self
-            .rd
-            .find_lowest_rq(nprio, &ctx.tasks[next].cpus_allowed, cpu, cpu);
-        ctx.ops.remote_touches += reads;
-        match to {
-            Some(to) if to != cpu => PushDecision::Move { task: next, to },
-            _ => PushDecision::None,
-        }
-    }
-
-    fn push_task(
-        &self,
-        ctx: &mut Ctx<O1Task>,
-        src: &mut O1Rq,
-        src_cpu: CpuId,
-        dst: &mut O1Rq,
-        dst_cpu: CpuId,
-        t: TaskId,
-    ) -> bool {
-        // find_lock_lowest_rq's re-checks, under both locks.
-        let p = &ctx.tasks[t];
-        let still_here = p.cpu == src_cpu && p.data.array == Some(RT_ARRAY) && src.curr != Some(t);
-        let dst_curr = dst.curr.map_or(RT_LIMIT + 40, |c| ctx.tasks[c].data.prio);
-        if !still_here
-            || !p.cpus_allowed.contains(dst_cpu)
-            || dst.rt.highest_prio <= p.data.prio
-            || dst_curr <= p.data.prio
-        {
-            return false;
-        }
-        self.pull_task(ctx, src, dst, dst_cpu, t);
-        true
     }
 }
 

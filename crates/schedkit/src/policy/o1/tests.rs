@@ -1,31 +1,48 @@
 //! Unit tests pinning each O(1) mechanism.
 
 use super::*;
-use crate::task::CpuMask;
+use crate::policy::rt::{PushDecision, RtBalance};
+use crate::sched_core::{lockdep, Sched};
+use crate::task::{CpuMask, SchedPolicy};
 
 const HZ: u32 = 1000;
 
+/// O(1) behind the stacked RT class, as the core runs it, on `ncpus` runqueues whose locks
+/// the test thread holds throughout.
 struct Fx {
     tasks: Tasks<O1Task>,
     ops: OpCounter,
-    rqs: Vec<O1Rq>,
+    rqs: Vec<Rq<O1Rq>>,
     now: u64,
-    o1: O1,
+    s: Sched<O1>,
 }
 
 impl Fx {
     fn new(ncpus: usize) -> Fx {
         let topo = Topology::flat(ncpus);
-        let o1 = O1::with_cache_decay_ticks(1, ncpus, crate::policy::rt::RtBalance::Passive);
+        let o1 = O1::with_cache_decay_ticks(1, RtBalance::Passive);
+        let s = Sched::new(o1, RtBalance::Passive, ncpus);
+        // A fixture replaces the previous one of its test thread, locks and all.
+        lockdep::forget_held();
+        for d in 0..ncpus {
+            lockdep::acquire(d);
+        }
         Fx {
             tasks: Tasks::new(),
             ops: OpCounter::default(),
-            rqs: (0..ncpus).map(|c| o1.new_rq(c, &topo)).collect(),
+            rqs: (0..ncpus).map(|c| s.new_rq(c, &topo)).collect(),
             now: 1_000_000_000,
-            o1,
+            s,
         }
     }
-    fn ctx(&mut self, cpu: usize) -> (Ctx<'_, O1Task>, &mut O1Rq, &O1) {
+    fn set_rt_balance(&mut self, b: RtBalance) {
+        self.s.class.rt_balance = b;
+        self.s.rt.balance = b;
+    }
+}
+
+impl Fx {
+    fn ctx(&mut self, cpu: usize) -> (Ctx<'_, O1Task>, &mut Rq<O1Rq>, &Sched<O1>) {
         let n = self.rqs.len();
         (
             Ctx {
@@ -36,7 +53,7 @@ impl Fx {
                 ops: &mut self.ops,
             },
             &mut self.rqs[cpu],
-            &self.o1,
+            &self.s,
         )
     }
     fn spawn(&mut self, cpu: usize, nice: i32) -> TaskId {
@@ -44,7 +61,7 @@ impl Fx {
         self.tasks[t].nice = nice;
         self.tasks[t].cpu = cpu;
         let (mut c, rq, o1) = self.ctx(cpu);
-        o1.task_fork(&mut c, rq, cpu, None, t);
+        o1.class.task_fork(&mut c, rq, cpu, None, t);
         o1.enqueue(&mut c, rq, cpu, t, EnqueueKind::New);
         t
     }
@@ -60,14 +77,16 @@ impl Fx {
     }
     fn pick(&mut self, cpu: usize) -> Option<TaskId> {
         let (mut c, rq, o1) = self.ctx(cpu);
-        if let Some(p) = rq.curr {
+        if let Some(p) = rq.curr() {
             o1.put_prev(&mut c, rq, cpu, p);
         }
-        o1.pick_next(&mut c, rq, cpu)
+        let next = o1.pick_next(&mut c, rq, cpu);
+        rq.set_curr(cpu, next);
+        next
     }
     fn tick(&mut self, cpu: usize) -> bool {
         self.now += 1_000_000;
-        let curr = self.rqs[cpu].curr.unwrap();
+        let curr = self.rqs[cpu].curr().unwrap();
         let (mut c, rq, o1) = self.ctx(cpu);
         o1.task_tick(&mut c, rq, cpu, curr)
     }
@@ -230,7 +249,7 @@ fn rt_tasks_preempt_and_rr_round_robins() {
     fx.tasks[rt].rt_priority = 10;
     {
         let (mut c, rq, o1) = fx.ctx(0);
-        o1.task_fork(&mut c, rq, 0, None, rt);
+        o1.class.task_fork(&mut c, rq, 0, None, rt);
         o1.enqueue(
             &mut c,
             rq,
@@ -243,7 +262,7 @@ fn rt_tasks_preempt_and_rr_round_robins() {
             },
         );
         assert_eq!(c.tasks[rt].data.prio, 89);
-        assert!(o1.check_preempt_wakeup(&mut c, rq, 0, normal, rt, false));
+        assert!(o1.check_preempt(&mut c, rq, 0, rt, false));
     }
     assert_eq!(fx.pick(0), Some(rt));
     let rt2 = fx.tasks.spawn();
@@ -251,7 +270,7 @@ fn rt_tasks_preempt_and_rr_round_robins() {
     fx.tasks[rt2].rt_priority = 10;
     {
         let (mut c, rq, o1) = fx.ctx(0);
-        o1.task_fork(&mut c, rq, 0, None, rt2);
+        o1.class.task_fork(&mut c, rq, 0, None, rt2);
         o1.enqueue(
             &mut c,
             rq,
@@ -264,7 +283,7 @@ fn rt_tasks_preempt_and_rr_round_robins() {
             },
         );
         assert!(
-            !o1.check_preempt_wakeup(&mut c, rq, 0, rt, rt2, false),
+            !o1.check_preempt(&mut c, rq, 0, rt2, false),
             "equal RT priority does not preempt"
         );
     }
@@ -291,7 +310,7 @@ fn child_runs_first_on_the_parents_cpu() {
     fx.tasks[child].parent = Some(parent);
     fx.tasks[child].cpu = 0;
     let (mut c, rq, o1) = fx.ctx(0);
-    assert!(!o1.task_fork(&mut c, rq, 0, Some(parent), child));
+    assert!(!o1.class.task_fork(&mut c, rq, 0, Some(parent), child));
     assert_eq!(
         (
             c.tasks[parent].data.time_slice,
@@ -301,7 +320,7 @@ fn child_runs_first_on_the_parents_cpu() {
     );
     o1.enqueue(&mut c, rq, 0, child, EnqueueKind::New);
     assert!(
-        o1.check_preempt_wakeup(&mut c, rq, 0, parent, child, false),
+        o1.check_preempt(&mut c, rq, 0, child, false),
         "the parent is told to reschedule"
     );
     assert_eq!(
@@ -327,7 +346,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         fx.rqs
             .iter()
             .map(|r| CpuStatus {
-                curr: r.curr,
+                curr: r.curr(),
                 nr_running: r.nr_running,
                 last_schedule_ns: 0,
             })
@@ -342,9 +361,9 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
     };
     let (mut c, rq, o1) = fx.ctx(1);
     // The first call only primes prev_cpu_load (smoothing): loads read low.
-    let _ = o1.find_busiest(&mut c, rq, 1, &view, false);
+    let _ = o1.class.find_busiest(&mut c, rq, 1, &view, false);
     assert_eq!(
-        o1.find_busiest(&mut c, rq, 1, &view, false),
+        o1.class.find_busiest(&mut c, rq, 1, &view, false),
         None,
         "20% is below the threshold"
     );
@@ -366,7 +385,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         hz: HZ,
     };
     let (mut c, rq1, o1) = fx.ctx(1);
-    assert_eq!(o1.find_busiest(&mut c, rq1, 1, &view, true), Some(0));
+    assert_eq!(o1.class.find_busiest(&mut c, rq1, 1, &view, true).map(|b| b.cpu), Some(0));
     let (a, b) = fx.rqs.split_at_mut(1);
     let mut c = Ctx {
         now: fx.now,
@@ -375,7 +394,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    let out = fx.o1.pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false);
+    let out = fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 3);
     assert_eq!(out.moved, 1, "only the one task allowed on CPU 1 can move");
     assert_eq!(fx.tasks[pinned[4]].cpu, 1);
     assert!(
@@ -392,7 +411,6 @@ fn cache_hot_tasks_stay_unless_idle() {
     }
     // Just enqueued: timestamps are "now", so all are cache-hot for a busy puller.
     let (a, b) = fx.rqs.split_at_mut(1);
-    b[0].imbalance = 4;
     let mut c = Ctx {
         now: fx.now,
         hz: HZ,
@@ -401,14 +419,12 @@ fn cache_hot_tasks_stay_unless_idle() {
         ops: &mut fx.ops,
     };
     assert_eq!(
-        fx.o1
-            .pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false)
+        fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 4)
             .moved,
         0
     );
     assert_eq!(
-        fx.o1
-            .pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true)
+        fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 4)
             .moved,
         1,
         "an idle CPU takes one"
@@ -427,7 +443,6 @@ fn cache_decay_ticks_from_the_piii_profile() {
 
 // ----- RT class and push/pull (2.6.25) -----
 
-use crate::policy::rt::RtBalance;
 
 fn rt_task(fx: &mut Fx, cpu: usize, rt_priority: u8, allowed: CpuMask) -> TaskId {
     let t = fx.tasks.spawn();
@@ -436,14 +451,14 @@ fn rt_task(fx: &mut Fx, cpu: usize, rt_priority: u8, allowed: CpuMask) -> TaskId
     fx.tasks[t].cpu = cpu;
     fx.tasks[t].cpus_allowed = allowed;
     let (mut c, rq, o1) = fx.ctx(cpu);
-    o1.task_fork(&mut c, rq, cpu, None, t);
+    o1.class.task_fork(&mut c, rq, cpu, None, t);
     o1.enqueue(&mut c, rq, cpu, t, EnqueueKind::New);
     t
 }
 
 fn pushpull(ncpus: usize) -> Fx {
     let mut fx = Fx::new(ncpus);
-    fx.o1.rt_balance = RtBalance::PushPull;
+    fx.set_rt_balance(RtBalance::PushPull);
     fx
 }
 
@@ -452,7 +467,7 @@ fn rt_tasks_run_before_any_normal_task() {
     let mut fx = Fx::new(1);
     let normal = fx.spawn(0, -20);
     let rt = rt_task(&mut fx, 0, 1, CpuMask::all());
-    assert_eq!(fx.tasks[rt].data.array, Some(RT_ARRAY));
+    assert!(fx.tasks[rt].rt.on_rq, "queued in the RT class");
     assert_eq!(fx.pick(0), Some(rt), "even RT priority 1 beats nice -20");
     let _ = normal;
 }
@@ -465,13 +480,13 @@ fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
     rt_task(&mut fx, 1, 50, all);
     fx.spawn(2, 0);
     let high = rt_task(&mut fx, 0, 60, all);
-    assert!(!fx.o1.rd.is_overloaded(0), "one RT task is no overload");
+    assert!(!fx.s.rt.rd.is_overloaded(0), "one RT task is no overload");
     let low = rt_task(&mut fx, 0, 40, all);
-    assert!(fx.o1.rd.is_overloaded(0));
+    assert!(fx.s.rt.rd.is_overloaded(0));
     assert_eq!(fx.pick(0), Some(high));
     let (mut c, rq, o1) = fx.ctx(0);
     assert_eq!(
-        o1.push_decision(&mut c, rq, 0, None),
+        o1.rt.push_decision(&mut c, rq, 0, None),
         PushDecision::Move { task: low, to: 2 }
     );
     // Under both locks the push re-checks and moves the task.
@@ -483,10 +498,10 @@ fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    assert!(fx.o1.push_task(&mut c, &mut a[0], 0, &mut b[0], 2, low));
+    assert!(fx.s.rt.push_task(&mut c, &mut a[0], 0, &mut b[0], 2, low));
     assert_eq!(fx.tasks[low].cpu, 2);
     assert!(
-        !fx.o1.rd.is_overloaded(0),
+        !fx.s.rt.rd.is_overloaded(0),
         "one RT task left: no longer overloaded"
     );
 }
@@ -508,7 +523,7 @@ fn push_recheck_fails_if_the_target_got_better_work() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    assert!(!fx.o1.push_task(&mut c, &mut a[0], 0, &mut b[0], 1, low));
+    assert!(!fx.s.rt.push_task(&mut c, &mut a[0], 0, &mut b[0], 1, low));
     assert_eq!(fx.tasks[low].cpu, 0);
 }
 
@@ -521,7 +536,7 @@ fn a_better_queued_task_reschedules_instead_of_pushing() {
     rt_task(&mut fx, 0, 20, all);
     let (mut c, rq, o1) = fx.ctx(0);
     assert_eq!(
-        o1.push_decision(&mut c, rq, 0, None),
+        o1.rt.push_decision(&mut c, rq, 0, None),
         PushDecision::ReschedSelf
     );
 }
@@ -542,7 +557,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    let out = fx.o1.pull_from(&mut c, &mut b[0], 1, &mut a[0], 0);
+    let out = fx.s.rt.pull_from(&mut c, &mut b[0], 1, &mut a[0]);
     assert_eq!(out.moved, 1);
     assert_eq!(
         (fx.tasks[free].cpu, fx.tasks[pinned].cpu),
@@ -564,7 +579,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    assert_eq!(fx.o1.pull_from(&mut c, &mut b[0], 1, &mut a[0], 0).moved, 0);
+    assert_eq!(fx.s.rt.pull_from(&mut c, &mut b[0], 1, &mut a[0]).moved, 0);
     assert_eq!(fx.tasks[woken].cpu, 0);
 }
 
@@ -572,7 +587,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
 fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
     for (mode, expect) in [(RtBalance::Passive, 1), (RtBalance::PushPull, 0)] {
         let mut fx = Fx::new(2);
-        fx.o1.rt_balance = mode;
+        fx.set_rt_balance(mode);
         let all = CpuMask::first_n(2);
         for p in [10, 20, 30] {
             rt_task(&mut fx, 0, p, all);
@@ -587,8 +602,7 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
             ops: &mut fx.ops,
         };
         assert_eq!(
-            fx.o1
-                .pull_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true)
+            fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 0)
                 .moved,
             expect,
             "{mode:?}"

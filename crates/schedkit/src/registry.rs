@@ -1,0 +1,159 @@
+//! The registry of policies: data, one line per policy.
+//!
+//! Each line names a class (its module, its spellings on the command line, the HZ its era ran
+//! at, a description with its source) and how to build it from the facts of the machine it
+//! will run on. Everything that iterates over policies — the CLI's `--policy` and `list`, the
+//! benches, the runtime's `Policy`, the conformance suite and every test that loops over
+//! policies — reads [`PolicyKind::ALL`] and [`PolicyKind::build`]; adding a policy is a module
+//! and one line below. The registry builds class stacks ([`Sched`]) and hands them to a
+//! [`WithSched`] visitor; it knows nothing of the hosts that run them.
+
+use crate::class::SchedClass;
+use crate::machine::Machine;
+use crate::policy::rt::RtBalance;
+use crate::policy::{goodness, o1};
+use crate::sched_core::Sched;
+
+/// What a class may need to know of the machine it is built for (boot-time facts).
+#[derive(Clone, Copy, Debug)]
+pub struct BuildEnv {
+    pub ncpus: usize,
+    /// Core clock, MHz.
+    pub mhz: f64,
+    /// Size of the cache a CPU's working set lives in, KB.
+    pub cache_kb: u64,
+    /// How the stacked RT class balances.
+    pub rt_balance: RtBalance,
+}
+
+impl BuildEnv {
+    pub fn of_machine(m: &Machine, rt_balance: RtBalance) -> BuildEnv {
+        BuildEnv {
+            ncpus: m.ncpus(),
+            mhz: m.profile.clock.mhz,
+            cache_kb: m.profile.cache.size_kb,
+            rt_balance,
+        }
+    }
+}
+
+/// Something to do with a class stack, whatever its class: run it in the simulator, start a
+/// runtime on it, measure it.
+pub trait WithSched {
+    type Out;
+    fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out;
+}
+
+macro_rules! registry {
+    ($( $variant:ident => {
+        name: $name:literal,
+        aliases: [$($alias:literal),*],
+        hz: $hz:literal,
+        about: $about:literal,
+        build: |$env:ident| $ctor:expr $(,)?
+    } )*) => {
+        /// The policies schedkit ships, by name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum PolicyKind {
+            $($variant,)*
+        }
+
+        impl PolicyKind {
+            /// Every policy, in the order `list policies` shows them.
+            pub const ALL: &'static [PolicyKind] = &[$(PolicyKind::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$variant => $name,)*
+                }
+            }
+
+            /// Other spellings `parse` accepts.
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self {
+                    $(PolicyKind::$variant => &[$($alias),*],)*
+                }
+            }
+
+            /// One line: the design, its era and its source.
+            pub fn about(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$variant => $about,)*
+                }
+            }
+
+            /// The timer frequency the design's kernels ran at (the runtime's default tick).
+            pub fn native_hz(self) -> u32 {
+                match self {
+                    $(PolicyKind::$variant => $hz,)*
+                }
+            }
+
+            /// Builds this policy's class stack for a machine and hands it to `v`.
+            pub fn build<V: WithSched>(self, env: &BuildEnv, v: V) -> V::Out {
+                match self {
+                    $(PolicyKind::$variant => {
+                        let $env = env;
+                        v.run(Sched::new($ctor, env.rt_balance, env.ncpus))
+                    })*
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Goodness => {
+        name: "goodness",
+        aliases: ["2.4", "linux-2.4"],
+        hz: 100,
+        about: "Linux 2.4: one global runqueue and lock, O(n) goodness() loop, epoch recalculation over all tasks",
+        build: |_env| goodness::Goodness,
+    }
+    O1 => {
+        name: "o1",
+        aliases: ["o(1)"],
+        hz: 1000,
+        about: "Ingo Molnar's O(1) (2002; 2.6 code where the announcement is silent): per-CPU active/expired priority arrays, bitmap pick, sleep_avg estimator, balancer",
+        build: |env| o1::O1::from_env(env),
+    }
+}
+
+impl PolicyKind {
+    pub fn parse(name: &str) -> Result<PolicyKind, String> {
+        let n = name.trim().to_ascii_lowercase();
+        PolicyKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == n || k.aliases().contains(&n.as_str()))
+            .ok_or_else(|| {
+                format!(
+                    "unknown policy '{n}' (known: {})",
+                    PolicyKind::ALL
+                        .iter()
+                        .map(|k| k.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+    }
+
+    /// Whether RT tasks of this policy go to the stacked RT class (and so `--rt-balance`
+    /// applies), rather than to the policy's own queue.
+    pub fn has_rt_class(self) -> bool {
+        struct Probe;
+        impl WithSched for Probe {
+            type Out = bool;
+            fn run<C: SchedClass>(self, _sched: Sched<C>) -> bool {
+                !C::OWNS_RT
+            }
+        }
+        let env = BuildEnv {
+            ncpus: 1,
+            mhz: 1000.0,
+            cache_kb: 256,
+            rt_balance: RtBalance::Passive,
+        };
+        self.build(&env, Probe)
+    }
+}

@@ -1,0 +1,104 @@
+//! Fork, exit, yield and attribute changes: the paths that reach a task's class outside a
+//! wakeup or a `schedule()`.
+
+use super::*;
+
+/// A task the host creates before the run starts, placed on `cpu` as if already balanced:
+/// `sched_fork` with no parent and a first enqueue, with no lock taken (nothing runs yet).
+pub fn place_initial<C: SchedClass>(
+    s: &Sched<C>,
+    ctx: &mut Ctx<'_, C::TaskData>,
+    rq: &mut Rq<C::Rq>,
+    cpu: CpuId,
+    t: TaskId,
+) {
+    lockdep::held(s.layout().domain_of(cpu), || {
+        ctx.tasks[t].cpu = cpu;
+        s.class.task_fork(ctx, rq, cpu, None, t);
+        s.enqueue(ctx, rq, cpu, t, EnqueueKind::New);
+        ctx.tasks[t].state = crate::task::TaskState::Queued;
+    })
+}
+
+/// `sched_fork` + `wake_up_new_task`: `child` (owned by the caller) was created by `parent`
+/// running on `cpu` (or, with no parent, by the host, charged to `cpu`'s runqueue); `waker` is
+/// the CPU doing it, if it is one.
+pub fn fork<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    parent: Option<TaskId>,
+    child: TaskId,
+    waker: Option<CpuId>,
+) -> Result<(), CoreError> {
+    let parent_resched = with_rq(h, cpu, |s, ctx, rq, _| {
+        ctx.tasks[child].cpu = cpu;
+        s.class.task_fork(ctx, rq, cpu, parent, child)
+    });
+    if parent_resched && parent.is_some() {
+        h.set_need_resched(cpu);
+    }
+    super::wake::wake_up_new_task(h, child, cpu, waker)
+}
+
+/// `task_rq_lock`: lock the runqueue `t` belongs to, re-checking under the lock that it did
+/// not move meanwhile (it may, concurrently, in a real-threaded host), and run `f` there.
+pub fn task_rq_lock<H: Host, R>(
+    h: &mut H,
+    t: TaskId,
+    f: impl FnOnce(&Sched<H::Class>, &mut Ctx<'_, TaskData<H>>, &mut Rq<ClassRq<H>>) -> R,
+) -> R {
+    let layout = h.sched().layout();
+    let mut f = Some(f);
+    loop {
+        let c = h.task_cpu(t);
+        let r = with_rq(h, c, |s, ctx, rq, _| {
+            (layout == LockLayout::Global || ctx.tasks[t].cpu == c)
+                .then(|| (f.take().expect("runs once"))(s, ctx, rq))
+        });
+        if let Some(r) = r {
+            return r;
+        }
+    }
+}
+
+/// The exited `x` switched out of `cpu` for good: its class is told (`sched_exit`, under
+/// the lock of its parent's runqueue, where O(1) gives back the unused slice), then the host
+/// releases it.
+pub fn task_dead<H: Host>(h: &mut H, cpu: CpuId, x: TaskId) -> Result<(), CoreError> {
+    let parent = h.live_parent(x);
+    match parent {
+        Some(p) => task_rq_lock(h, p, |s, ctx, rq| {
+            s.class.task_exit(ctx, rq, x, parent)
+        }),
+        None => with_rq(h, cpu, |s, ctx, rq, _| s.class.task_exit(ctx, rq, x, None)),
+    }
+    h.release_task(cpu, x, parent)
+}
+
+/// `sys_sched_yield` by `t`, running on `cpu`.
+pub fn sched_yield<H: Host>(h: &mut H, cpu: CpuId, t: TaskId) -> Result<(), CoreError> {
+    let resched = with_rq(h, cpu, |s, ctx, rq, _| s.yield_task(ctx, rq, cpu, t));
+    if resched {
+        h.set_need_resched(cpu);
+    }
+    Ok(())
+}
+
+/// `set_user_nice` / `sched_setscheduler` / `set_cpus_allowed` on `t`, running on `cpu`:
+/// dequeue (SAVE), change, enqueue (RESTORE) — into whichever class the task belongs to now —
+/// and reschedule. A task whose new affinity excludes `cpu` leaves at that `schedule()`.
+pub fn change_attr<H: Host, R>(
+    h: &mut H,
+    cpu: CpuId,
+    t: TaskId,
+    f: impl FnOnce(&mut crate::task::Task<TaskData<H>>) -> R,
+) -> R {
+    let r = with_rq(h, cpu, |s, ctx, rq, _| {
+        s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
+        let r = f(&mut ctx.tasks[t]);
+        s.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
+        r
+    });
+    h.set_need_resched(cpu);
+    r
+}

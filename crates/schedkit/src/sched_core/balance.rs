@@ -1,0 +1,95 @@
+//! Balancing: the class's periodic / idle / new-idle balancer (`find_busiest` under this
+//! runqueue's lock, `move_tasks` under both) and the RT class's push loop.
+
+use super::*;
+use crate::policy::rt::{PushDecision, RT_MAX_TRIES};
+
+/// One balancing pass for `cpu` (`idle`: it has nothing to run). Per-CPU layouts only; a
+/// global runqueue has nothing to balance.
+pub fn load_balance<H: Host>(h: &mut H, cpu: CpuId, idle: bool) -> Result<PullOutcome, CoreError> {
+    if h.sched().layout() != LockLayout::PerCpu || h.ncpus() == 1 {
+        return Ok(PullOutcome::default());
+    }
+    let ncpus = h.ncpus();
+    let d = h.sched().layout().domain_of(cpu);
+    let busiest = h.lock_rq_viewing(cpu, |s, ctx, rq, view| {
+        lockdep::held(d, || s.class.find_busiest(ctx, rq, cpu, view, idle))
+    });
+    let Some(b) = busiest else {
+        return Ok(PullOutcome::default());
+    };
+    check_cpu("find_busiest", h.sched().name(), b.cpu, ncpus, None)?;
+    if b.cpu == cpu {
+        return Ok(PullOutcome::default());
+    }
+    let out = with_two_rqs(h, cpu, cpu, b.cpu, |s, ctx, this, src| {
+        let out = s
+            .class
+            .move_tasks(ctx, this, cpu, src, b.cpu, idle, b.imbalance);
+        s.publish(this);
+        s.publish(src);
+        out
+    });
+    Ok(out)
+}
+
+/// `push_rt_tasks` of `cpu`'s runqueue, run from `from` (the CPU doing the work): push while
+/// the RT class finds something to push, retrying a failed re-check up to `RT_MAX_TRIES`
+/// times (`find_lock_lowest_rq`).
+pub fn push_rt_tasks<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    mut woken: Option<TaskId>,
+    from: CpuId,
+) -> Result<(), CoreError> {
+    if h.sched().layout() != LockLayout::PerCpu || h.ncpus() == 1 {
+        return Ok(());
+    }
+    let ncpus = h.ncpus();
+    let mut failures = 0;
+    // Each push takes one task off this runqueue, so the loop ends; the bound (the RT tasks
+    // queued when it began) guards against a class that keeps moving tasks in a circle.
+    let mut pushed = 0usize;
+    let mut initial = None;
+    loop {
+        let (d, queued) = with_rq(h, cpu, |s, ctx, rq, _| {
+            (s.rt.push_decision(ctx, rq, cpu, woken), rq.rt.rt_nr_running)
+        });
+        woken = None;
+        if pushed > *initial.get_or_insert(queued) {
+            break;
+        }
+        match d {
+            PushDecision::None => break,
+            PushDecision::ReschedSelf => {
+                if cpu == from {
+                    h.set_need_resched(cpu);
+                } else {
+                    h.resched(cpu, Some(from));
+                }
+                break;
+            }
+            PushDecision::Move { task, to } => {
+                check_cpu("push_decision", h.sched().name(), to, ncpus, None)?;
+                if to == cpu {
+                    break;
+                }
+                let moved = with_two_rqs(h, from, cpu, to, |s, ctx, src, dst| {
+                    s.rt.push_task(ctx, src, cpu, dst, to, task)
+                });
+                if moved {
+                    pushed += 1;
+                    h.count(CoreEvent::RtPush);
+                    h.resched(to, Some(from));
+                    failures = 0;
+                } else {
+                    failures += 1;
+                    if failures >= RT_MAX_TRIES {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,518 @@
+//! The scheduler core: what the kernel keeps in `kernel/sched/core.c`, written once for both
+//! hosts.
+//!
+//! A host (the simulator, the runtime) owns CPUs, tasks, time and locks; a class owns its
+//! queues. Between them, the core orchestrates every scheduling path the same way for both:
+//!
+//! - [`wake`]: `select_task_rq` (checked), `try_to_wake_up`, `wake_up_new_task`, `activate`
+//!   (enqueue → preemption check → resched → push of what the wakeup made pushable);
+//! - [`schedule`]: prev leaves (sleep, exit, eviction after an affinity change), the RT pull,
+//!   `put_prev` / pick across the class stack, the pick's validation, the switch, the reaping
+//!   of a dead prev, the post-switch push and the re-placement of an evicted prev;
+//! - [`balance`]: periodic, idle and new-idle balancing (`find_busiest` → `move_tasks`) and the
+//!   RT push loop;
+//! - [`tick`]: `scheduler_tick` (the class's tick, then the balancer when it is due);
+//! - [`attr`]: fork, exit (`task_dead` under `task_rq_lock`), yield and attribute changes.
+//!
+//! The core is generic over the class ([`SchedClass`]) and over a small [`Host`] trait: lock
+//! one or two runqueues, read the published state of other CPUs, reschedule a CPU, and a few
+//! callbacks (the runtime's park/wake handshake, the switch's accounting, reaping). Time and
+//! costs are the host's: the simulator's lock sections advance its own clock, the runtime's
+//! read the TSC. The core never sees a price.
+//!
+//! [`Sched`] is the class stack the core walks: the RT class (`policy::rt`) in front of the
+//! policy's class, as `rt_sched_class` precedes `fair_sched_class`, unless the class keeps RT
+//! tasks itself ([`SchedClass::OWNS_RT`]).
+//!
+//! Every policy output is checked here, once, and a violation is a [`CoreError`]: a CPU outside
+//! the machine or the task's affinity, a pick of a task that is not runnable here.
+
+pub mod attr;
+pub mod balance;
+pub mod schedule;
+pub mod tick;
+pub mod wake;
+
+use crate::class::*;
+use crate::policy::rt::{RtBalance, RtClass};
+use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
+
+pub use schedule::{Leave, Switch};
+
+/// A policy output the core refused, or an impossible request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CoreError(pub String);
+
+/// Events the core reports to the host's statistics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreEvent {
+    /// An RT task was pushed to another runqueue.
+    RtPush,
+    /// RT tasks were pulled from another runqueue.
+    RtPull(usize),
+}
+
+/// The task data of a host's class.
+pub type TaskData<H> = <<H as Host>::Class as SchedClass>::TaskData;
+/// The class part of a host's runqueues.
+pub type ClassRq<H> = <<H as Host>::Class as SchedClass>::Rq;
+
+/// What the core needs of a host (the kernel's arch and platform layer, plus the runqueues).
+///
+/// Sections: `lock_rq` and friends run `f` with the runqueue lock(s) of the named CPU(s)
+/// held, give it the host's clock through `Ctx::now`, and publish the runqueue's
+/// `nr_running` for lock-free readers when the section ends. The simulator also prices the
+/// work the section reported and moves its clock past it.
+pub trait Host {
+    type Class: SchedClass;
+    /// What a section may consult of the host under the lock (the runtime's park/wake
+    /// handshake states), passed to the associated functions below.
+    type Inside: ?Sized;
+
+    fn sched(&self) -> &Sched<Self::Class>;
+    fn ncpus(&self) -> usize;
+    /// Timer interrupts per second.
+    fn hz(&self) -> u32;
+
+    fn lock_rq<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(
+            &Sched<Self::Class>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &Self::Inside,
+        ) -> R,
+    ) -> R;
+    /// A section that also reads the other CPUs (the balancer's `find_busiest`).
+    fn lock_rq_viewing<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(
+            &Sched<Self::Class>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &CpuView,
+        ) -> R,
+    ) -> R;
+    /// `double_rq_lock` of two CPUs in different lock domains, run by `caller`; `f` gets the
+    /// runqueue of `a` first.
+    fn lock_two_rqs<R>(
+        &mut self,
+        caller: CpuId,
+        a: CpuId,
+        b: CpuId,
+        f: impl FnOnce(
+            &Sched<Self::Class>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &mut Rq<ClassRq<Self>>,
+        ) -> R,
+    ) -> R;
+    /// Lock-free reads of the machine and of task `t` (owned by the caller: it is on no
+    /// runqueue), for `select_task_rq`.
+    fn select_view<R>(
+        &mut self,
+        f: impl FnOnce(&Sched<Self::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+    ) -> R;
+    /// The affinity of a task the caller owns.
+    fn task_allowed(&self, t: TaskId) -> CpuMask;
+    /// `task_cpu(p)`, read without a lock (re-checked under it by [`attr::task_rq_lock`]).
+    fn task_cpu(&self, t: TaskId) -> CpuId;
+    /// The runnable count `cpu`'s runqueue last published.
+    fn published_nr_running(&self, cpu: CpuId) -> usize;
+
+    /// `resched_curr`: mark `cpu` for rescheduling and make it notice (an IPI, a signal, an
+    /// unpark); `from` is the CPU asking, if it is one.
+    fn resched(&mut self, cpu: CpuId, from: Option<CpuId>);
+    /// Set `need_resched` of `cpu`, which is the CPU running this path.
+    fn set_need_resched(&mut self, cpu: CpuId);
+    /// A runqueue just got a second runnable task while `busy` runs: a host whose idle CPUs
+    /// take no ticks wakes one to balance (NO_HZ's idle-balancer kick).
+    fn kick_idle_balancer(&mut self, _busy: CpuId) {}
+    /// `t` was queued by a wakeup, fork or migration (`kind`).
+    fn task_queued(&mut self, _t: TaskId, _kind: EnqueueKind) {}
+    /// The pick on `cpu` completed (`next` may equal `prev`): the host's switch accounting.
+    fn switched(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        next: Option<TaskId>,
+    ) -> Result<(), CoreError>;
+    /// The parent of the dead task `x`, if it is alive to be told.
+    fn live_parent(&self, x: TaskId) -> Option<TaskId>;
+    /// The dead task `x` has switched out for good and the class has been told: the host
+    /// releases it (and tells its parent).
+    fn release_task(&mut self, cpu: CpuId, x: TaskId, parent: Option<TaskId>)
+        -> Result<(), CoreError>;
+    fn count(&mut self, _ev: CoreEvent) {}
+
+    /// Under the lock, for prev asking to block ([`Leave::MaybeSleep`]): true if it must now
+    /// be dequeued (no wakeup got there first).
+    fn commit_block(_inside: &Self::Inside, _t: TaskId) -> bool {
+        true
+    }
+    /// Under the lock, after dequeuing such a prev: true if it is asleep; false if a wakeup
+    /// arrived meanwhile and the core must queue it again.
+    fn finish_block(_inside: &Self::Inside, _t: TaskId) -> bool {
+        true
+    }
+    /// Under the lock, prev stops running on `cpu` at `now` (the host's run-time accounting).
+    fn prev_stopped(
+        _inside: &Self::Inside,
+        _cpu: CpuId,
+        _task: &mut Task<TaskData<Self>>,
+        _now: u64,
+    ) {
+    }
+    /// Under the lock, `cpu` now runs `next` (`switched`: it changed) — for hosts that
+    /// publish the current task lock-free.
+    fn publish_curr(
+        _inside: &Self::Inside,
+        _cpu: CpuId,
+        _next: Option<TaskId>,
+        _switched: bool,
+        _now: u64,
+    ) {
+    }
+}
+
+/// The class stack a host runs: the RT class in front of the policy's class (unless the class
+/// owns its RT tasks). The core routes each task's hooks to its class and walks the classes in
+/// order for pick.
+pub struct Sched<C: SchedClass> {
+    pub class: C,
+    pub rt: RtClass,
+}
+
+impl<C: SchedClass> Sched<C> {
+    pub fn new(class: C, rt_balance: RtBalance, ncpus: usize) -> Sched<C> {
+        let rt_balance = if C::OWNS_RT {
+            RtBalance::Passive
+        } else {
+            rt_balance
+        };
+        Sched {
+            class,
+            rt: RtClass::new(rt_balance, ncpus),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.class.name()
+    }
+
+    pub fn layout(&self) -> LockLayout {
+        self.class.lock_layout()
+    }
+
+    /// Whether the stacked RT class is in use (and balances with push/pull).
+    pub fn rt_stacked(&self) -> bool {
+        !C::OWNS_RT
+    }
+
+    pub fn push_pull(&self) -> bool {
+        !C::OWNS_RT && self.rt.balance == RtBalance::PushPull
+    }
+
+    /// Builds the runqueue of lock domain `domain` on a machine of `ncpus` CPUs.
+    pub fn new_rq(&self, domain: usize, topology: &crate::machine::Topology) -> Rq<C::Rq> {
+        let ncpus = topology.ncpus;
+        let covered = match self.layout() {
+            LockLayout::Global => ncpus,
+            LockLayout::PerCpu => 1,
+        };
+        Rq::new(domain, covered, self.class.new_rq(domain, topology))
+    }
+
+    /// Does `t` belong to the stacked RT class (by its policy now)?
+    fn in_rt<D>(&self, t: &Task<D>) -> bool {
+        !C::OWNS_RT && t.is_rt()
+    }
+
+    /// After a class changed what `rq` holds: the RT class's lock-free state follows.
+    pub(crate) fn publish(&self, rq: &mut Rq<C::Rq>) {
+        if !C::OWNS_RT {
+            self.rt.publish(rq);
+        }
+    }
+
+    fn rr_slice(&self, ctx: &Ctx<C::TaskData>, t: TaskId) -> i64 {
+        self.class.rr_timeslice_ticks(&ctx.tasks[t], ctx.hz)
+    }
+
+    // ----- the class hooks, routed (`enqueue_task`, `dequeue_task`, ... of core.c) -----
+
+    pub fn enqueue(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        t: TaskId,
+        kind: EnqueueKind,
+    ) {
+        lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks[t]);
+        if self.in_rt(&ctx.tasks[t]) {
+            let slice = self.rr_slice(ctx, t);
+            self.rt.enqueue(ctx, rq, t, kind, slice);
+        } else {
+            self.class.enqueue(ctx, rq, cpu, t, kind);
+            self.publish(rq);
+        }
+    }
+
+    pub fn dequeue(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        t: TaskId,
+        kind: DequeueKind,
+    ) {
+        lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks[t]);
+        // By where the task is queued: its policy may just have changed (dequeue SAVE).
+        if !C::OWNS_RT && ctx.tasks[t].rt.on_rq {
+            self.rt.dequeue(ctx, rq, t, kind);
+        } else {
+            self.class.dequeue(ctx, rq, cpu, t, kind);
+            self.publish(rq);
+        }
+    }
+
+    pub fn put_prev(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        prev: TaskId,
+    ) {
+        if self.in_rt(&ctx.tasks[prev]) {
+            self.rt.put_prev(ctx, prev);
+        } else {
+            self.class.put_prev(ctx, rq, cpu, prev);
+        }
+    }
+
+    /// `pick_next_task`: the classes in order, the first that has a task wins.
+    pub fn pick_next(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+    ) -> Option<TaskId> {
+        if !C::OWNS_RT {
+            if let Some(t) = self.rt.pick(ctx, rq, cpu) {
+                return Some(t);
+            }
+        }
+        self.class.pick_next(ctx, rq, cpu)
+    }
+
+    pub fn task_tick(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        if self.in_rt(&ctx.tasks[curr]) {
+            let slice = self.rr_slice(ctx, curr);
+            self.rt.task_tick(ctx, rq, curr, slice)
+        } else {
+            self.class.task_tick(ctx, rq, cpu, curr)
+        }
+    }
+
+    pub fn yield_task(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        if self.in_rt(&ctx.tasks[curr]) {
+            self.rt.yield_task(ctx, rq, curr)
+        } else {
+            self.class.yield_task(ctx, rq, cpu, curr)
+        }
+    }
+
+    /// `check_preempt_curr`: a task of a higher class always preempts a lower one; within a
+    /// class, the class decides.
+    pub fn check_preempt(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        woken: TaskId,
+        sync: bool,
+    ) -> bool {
+        let Some(curr) = rq.curr_on(cpu) else {
+            return false;
+        };
+        match (self.in_rt(&ctx.tasks[woken]), self.in_rt(&ctx.tasks[curr])) {
+            (true, false) => true,
+            (false, true) => false,
+            (true, true) => self.rt.check_preempt(ctx, curr, woken),
+            (false, false) => self.class.check_preempt_wakeup(ctx, rq, cpu, woken, sync),
+        }
+    }
+
+    pub fn for_each_queued(
+        &self,
+        rq: &Rq<C::Rq>,
+        tasks: &TaskView<'_, C::TaskData>,
+        f: &mut dyn FnMut(TaskId),
+    ) {
+        if !C::OWNS_RT {
+            self.rt.for_each_queued(rq, tasks, f);
+        }
+        self.class.for_each_queued(rq, tasks, f);
+    }
+
+    pub fn nr_running(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
+        self.class.nr_running(rq, cpu)
+    }
+}
+
+/// Debug-build checks of the locking rule, in the manner of the kernel's
+/// `lockdep_assert_held`: a hook may touch a task only under the lock of the runqueue the
+/// task belongs to, and the core marks which lock domains the running thread holds.
+pub mod lockdep {
+    use super::*;
+
+    #[cfg(debug_assertions)]
+    thread_local! {
+        static HELD: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// Records that this thread now holds lock domain `d` (the core calls it on entering a
+    /// section; hosts need not).
+    #[inline]
+    pub fn acquire(_d: usize) {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            assert!(!h.contains(&_d), "lock domain {_d} taken twice (self-deadlock)");
+            h.push(_d);
+        });
+    }
+
+    #[inline]
+    pub fn release(_d: usize) {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            let i = h.iter().rposition(|&x| x == _d).expect("release of a lock not held");
+            h.remove(i);
+        });
+    }
+
+    /// Forgets every domain this thread was marked as holding (a test fixture that stands in
+    /// for the core and is replaced by the next one).
+    #[cfg(test)]
+    pub fn forget_held() {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| h.borrow_mut().clear());
+    }
+
+    /// `lockdep_assert_held(&rq->lock)`.
+    #[inline]
+    pub fn assert_held(_d: usize) {
+        #[cfg(debug_assertions)]
+        HELD.with(|h| assert!(h.borrow().contains(&_d), "lock domain {_d} not held"));
+    }
+
+    /// The task a hook is about to touch belongs to `rq` (per-CPU layouts: `task_cpu(p)` is
+    /// the runqueue's CPU), and the runqueue's lock is held.
+    #[inline]
+    pub fn assert_task_rq<C, D>(layout: LockLayout, rq: &Rq<C>, t: &Task<D>) {
+        if cfg!(debug_assertions) {
+            assert_held(layout.domain_of(rq.cpu));
+            if layout == LockLayout::PerCpu {
+                assert_eq!(
+                    t.cpu, rq.cpu,
+                    "{} touched under the lock of CPU {} but belongs to CPU {}",
+                    t.id, rq.cpu, t.cpu
+                );
+            }
+        }
+    }
+
+    /// Runs `f` marked as holding domain `d`.
+    #[inline]
+    pub fn held<R>(d: usize, f: impl FnOnce() -> R) -> R {
+        acquire(d);
+        let r = f();
+        release(d);
+        r
+    }
+
+    /// Runs `f` marked as holding domains `a` and `b`.
+    #[inline]
+    pub fn held2<R>(a: usize, b: usize, f: impl FnOnce() -> R) -> R {
+        acquire(a);
+        acquire(b);
+        let r = f();
+        release(b);
+        release(a);
+        r
+    }
+}
+
+// ----- sections as the core takes them (lockdep-marked) -----
+
+pub(crate) fn with_rq<H: Host, R>(
+    h: &mut H,
+    cpu: CpuId,
+    f: impl FnOnce(&Sched<H::Class>, &mut Ctx<'_, TaskData<H>>, &mut Rq<ClassRq<H>>, &H::Inside) -> R,
+) -> R {
+    let d = h.sched().layout().domain_of(cpu);
+    h.lock_rq(cpu, |s, ctx, rq, inside| lockdep::held(d, || f(s, ctx, rq, inside)))
+}
+
+pub(crate) fn with_two_rqs<H: Host, R>(
+    h: &mut H,
+    caller: CpuId,
+    a: CpuId,
+    b: CpuId,
+    f: impl FnOnce(
+        &Sched<H::Class>,
+        &mut Ctx<'_, TaskData<H>>,
+        &mut Rq<ClassRq<H>>,
+        &mut Rq<ClassRq<H>>,
+    ) -> R,
+) -> R {
+    let l = h.sched().layout();
+    let (da, db) = (l.domain_of(a), l.domain_of(b));
+    h.lock_two_rqs(caller, a, b, |s, ctx, ra, rb| {
+        lockdep::held2(da, db, || f(s, ctx, ra, rb))
+    })
+}
+
+/// A CPU a policy named, checked: on the machine and allowed for the task.
+pub(crate) fn check_cpu(
+    what: &str,
+    name: &str,
+    cpu: CpuId,
+    ncpus: usize,
+    allowed: Option<&CpuMask>,
+) -> Result<CpuId, CoreError> {
+    if cpu >= ncpus {
+        return Err(CoreError(format!(
+            "{name}: {what} returned CPU {cpu} on a machine of {ncpus} CPUs"
+        )));
+    }
+    if let Some(m) = allowed {
+        if !m.contains(cpu) {
+            return Err(CoreError(format!(
+                "{name}: {what} returned CPU {cpu}, outside the task's affinity {m:?}"
+            )));
+        }
+    }
+    Ok(cpu)
+}
+
+#[cfg(test)]
+mod tests;

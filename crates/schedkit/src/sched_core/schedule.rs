@@ -1,0 +1,231 @@
+//! `schedule()`: what happens to prev, the RT pull, the pick across the class stack and its
+//! validation, the switch, and what follows it (reaping a dead prev, the RT push, re-placing
+//! a prev that may no longer run here).
+
+use super::*;
+use crate::task::TaskState;
+
+/// Why prev is leaving the CPU (what the host knows when it calls `schedule()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leave {
+    /// Still runnable: preempted, or its slice ran out.
+    Runnable,
+    /// `sched_yield()` (the class's yield runs here, under this `schedule()`'s lock).
+    Yield,
+    /// Blocked; the host already knows it is asleep.
+    Sleep { uninterruptible: bool },
+    /// Asked to block; the host's handshake decides under the lock whether a wakeup got there
+    /// first ([`Host::commit_block`], [`Host::finish_block`]).
+    MaybeSleep,
+    /// Exited: it switches out for the last time and is reaped after the switch.
+    Exit,
+}
+
+/// What `schedule()` decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Switch {
+    /// The task `cpu` runs now (`None`: idle); may be prev.
+    pub next: Option<TaskId>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct PrevFate {
+    left: bool,
+    exited: bool,
+    requeue: bool,
+    evicted: bool,
+}
+
+/// `schedule()` on `cpu`, whose current task `prev` (if any) stops running for `leave`.
+pub fn schedule<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    prev: Option<TaskId>,
+    leave: Leave,
+) -> Result<Switch, CoreError> {
+    let layout = h.sched().layout();
+    let leaving = prev.is_some()
+        && matches!(
+            leave,
+            Leave::Sleep { .. } | Leave::MaybeSleep | Leave::Exit
+        );
+    // New-idle balance first when this runqueue is about to run dry (2.6.0's
+    // `if (!rq->nr_running) load_balance(rq, 1)` after prev is deactivated).
+    if layout == LockLayout::PerCpu
+        && h.ncpus() > 1
+        && h.published_nr_running(cpu).saturating_sub(usize::from(leaving)) == 0
+    {
+        super::balance::load_balance(h, cpu, true)?;
+    }
+
+    // Under the runqueue lock: prev leaves if it blocks, exits or may no longer run here;
+    // pre_schedule may ask to pull RT tasks first, else put_prev and pick at once.
+    let (fate, first) = with_rq(h, cpu, |s, ctx, rq, inside| {
+        let mut fate = PrevFate::default();
+        if let Some(p) = prev {
+            let now = ctx.now;
+            let task = &mut ctx.tasks[p];
+            task.last_ran_ns = task.last_ran_ns.max(now);
+            H::prev_stopped(inside, cpu, task, now);
+            match leave {
+                Leave::Runnable => {}
+                Leave::Yield => {
+                    s.yield_task(ctx, rq, cpu, p);
+                }
+                Leave::Sleep { uninterruptible } => {
+                    s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                    ctx.tasks[p].state = TaskState::Sleeping { uninterruptible };
+                    fate.left = true;
+                }
+                Leave::MaybeSleep => {
+                    if H::commit_block(inside, p) {
+                        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                        ctx.tasks[p].state = TaskState::Sleeping {
+                            uninterruptible: false,
+                        };
+                        fate.left = true;
+                        fate.requeue = !H::finish_block(inside, p);
+                    }
+                }
+                Leave::Exit => {
+                    s.dequeue(ctx, rq, cpu, p, DequeueKind::Exit);
+                    ctx.tasks[p].state = TaskState::Sleeping {
+                        uninterruptible: true,
+                    };
+                    fate.left = true;
+                    fate.exited = true;
+                }
+            }
+            if !fate.left && !ctx.tasks[p].cpus_allowed.contains(cpu) {
+                // Its affinity no longer includes this CPU: it leaves before this CPU picks
+                // (2.6's migration thread) and is re-placed after the switch.
+                s.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
+                ctx.tasks[p].state = TaskState::Sleeping {
+                    uninterruptible: false,
+                };
+                fate.evicted = true;
+            }
+        }
+        let sources = if s.push_pull() {
+            s.rt.pull_sources(ctx, rq, cpu, prev)
+        } else {
+            Vec::new()
+        };
+        if sources.is_empty() {
+            (fate, Ok(pick::<H>(s, ctx, rq, inside, cpu, prev, fate)))
+        } else {
+            (fate, Err(sources))
+        }
+    });
+    let next = match first {
+        Ok(picked) => picked?,
+        Err(sources) => {
+            let ncpus = h.ncpus();
+            for src in sources {
+                check_cpu("pull_sources", h.sched().name(), src, ncpus, None)?;
+                if src == cpu {
+                    continue;
+                }
+                let out = with_two_rqs(h, cpu, cpu, src, |s, ctx, this, src_rq| {
+                    s.rt.pull_from(ctx, this, cpu, src_rq)
+                });
+                if out.moved > 0 {
+                    h.count(CoreEvent::RtPull(out.moved));
+                }
+            }
+            with_rq(h, cpu, |s, ctx, rq, inside| {
+                pick::<H>(s, ctx, rq, inside, cpu, prev, fate)
+            })?
+        }
+    };
+    h.switched(cpu, prev, next)?;
+
+    if fate.exited {
+        super::attr::task_dead(h, cpu, prev.expect("exited implies prev"))?;
+    }
+    // post_schedule_rt: an overloaded runqueue pushes what it cannot run.
+    if h.sched().rt.has_pushable_tasks(cpu) {
+        super::balance::push_rt_tasks(h, cpu, None, cpu)?;
+    }
+    if fate.requeue {
+        // A wakeup arrived while prev was being dequeued: it is queued again, as woken.
+        let p = prev.expect("requeue implies prev");
+        let target = super::wake::select_task_rq(h, p, cpu, WakeKind::Wakeup { sync: false })?;
+        super::wake::activate(
+            h,
+            p,
+            target,
+            Some(cpu),
+            EnqueueKind::Wakeup {
+                uninterruptible: false,
+                sync: false,
+                irq: false,
+            },
+            false,
+        )?;
+    }
+    if fate.evicted {
+        let p = prev.expect("evicted implies prev");
+        let target = super::wake::select_task_rq(h, p, cpu, WakeKind::Wakeup { sync: false })?;
+        super::wake::activate(h, p, target, Some(cpu), EnqueueKind::Migrate, false)?;
+    }
+    if next.is_some() && layout == LockLayout::PerCpu && h.published_nr_running(cpu) >= 2 {
+        h.kick_idle_balancer(cpu);
+    }
+    Ok(Switch { next })
+}
+
+/// `put_prev_task` + `pick_next_task`, then the pick's validation and the state changes of
+/// the switch, under the runqueue lock.
+fn pick<H: Host>(
+    s: &Sched<H::Class>,
+    ctx: &mut Ctx<'_, TaskData<H>>,
+    rq: &mut Rq<ClassRq<H>>,
+    inside: &H::Inside,
+    cpu: CpuId,
+    prev: Option<TaskId>,
+    fate: PrevFate,
+) -> Result<Option<TaskId>, CoreError> {
+    if let Some(p) = prev {
+        s.put_prev(ctx, rq, cpu, p);
+    }
+    let next = s.pick_next(ctx, rq, cpu);
+    if let Some(n) = next {
+        if n.index() >= ctx.tasks.len() {
+            return Err(CoreError(format!(
+                "{} picked {n} for CPU {cpu}, which is not a task",
+                s.name()
+            )));
+        }
+        match ctx.tasks[n].state {
+            TaskState::Queued => {}
+            TaskState::Running(c) if c == cpu && prev == Some(n) => {}
+            st => {
+                return Err(CoreError(format!(
+                    "{} picked {n} for CPU {cpu}, but it is {st:?}",
+                    s.name()
+                )))
+            }
+        }
+        if !ctx.tasks[n].cpus_allowed.contains(cpu) {
+            return Err(CoreError(format!(
+                "{} picked {n} for CPU {cpu} outside its affinity",
+                s.name()
+            )));
+        }
+    }
+    if let Some(p) = prev {
+        if !fate.left && !fate.evicted && next != Some(p) {
+            ctx.tasks[p].state = TaskState::Queued;
+        }
+    }
+    if let Some(n) = next {
+        let t = &mut ctx.tasks[n];
+        t.state = TaskState::Running(cpu);
+        // task_cpu(p); for a global runqueue, 2.4's `processor` (the CPU it last ran on).
+        t.cpu = cpu;
+    }
+    rq.set_curr(cpu, next);
+    H::publish_curr(inside, cpu, next, next != prev, ctx.now);
+    Ok(next)
+}

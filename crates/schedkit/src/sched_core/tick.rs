@@ -1,0 +1,42 @@
+//! `scheduler_tick`: the running task's class sees the tick, then the periodic balancer runs
+//! when its interval has come round (2.6's `rebalance_tick`).
+
+use super::*;
+
+/// `n` timer ticks on `cpu`, the last of which made the CPU's jiffy count `jiffies`. `curr` is
+/// the task to charge them to (`None`: none runs, or the current one is on its way out);
+/// `idle` says whether the CPU is idle, for the balancer's interval. A host that takes every
+/// tick passes `n = 1`; one whose workers notice ticks late (the runtime) passes how many
+/// there were.
+pub fn scheduler_tick<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    curr: Option<TaskId>,
+    idle: bool,
+    n: u32,
+    jiffies: u64,
+) -> Result<(), CoreError> {
+    if let Some(curr) = curr {
+        let resched = with_rq(h, cpu, |s, ctx, rq, _| {
+            let mut r = false;
+            for _ in 0..n {
+                r |= s.task_tick(ctx, rq, cpu, curr);
+            }
+            r
+        });
+        if resched {
+            h.set_need_resched(cpu);
+        }
+    }
+    let every = h.sched().class.balance_interval_ticks(idle, h.hz());
+    if let Some(every) = every.filter(|&e| e > 0) {
+        let before = jiffies.saturating_sub(n as u64);
+        if h.ncpus() > 1 && jiffies / every != before / every {
+            let out = super::balance::load_balance(h, cpu, idle)?;
+            if out.moved > 0 && (idle || out.resched) {
+                h.set_need_resched(cpu);
+            }
+        }
+    }
+    Ok(())
+}

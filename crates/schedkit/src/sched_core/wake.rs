@@ -1,0 +1,102 @@
+//! Wakeups: `select_task_rq`, `try_to_wake_up`, `wake_up_new_task` and the `activate` step
+//! they share (2.6's `activate_task` + `check_preempt_curr` + `resched_task`, then 2.6.25's
+//! `task_wake_up_rt` push).
+
+use super::*;
+
+/// `select_task_rq`: the stacked RT class places RT tasks when it balances with push/pull,
+/// the policy's class everything else. The answer is checked against the machine and the
+/// task's affinity.
+pub fn select_task_rq<H: Host>(
+    h: &mut H,
+    t: TaskId,
+    waker_cpu: CpuId,
+    kind: WakeKind,
+) -> Result<CpuId, CoreError> {
+    let ncpus = h.ncpus();
+    let cpu = h.select_view(|s, tasks, view, ops| {
+        let rt = if s.rt_stacked() && tasks[t].is_rt() && kind != WakeKind::Fork {
+            s.rt.select_cpu(tasks, view, ops, t, waker_cpu)
+        } else {
+            None
+        };
+        rt.unwrap_or_else(|| s.class.select_cpu(tasks, view, ops, t, waker_cpu, kind))
+    });
+    let allowed = h.task_allowed(t);
+    let name = h.sched().name();
+    check_cpu("select_cpu", name, cpu, ncpus, Some(&allowed))
+}
+
+/// `try_to_wake_up` of `t`, which the caller owns (it is asleep and on no runqueue), from
+/// `waker_cpu` (`None`: not from a CPU of this host, e.g. a foreign thread).
+pub fn try_to_wake_up<H: Host>(
+    h: &mut H,
+    t: TaskId,
+    waker_cpu: Option<CpuId>,
+    sync: bool,
+    irq: bool,
+    uninterruptible: bool,
+) -> Result<(), CoreError> {
+    let from = waker_cpu.unwrap_or_else(|| h.task_cpu(t));
+    let target = select_task_rq(h, t, from, WakeKind::Wakeup { sync })?;
+    // WF_SYNC means something only where the waker runs: it is about to sleep there.
+    let sync_here = sync && Some(target) == waker_cpu;
+    activate(
+        h,
+        t,
+        target,
+        waker_cpu,
+        EnqueueKind::Wakeup {
+            uninterruptible,
+            sync: sync_here,
+            irq,
+        },
+        sync_here,
+    )
+}
+
+/// `wake_up_new_task` after `sched_fork`: place the child and queue it.
+pub fn wake_up_new_task<H: Host>(
+    h: &mut H,
+    child: TaskId,
+    parent_cpu: CpuId,
+    waker_cpu: Option<CpuId>,
+) -> Result<(), CoreError> {
+    let target = select_task_rq(h, child, parent_cpu, WakeKind::Fork)?;
+    activate(h, child, target, waker_cpu, EnqueueKind::New, false)
+}
+
+/// Queues `t` (owned by the caller) on `target`'s runqueue, then kicks or preempts as the
+/// classes decide, and pushes what the arrival made pushable.
+pub fn activate<H: Host>(
+    h: &mut H,
+    t: TaskId,
+    target: CpuId,
+    waker_cpu: Option<CpuId>,
+    kind: EnqueueKind,
+    sync: bool,
+) -> Result<(), CoreError> {
+    let layout = h.sched().layout();
+    let (idle, preempt, nr) = with_rq(h, target, |s, ctx, rq, _| {
+        if layout == LockLayout::PerCpu {
+            // set_task_cpu: the task belongs to the runqueue it is queued on.
+            ctx.tasks[t].cpu = target;
+        }
+        s.enqueue(ctx, rq, target, t, kind);
+        ctx.tasks[t].state = crate::task::TaskState::Queued;
+        let idle = rq.curr_on(target).is_none();
+        let preempt = !idle && s.check_preempt(ctx, rq, target, t, sync);
+        (idle, preempt, s.nr_running(rq, target))
+    });
+    h.task_queued(t, kind);
+    if idle || preempt {
+        h.resched(target, waker_cpu);
+    } else if layout == LockLayout::PerCpu && nr >= 2 {
+        h.kick_idle_balancer(target);
+    }
+    // task_woken_rt: a task queued behind a better one on an overloaded runqueue is pushed.
+    if h.sched().rt.has_pushable_tasks(target) {
+        super::balance::push_rt_tasks(h, target, Some(t), waker_cpu.unwrap_or(target))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,288 @@
+//! The simulator as a host of the scheduler core.
+//!
+//! Time: a kernel path the core runs on a CPU (a wakeup, a tick, a `schedule()`) starts at a
+//! simulated instant, and each lock section it takes starts where the previous one ended: the
+//! section's spin, lock atomics, cache-line transfer and the work the class reported (priced
+//! by `cost`) move `cursor` on. IPIs sent and context switches made move it too. The engine
+//! reads how far it moved and charges the CPU that much. The core never sees a price.
+
+use super::*;
+use crate::sched_core::{ClassRq, CoreError, CoreEvent, Host, TaskData};
+use crate::task::{CpuMask, TaskView};
+
+impl<P: SchedClass> Sim<'_, '_, P> {
+    /// Runs a core path that starts at `at`: returns what it returned, the ns the CPU spent on
+    /// it, and the part of that spent spinning on runqueue locks.
+    pub(super) fn core_path<R>(
+        &mut self,
+        at: u64,
+        f: impl FnOnce(&mut Self) -> Result<R, CoreError>,
+    ) -> Result<(R, u64, u64), SimError> {
+        self.cursor = at;
+        self.cursor_spin = 0;
+        let r = f(self).map_err(|e| self.core_error(e))?;
+        Ok((r, self.cursor - at, self.cursor_spin))
+    }
+
+    pub(super) fn core_error(&self, e: CoreError) -> SimError {
+        SimError::Invariant {
+            at_ns: self.now,
+            what: e.0,
+        }
+    }
+
+    /// Publishes `cpu`'s runqueue length (all CPUs for a global runqueue) for lock-free reads.
+    pub(super) fn publish(&mut self, cpu: CpuId) {
+        let d = self.layout.domain_of(cpu);
+        match self.layout {
+            LockLayout::PerCpu => {
+                self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu)
+            }
+            LockLayout::Global => {
+                let n = self.sched.nr_running(&self.rqs[0], cpu);
+                for s in &mut self.status {
+                    s.nr_running = n;
+                }
+            }
+        }
+    }
+
+    fn section<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(&Sched<P>, &mut Ctx<'_, P::TaskData>, &mut Rq<P::Rq>, &CpuView) -> R,
+    ) -> R {
+        let at = self.cursor;
+        let d = self.layout.domain_of(cpu);
+        let before = self.ops_total;
+        let r = {
+            let mut ctx = Ctx::new(
+                at,
+                self.machine.hz(),
+                self.ncpus,
+                self.tasks.view(),
+                &mut self.ops_total,
+            );
+            let view = CpuView {
+                cpus: &self.status,
+                topology: &self.machine.topology,
+                now: at,
+                hz: self.machine.hz(),
+            };
+            f(&self.sched, &mut ctx, &mut self.rqs[d], &view)
+        };
+        let work = self.costs.price(&diff(&self.ops_total, &before));
+        // The lock model takes the section as run by `cpu`, the runqueue's own CPU.
+        let held = self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
+        self.publish(cpu);
+        self.cursor += held.total_ns;
+        self.cursor_spin += held.wait_ns;
+        r
+    }
+}
+
+impl<P: SchedClass> Host for Sim<'_, '_, P> {
+    type Class = P;
+    type Inside = ();
+
+    fn sched(&self) -> &Sched<P> {
+        &self.sched
+    }
+
+    fn ncpus(&self) -> usize {
+        self.ncpus
+    }
+
+    fn hz(&self) -> u32 {
+        self.machine.hz()
+    }
+
+    fn lock_rq<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(&Sched<P>, &mut Ctx<'_, TaskData<Self>>, &mut Rq<ClassRq<Self>>, &()) -> R,
+    ) -> R {
+        self.section(cpu, |s, ctx, rq, _| f(s, ctx, rq, &()))
+    }
+
+    fn lock_rq_viewing<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(&Sched<P>, &mut Ctx<'_, TaskData<Self>>, &mut Rq<ClassRq<Self>>, &CpuView) -> R,
+    ) -> R {
+        self.section(cpu, f)
+    }
+
+    /// Both locks as `double_rq_lock` takes them: the lower-numbered first, held while the
+    /// other is taken and the section runs.
+    fn lock_two_rqs<R>(
+        &mut self,
+        caller: CpuId,
+        a: CpuId,
+        b: CpuId,
+        f: impl FnOnce(
+            &Sched<P>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &mut Rq<ClassRq<Self>>,
+        ) -> R,
+    ) -> R {
+        debug_assert!(a != b && self.layout == LockLayout::PerCpu);
+        let at = self.cursor;
+        let before = self.ops_total;
+        let r = {
+            let (ra, rb) = if a < b {
+                let (l, r) = self.rqs.split_at_mut(b);
+                (&mut l[a], &mut r[0])
+            } else {
+                let (l, r) = self.rqs.split_at_mut(a);
+                (&mut r[0], &mut l[b])
+            };
+            let mut ctx = Ctx::new(
+                at,
+                self.machine.hz(),
+                self.ncpus,
+                self.tasks.view(),
+                &mut self.ops_total,
+            );
+            f(&self.sched, &mut ctx, ra, rb)
+        };
+        let work = self.costs.price(&diff(&self.ops_total, &before));
+        let (lo, hi) = (a.min(b), a.max(b));
+        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, self.transfer_ns);
+        let h2 = self.locks[hi].acquire(
+            caller,
+            at + h1.total_ns,
+            work,
+            self.atomic_ns,
+            self.transfer_ns,
+        );
+        let end = at + h1.total_ns + h2.total_ns;
+        self.locks[lo].hold_until(end);
+        self.publish(a);
+        self.publish(b);
+        self.cursor = end;
+        self.cursor_spin += h1.wait_ns + h2.wait_ns;
+        r
+    }
+
+    fn select_view<R>(
+        &mut self,
+        f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+    ) -> R {
+        let view = CpuView {
+            cpus: &self.status,
+            topology: &self.machine.topology,
+            now: self.now,
+            hz: self.machine.hz(),
+        };
+        let (sched, ops) = (&self.sched, &mut self.ops_total);
+        self.tasks.with_view(|tasks| f(sched, tasks, &view, ops))
+    }
+
+    fn task_allowed(&self, t: TaskId) -> CpuMask {
+        self.tasks[t].cpus_allowed
+    }
+
+    fn task_cpu(&self, t: TaskId) -> CpuId {
+        self.tasks[t].cpu
+    }
+
+    fn published_nr_running(&self, cpu: CpuId) -> usize {
+        self.status[cpu].nr_running
+    }
+
+    fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
+        let cost = self.resched_cpu(cpu, from.unwrap_or(cpu));
+        self.cursor += cost;
+    }
+
+    fn set_need_resched(&mut self, cpu: CpuId) {
+        self.cpus[cpu].need_resched = true;
+    }
+
+    fn task_queued(&mut self, t: TaskId, kind: EnqueueKind) {
+        // Wakeup latency runs from here; a task moved off a CPU it may no longer use was
+        // not woken.
+        self.procs[t.index()].runnable_since = match kind {
+            EnqueueKind::Migrate => None,
+            _ => Some(self.now),
+        };
+    }
+
+    fn switched(
+        &mut self,
+        cpu: CpuId,
+        prev: Option<TaskId>,
+        next: Option<TaskId>,
+    ) -> Result<(), CoreError> {
+        if next != prev {
+            self.switches += 1;
+            self.cursor += self.machine.profile.costs.context_switch_ns as u64;
+            self.status[cpu].last_schedule_ns = self.now;
+            if let Some(n) = next {
+                let pr = &mut self.procs[n.index()];
+                if pr.last_cpu.is_some_and(|l| l != cpu) {
+                    self.migrations += 1;
+                }
+                pr.last_cpu = Some(cpu);
+                // Latency ends when the switch completes and the task executes; the refill of
+                // its working set happens while it runs (its first accesses miss).
+                if let Some(since) = pr.runnable_since.take() {
+                    let lat = self.cursor.saturating_sub(since).max(1);
+                    self.lat_all.saturating_record(lat);
+                    if pr.interactive {
+                        self.lat_interactive.saturating_record(lat);
+                    }
+                }
+                let cache_id = self.machine.topology.cache[cpu];
+                let refill = self.cache.dispatch(&mut pr.warmth, cache_id, pr.wss_kb);
+                self.pending_refill = refill;
+                self.cursor += refill;
+            }
+        } else if let Some(n) = next {
+            self.procs[n.index()].runnable_since = None;
+        }
+        self.cpus[cpu].curr = next;
+        self.status[cpu].curr = next;
+        Ok(())
+    }
+
+    fn live_parent(&self, x: TaskId) -> Option<TaskId> {
+        self.tasks[x]
+            .parent
+            .filter(|&p| self.tasks[p].state != TaskState::Dead)
+    }
+
+    /// The exited task is gone: its parent learns it has a zombie to wait for.
+    fn release_task(
+        &mut self,
+        cpu: CpuId,
+        x: TaskId,
+        parent: Option<TaskId>,
+    ) -> Result<(), CoreError> {
+        self.tasks[x].state = TaskState::Dead;
+        let pr = &mut self.procs[x.index()];
+        pr.died = Some(self.now);
+        pr.block = Block::None;
+        if !pr.background {
+            self.foreground_alive -= 1;
+        }
+        if let Some(p) = parent {
+            let pp = &mut self.procs[p.index()];
+            pp.children -= 1;
+            pp.zombies += 1;
+            if pp.block == Block::Child {
+                self.wake_here(p, cpu, false, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, ev: CoreEvent) {
+        match ev {
+            CoreEvent::RtPush => self.rt_pushes += 1,
+            CoreEvent::RtPull(n) => self.rt_pulls += n as u64,
+        }
+    }
+}
