@@ -91,22 +91,14 @@ impl<L> TaskList<L> {
         id(self.tail)
     }
 
-    pub fn next<D, T: TaskIndex<D> + ?Sized>(
-        &self,
-        tasks: &T,
-        t: TaskId,
-    ) -> Option<TaskId> 
+    pub fn next<D, T: TaskIndex<D> + ?Sized>(&self, tasks: &T, t: TaskId) -> Option<TaskId>
     where
         L: LinkOf<D>,
     {
         id(L::link(&tasks[t]).next)
     }
 
-    pub fn prev<D, T: TaskIndex<D> + ?Sized>(
-        &self,
-        tasks: &T,
-        t: TaskId,
-    ) -> Option<TaskId> 
+    pub fn prev<D, T: TaskIndex<D> + ?Sized>(&self, tasks: &T, t: TaskId) -> Option<TaskId>
     where
         L: LinkOf<D>,
     {
@@ -114,7 +106,7 @@ impl<L> TaskList<L> {
     }
 
     /// `list_add_tail`.
-    pub fn push_back<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) 
+    pub fn push_back<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId)
     where
         L: LinkOf<D>,
     {
@@ -132,7 +124,7 @@ impl<L> TaskList<L> {
     }
 
     /// `list_add` (at the head).
-    pub fn push_front<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) 
+    pub fn push_front<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId)
     where
         L: LinkOf<D>,
     {
@@ -156,8 +148,7 @@ impl<L> TaskList<L> {
         tasks: &mut T,
         t: TaskId,
         before: TaskId,
-    ) 
-    where
+    ) where
         L: LinkOf<D>,
     {
         let prev = L::link(&tasks[before]).prev;
@@ -174,7 +165,7 @@ impl<L> TaskList<L> {
     }
 
     /// `list_del`. `t` must be on this list.
-    pub fn remove<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId) 
+    pub fn remove<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId)
     where
         L: LinkOf<D>,
     {
@@ -195,7 +186,7 @@ impl<L> TaskList<L> {
     pub fn iter<'a, D: 'a, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &'a T,
-    ) -> impl Iterator<Item = TaskId> + 'a 
+    ) -> impl Iterator<Item = TaskId> + 'a
     where
         L: LinkOf<D>,
     {
@@ -211,7 +202,7 @@ impl<L> TaskList<L> {
     pub fn iter_rev<'a, D: 'a, T: TaskIndex<D> + ?Sized>(
         &self,
         tasks: &'a T,
-    ) -> impl Iterator<Item = TaskId> + 'a 
+    ) -> impl Iterator<Item = TaskId> + 'a
     where
         L: LinkOf<D>,
     {

@@ -64,12 +64,7 @@ impl<L> PrioArray<L> {
     }
 
     /// `enqueue_task`: at the tail of its priority's list.
-    pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(
-        &mut self,
-        tasks: &mut T,
-        t: TaskId,
-        prio: usize,
-    ) 
+    pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
     where
         L: LinkOf<D>,
     {
@@ -85,8 +80,7 @@ impl<L> PrioArray<L> {
         t: TaskId,
         prio: usize,
         before: TaskId,
-    ) 
-    where
+    ) where
         L: LinkOf<D>,
     {
         self.queue[prio].insert_before(tasks, t, before);
@@ -95,12 +89,7 @@ impl<L> PrioArray<L> {
     }
 
     /// `dequeue_task`: clears the bit when the list empties.
-    pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(
-        &mut self,
-        tasks: &mut T,
-        t: TaskId,
-        prio: usize,
-    ) 
+    pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
     where
         L: LinkOf<D>,
     {
@@ -112,12 +101,7 @@ impl<L> PrioArray<L> {
     }
 
     /// `requeue_task`: to the tail of the same list.
-    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
-        &mut self,
-        tasks: &mut T,
-        t: TaskId,
-        prio: usize,
-    ) 
+    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
     where
         L: LinkOf<D>,
     {

@@ -24,7 +24,7 @@
 
 use super::list::{LinkOf, RtLink};
 use super::prio_array::{PrioArray, MAX_PRIO};
-use crate::class::{Ctx, CpuView, DequeueKind, EnqueueKind, OpCounter, PullOutcome, Rq};
+use crate::class::{CpuView, Ctx, DequeueKind, EnqueueKind, OpCounter, PullOutcome, Rq};
 use crate::task::{CpuId, CpuMask, SchedPolicy, Task, TaskId, TaskIndex, TaskView};
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
@@ -234,12 +234,8 @@ impl RtRq {
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR expiry, yield).
-    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
-        &mut self,
-        tasks: &mut T,
-        t: TaskId,
-        prio: usize,
-    ) where
+    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
+    where
         RtLink: LinkOf<D>,
     {
         self.active.requeue(tasks, t, prio);
@@ -494,9 +490,9 @@ impl RtClass {
         };
         let rt_running = view.cpus[cpu].curr.is_some_and(|c| tasks[c].is_rt());
         if rt_running && migratory(p, n) {
-            let (to, reads) =
-                self.rd
-                    .find_lowest_rq(rt_prio(p), &p.cpus_allowed, cpu, waker_cpu);
+            let (to, reads) = self
+                .rd
+                .find_lowest_rq(rt_prio(p), &p.cpus_allowed, cpu, waker_cpu);
             ops.remote_touches += reads;
             return Some(to.unwrap_or(cpu));
         }

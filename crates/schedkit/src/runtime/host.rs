@@ -16,8 +16,10 @@ use super::handshake::{self, Wake};
 use super::worker::{self, Host, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
 use crate::class::{CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass};
-use crate::sched_core::{self as core, ClassRq, CoreError, Host as CoreHost, Leave, Sched, TaskData};
 use crate::machine::Topology;
+use crate::sched_core::{
+    self as core, ClassRq, CoreError, Host as CoreHost, Leave, Sched, TaskData,
+};
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskState, TaskView};
 use std::cell::UnsafeCell;
 use std::cmp::Reverse;
@@ -221,7 +223,10 @@ impl<P: SchedClass> Shared<P> {
 
     /// A policy broke the class contract: nothing sensible can follow in a real process.
     fn fatal(&self, e: CoreError) -> ! {
-        eprintln!("schedkit runtime: {} broke the scheduler core's rules: {e}", self.sched.name());
+        eprintln!(
+            "schedkit runtime: {} broke the scheduler core's rules: {e}",
+            self.sched.name()
+        );
         std::process::abort()
     }
 
@@ -254,7 +259,9 @@ impl<P: SchedClass> Shared<P> {
         }
         self.counters.wakeups.fetch_add(1, Relaxed);
         // We won the handshake: the task is ours until the core enqueues it.
-        if let Err(e) = core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false) {
+        if let Err(e) =
+            core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false)
+        {
             self.fatal(e)
         }
     }
@@ -296,7 +303,9 @@ impl<P: SchedClass> Shared<P> {
         *jiffies += n as u64;
         let j = *jiffies;
         // Idle workers take no ticks: a tick always finds a task here.
-        if let Err(e) = core::tick::scheduler_tick(&mut self.host(Some(now)), cpu, Some(curr), false, n, j) {
+        if let Err(e) =
+            core::tick::scheduler_tick(&mut self.host(Some(now)), cpu, Some(curr), false, n, j)
+        {
             self.fatal(e)
         }
     }
@@ -1019,11 +1028,97 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
         task.last_ran_ns = now;
     }
 
-    fn publish_curr(inside: &Shared<P>, cpu: CpuId, next: Option<TaskId>, switched: bool, now: u64) {
+    fn publish_curr(
+        inside: &Shared<P>,
+        cpu: CpuId,
+        next: Option<TaskId>,
+        switched: bool,
+        now: u64,
+    ) {
         let s = &inside.status[cpu];
         s.curr.store(next.map_or(u32::MAX, |t| t.0), Relaxed);
         if switched {
             s.last_schedule_ns.store(now, Relaxed);
+        }
+    }
+}
+
+/// The runtime host driven step by step by the core's tests (`sched_core::tests`): the task
+/// table, locks and published state of a real runtime, with no worker threads and no stacks;
+/// the test is the only thread and the clock.
+#[cfg(test)]
+pub(crate) mod scripted {
+    use super::*;
+    use crate::sched_core::tests::{Scripted, TaskSpecT};
+
+    pub(crate) fn run<P: SchedClass, R>(
+        sched: Sched<P>,
+        ncpus: usize,
+        hz: u32,
+        f: impl FnOnce(&mut WorkerHost<'_, P>) -> Result<R, CoreError>,
+    ) -> Result<R, CoreError> {
+        let cfg = Config {
+            ncpus,
+            hz,
+            max_tasks: 256,
+            stack_size: 64 * 1024,
+            preempt: false,
+        };
+        let sh = Shared::new(sched, cfg, 0);
+        let mut h = sh.host(Some(0));
+        f(&mut h)
+    }
+
+    impl<P: SchedClass> Scripted for WorkerHost<'_, P> {
+        fn add_task(&mut self, spec: &TaskSpecT, parent: Option<TaskId>) -> TaskId {
+            let sh = self.sh;
+            let idx = {
+                let mut free = lock(&sh.free);
+                free.1 += 1;
+                free.1 - 1
+            };
+            let t = TaskId(idx as u32);
+            let ctl = &sh.ctl[idx];
+            // SAFETY: a fresh slot; this test thread is the only thread.
+            unsafe {
+                *ctl.parent_gen.get() = parent.map_or(0, |p| sh.ctl[p.index()].gen.load(Relaxed));
+                ctl.gen.fetch_add(1, Relaxed);
+                ctl.state.store(handshake::RUNNABLE, Release);
+                let task = sh.task(t);
+                *task = Task::new(t);
+                task.policy = spec.policy;
+                task.nice = spec.nice;
+                task.rt_priority = spec.rt_priority;
+                task.cpus_allowed = spec.allowed;
+                task.parent = parent;
+                task.mm = t.0;
+            }
+            sh.high_water.fetch_max(idx + 1, AcqRel);
+            *lock(&sh.live) += 1;
+            t
+        }
+        fn at(&mut self, now: u64) {
+            self.now = Some(now);
+        }
+        fn begin_sleep(&mut self, t: TaskId) -> Leave {
+            handshake::prepare_block(&self.sh.ctl[t.index()].state);
+            Leave::MaybeSleep
+        }
+        fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<(), CoreError> {
+            if handshake::wake(&self.sh.ctl[t.index()].state) != Wake::Enqueue {
+                return Err(CoreError(format!("{t} was not asleep")));
+            }
+            core::wake::try_to_wake_up(self, t, Some(waker), false, false, false)
+        }
+        fn take_need_resched(&mut self, cpu: CpuId) -> bool {
+            self.sh.workers[cpu].need_resched.swap(false, Relaxed)
+        }
+        fn task_state(&self, t: TaskId) -> TaskState {
+            // SAFETY: the only thread.
+            unsafe { self.sh.task(t).state }
+        }
+        fn ntasks(&self) -> usize {
+            self.sh.high_water.load(Acquire)
         }
     }
 }

@@ -31,6 +31,8 @@ mod arch;
 mod clock;
 pub mod handshake;
 mod host;
+#[cfg(test)]
+pub(crate) use host::scripted;
 pub mod sync;
 mod worker;
 
@@ -273,7 +275,10 @@ impl Builder {
         }
         impl WithSched for Start {
             type Out = Arc<dyn TaskOps>;
-            fn run<C: crate::class::SchedClass>(self, sched: crate::sched_core::Sched<C>) -> Self::Out {
+            fn run<C: crate::class::SchedClass>(
+                self,
+                sched: crate::sched_core::Sched<C>,
+            ) -> Self::Out {
                 Arc::new(Shared::new(sched, self.cfg, self.id))
             }
         }

@@ -67,9 +67,7 @@ pub fn task_rq_lock<H: Host, R>(
 pub fn task_dead<H: Host>(h: &mut H, cpu: CpuId, x: TaskId) -> Result<(), CoreError> {
     let parent = h.live_parent(x);
     match parent {
-        Some(p) => task_rq_lock(h, p, |s, ctx, rq| {
-            s.class.task_exit(ctx, rq, x, parent)
-        }),
+        Some(p) => task_rq_lock(h, p, |s, ctx, rq| s.class.task_exit(ctx, rq, x, parent)),
         None => with_rq(h, cpu, |s, ctx, rq, _| s.class.task_exit(ctx, rq, x, None)),
     }
     h.release_task(cpu, x, parent)

@@ -114,7 +114,12 @@ pub trait Host {
     /// runqueue), for `select_task_rq`.
     fn select_view<R>(
         &mut self,
-        f: impl FnOnce(&Sched<Self::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+        f: impl FnOnce(
+            &Sched<Self::Class>,
+            &TaskView<'_, TaskData<Self>>,
+            &CpuView,
+            &mut OpCounter,
+        ) -> R,
     ) -> R;
     /// The affinity of a task the caller owns.
     fn task_allowed(&self, t: TaskId) -> CpuMask;
@@ -144,8 +149,12 @@ pub trait Host {
     fn live_parent(&self, x: TaskId) -> Option<TaskId>;
     /// The dead task `x` has switched out for good and the class has been told: the host
     /// releases it (and tells its parent).
-    fn release_task(&mut self, cpu: CpuId, x: TaskId, parent: Option<TaskId>)
-        -> Result<(), CoreError>;
+    fn release_task(
+        &mut self,
+        cpu: CpuId,
+        x: TaskId,
+        parent: Option<TaskId>,
+    ) -> Result<(), CoreError>;
     fn count(&mut self, _ev: CoreEvent) {}
 
     /// Under the lock, for prev asking to block ([`Leave::MaybeSleep`]): true if it must now
@@ -394,7 +403,10 @@ pub mod lockdep {
         #[cfg(debug_assertions)]
         HELD.with(|h| {
             let mut h = h.borrow_mut();
-            assert!(!h.contains(&_d), "lock domain {_d} taken twice (self-deadlock)");
+            assert!(
+                !h.contains(&_d),
+                "lock domain {_d} taken twice (self-deadlock)"
+            );
             h.push(_d);
         });
     }
@@ -404,7 +416,10 @@ pub mod lockdep {
         #[cfg(debug_assertions)]
         HELD.with(|h| {
             let mut h = h.borrow_mut();
-            let i = h.iter().rposition(|&x| x == _d).expect("release of a lock not held");
+            let i = h
+                .iter()
+                .rposition(|&x| x == _d)
+                .expect("release of a lock not held");
             h.remove(i);
         });
     }
@@ -469,7 +484,9 @@ pub(crate) fn with_rq<H: Host, R>(
     f: impl FnOnce(&Sched<H::Class>, &mut Ctx<'_, TaskData<H>>, &mut Rq<ClassRq<H>>, &H::Inside) -> R,
 ) -> R {
     let d = h.sched().layout().domain_of(cpu);
-    h.lock_rq(cpu, |s, ctx, rq, inside| lockdep::held(d, || f(s, ctx, rq, inside)))
+    h.lock_rq(cpu, |s, ctx, rq, inside| {
+        lockdep::held(d, || f(s, ctx, rq, inside))
+    })
 }
 
 pub(crate) fn with_two_rqs<H: Host, R>(
@@ -515,4 +532,4 @@ pub(crate) fn check_cpu(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

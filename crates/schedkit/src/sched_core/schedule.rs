@@ -44,16 +44,15 @@ pub fn schedule<H: Host>(
     leave: Leave,
 ) -> Result<Switch, CoreError> {
     let layout = h.sched().layout();
-    let leaving = prev.is_some()
-        && matches!(
-            leave,
-            Leave::Sleep { .. } | Leave::MaybeSleep | Leave::Exit
-        );
+    let leaving =
+        prev.is_some() && matches!(leave, Leave::Sleep { .. } | Leave::MaybeSleep | Leave::Exit);
     // New-idle balance first when this runqueue is about to run dry (2.6.0's
     // `if (!rq->nr_running) load_balance(rq, 1)` after prev is deactivated).
     if layout == LockLayout::PerCpu
         && h.ncpus() > 1
-        && h.published_nr_running(cpu).saturating_sub(usize::from(leaving)) == 0
+        && h.published_nr_running(cpu)
+            .saturating_sub(usize::from(leaving))
+            == 0
     {
         super::balance::load_balance(h, cpu, true)?;
     }

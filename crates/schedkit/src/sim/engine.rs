@@ -339,8 +339,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         t: TaskId,
         f: impl FnOnce(&mut crate::task::Task<P::TaskData>),
     ) -> Result<u64, SimError> {
-        let (_, cost, _) =
-            self.core_path(self.now, |s| Ok(core::attr::change_attr(s, cpu, t, f)))?;
+        let (_, cost, _) = self.core_path(self.now, |s| {
+            core::attr::change_attr(s, cpu, t, f);
+            Ok(())
+        })?;
         Ok(cost)
     }
 

@@ -286,3 +286,69 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         }
     }
 }
+
+/// The simulator driven step by step by the core's tests (`sched_core::tests`).
+#[cfg(test)]
+pub(crate) mod scripted {
+    use super::*;
+    use crate::sched_core::tests::{Scripted, TaskSpecT};
+    use crate::sched_core::Leave;
+
+    /// Runs `f` on a simulator of `machine` with no tasks of its own; the event loop never
+    /// runs, the test is the clock.
+    pub(crate) fn run<P: SchedClass, R>(
+        sched: Sched<P>,
+        machine: &Machine,
+        f: impl FnOnce(&mut Sim<'_, '_, P>) -> Result<R, CoreError>,
+    ) -> Result<R, CoreError> {
+        let mut w = Workload::parse("yield:instances=1").expect("built-in workload");
+        w.tasks.clear();
+        let mut sim = Sim::assemble(sched, machine, &w, SimConfig::default())
+            .map_err(|e| CoreError(e.to_string()))?;
+        f(&mut sim)
+    }
+
+    impl<P: SchedClass> Scripted for Sim<'_, '_, P> {
+        fn add_task(&mut self, spec: &TaskSpecT, parent: Option<TaskId>) -> TaskId {
+            let t = self.tasks.spawn();
+            let task = &mut self.tasks[t];
+            task.policy = spec.policy;
+            task.nice = spec.nice;
+            task.rt_priority = spec.rt_priority;
+            task.cpus_allowed = spec.allowed;
+            task.parent = parent;
+            task.mm = t.0;
+            let pr = self.new_proc(0, 0, false, false);
+            self.procs.push(pr);
+            if let Some(p) = parent {
+                self.procs[p.index()].children += 1;
+            }
+            t
+        }
+        fn at(&mut self, now: u64) {
+            self.now = now;
+            self.cursor = now;
+        }
+        fn begin_sleep(&mut self, t: TaskId) -> Leave {
+            self.tasks[t].state = TaskState::Sleeping {
+                uninterruptible: false,
+            };
+            self.procs[t.index()].block = Block::Timer;
+            Leave::Sleep {
+                uninterruptible: false,
+            }
+        }
+        fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<(), CoreError> {
+            self.wake_here(t, waker, false, false)
+        }
+        fn take_need_resched(&mut self, cpu: CpuId) -> bool {
+            std::mem::take(&mut self.cpus[cpu].need_resched)
+        }
+        fn task_state(&self, t: TaskId) -> TaskState {
+            self.tasks[t].state
+        }
+        fn ntasks(&self) -> usize {
+            self.tasks.len()
+        }
+    }
+}

@@ -20,8 +20,8 @@ pub use crate::sleeplock;
 
 use crate::class::*;
 use crate::machine::Machine;
-use crate::sched_core::{self as core, Sched};
 use crate::metrics::*;
+use crate::sched_core::{self as core, Sched};
 use crate::task::{CpuId, TaskId, TaskState, Tasks};
 use crate::workload::{ChanKind, KernelWork, Op, Workload};
 use cache::{CacheModel, Warmth};
@@ -232,7 +232,12 @@ impl crate::registry::PolicyKind {
         workload: &Workload,
         config: SimConfig,
     ) -> Result<RunResult, SimError> {
-        self.simulate_with(crate::policy::rt::RtBalance::Passive, machine, workload, config)
+        self.simulate_with(
+            crate::policy::rt::RtBalance::Passive,
+            machine,
+            workload,
+            config,
+        )
     }
 
     /// Simulates with a chosen RT balancing mode. The mode applies to policies behind the
@@ -260,15 +265,18 @@ impl crate::registry::PolicyKind {
             }
         }
         let env = crate::registry::BuildEnv::of_machine(machine, rt_balance);
-        self.build(&env, Run {
-            machine,
-            workload,
-            config,
-        })
+        self.build(
+            &env,
+            Run {
+                machine,
+                workload,
+                config,
+            },
+        )
     }
 }
 
-struct Sim<'a, 'c, P: SchedClass> {
+pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     sched: Sched<P>,
     machine: &'a Machine,
     workload: &'a Workload,
@@ -343,6 +351,17 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         cfg: SimConfig<'c>,
     ) -> Result<Self, SimError> {
         workload.validate().map_err(SimError::Impossible)?;
+        Self::assemble(sched, machine, workload, cfg)
+    }
+
+    /// The machine with `workload`'s tasks placed, from a workload already validated (or,
+    /// for the core's step-by-step tests, one with no tasks at all).
+    fn assemble(
+        sched: Sched<P>,
+        machine: &'a Machine,
+        workload: &'a Workload,
+        cfg: SimConfig<'c>,
+    ) -> Result<Self, SimError> {
         let ncpus = machine.ncpus();
         let layout = sched.layout();
         let topo = &machine.topology;
@@ -777,3 +796,5 @@ pub(crate) fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
 
 mod engine;
 mod host;
+#[cfg(test)]
+pub(crate) use host::scripted;

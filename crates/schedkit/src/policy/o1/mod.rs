@@ -39,7 +39,6 @@ use crate::machine::{Machine, Topology};
 use crate::task::Tasks;
 use crate::task::{CpuId, Task, TaskId, TaskView};
 
-
 /// `MAX_USER_PRIO`.
 const MAX_USER_PRIO: i64 = 40;
 /// `PRIO_BONUS_RATIO` 25 → `MAX_BONUS` = 40 * 25 / 100 = 10.
@@ -306,13 +305,24 @@ impl O1 {
     }
 
     /// Queues `t` in array `which`.
-    fn enqueue_array(&self, rq: &mut Rq<O1Rq>, tasks: &mut TaskView<'_, O1Task>, t: TaskId, which: usize) {
+    fn enqueue_array(
+        &self,
+        rq: &mut Rq<O1Rq>,
+        tasks: &mut TaskView<'_, O1Task>,
+        t: TaskId,
+        which: usize,
+    ) {
         let prio = tasks[t].data.prio;
         rq.arrays[which].enqueue(tasks, t, prio);
         tasks[t].data.array = Some(which as u8);
     }
 
-    fn dequeue_array(&self, rq: &mut Rq<O1Rq>, tasks: &mut TaskView<'_, O1Task>, t: TaskId) -> usize {
+    fn dequeue_array(
+        &self,
+        rq: &mut Rq<O1Rq>,
+        tasks: &mut TaskView<'_, O1Task>,
+        t: TaskId,
+    ) -> usize {
         let which = tasks[t].data.array.expect("dequeue of a task on no array");
         let prio = tasks[t].data.prio;
         rq.arrays[which as usize].dequeue(tasks, t, prio);
@@ -594,7 +604,13 @@ impl SchedClass for O1 {
         Some(make_current(ctx, rq, next))
     }
 
-    fn task_tick(&self, ctx: &mut Ctx<O1Task>, rq: &mut Rq<O1Rq>, _cpu: CpuId, curr: TaskId) -> bool {
+    fn task_tick(
+        &self,
+        ctx: &mut Ctx<O1Task>,
+        rq: &mut Rq<O1Rq>,
+        _cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
         let j = self.jiffies(ctx.hz);
         let jiffies = ctx.now / j.tick_ns;
         let ncpus = ctx.ncpus;
@@ -645,7 +661,13 @@ impl SchedClass for O1 {
         false
     }
 
-    fn yield_task(&self, ctx: &mut Ctx<O1Task>, rq: &mut Rq<O1Rq>, _cpu: CpuId, curr: TaskId) -> bool {
+    fn yield_task(
+        &self,
+        ctx: &mut Ctx<O1Task>,
+        rq: &mut Rq<O1Rq>,
+        _cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
         let Some(from) = ctx.tasks[curr].data.array else {
             return true;
         };

@@ -385,7 +385,12 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         hz: HZ,
     };
     let (mut c, rq1, o1) = fx.ctx(1);
-    assert_eq!(o1.class.find_busiest(&mut c, rq1, 1, &view, true).map(|b| b.cpu), Some(0));
+    assert_eq!(
+        o1.class
+            .find_busiest(&mut c, rq1, 1, &view, true)
+            .map(|b| b.cpu),
+        Some(0)
+    );
     let (a, b) = fx.rqs.split_at_mut(1);
     let mut c = Ctx {
         now: fx.now,
@@ -394,7 +399,9 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    let out = fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 3);
+    let out =
+        fx.s.class
+            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 3);
     assert_eq!(out.moved, 1, "only the one task allowed on CPU 1 can move");
     assert_eq!(fx.tasks[pinned[4]].cpu, 1);
     assert!(
@@ -419,12 +426,14 @@ fn cache_hot_tasks_stay_unless_idle() {
         ops: &mut fx.ops,
     };
     assert_eq!(
-        fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 4)
+        fx.s.class
+            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 4)
             .moved,
         0
     );
     assert_eq!(
-        fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 4)
+        fx.s.class
+            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 4)
             .moved,
         1,
         "an idle CPU takes one"
@@ -442,7 +451,6 @@ fn cache_decay_ticks_from_the_piii_profile() {
 }
 
 // ----- RT class and push/pull (2.6.25) -----
-
 
 fn rt_task(fx: &mut Fx, cpu: usize, rt_priority: u8, allowed: CpuMask) -> TaskId {
     let t = fx.tasks.spawn();
@@ -602,7 +610,8 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
             ops: &mut fx.ops,
         };
         assert_eq!(
-            fx.s.class.move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 0)
+            fx.s.class
+                .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 0)
                 .moved,
             expect,
             "{mode:?}"
