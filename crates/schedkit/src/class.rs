@@ -21,7 +21,11 @@
 //!
 //! Every hook reports the work it did in an [`OpCounter`] (tasks scanned, bitmap searches,
 //! list operations, ...). The simulator turns those counts into CPU time with the machine's
-//! costs, so an O(n) loop costs O(n) simulated time because it really ran n iterations.
+//! costs, so an O(n) loop costs O(n) simulated time because it really ran n iterations. The
+//! shared structures report their own work (every list insertion or removal of a
+//! `TaskList`/`PrioArray`, every bitmap search takes the counter), so no path can forget it;
+//! what a class still reports by hand is the length of its own loops (tasks scanned,
+//! recalculation visits, remote cache lines read).
 
 use crate::machine::Topology;
 use crate::policy::rt::RtRq;

@@ -169,6 +169,7 @@ impl SchedClass for Goodness {
         if let Some(&moved) = rq.tasklist.get(pos) {
             ctx.tasks[moved].data.tasklist_pos = pos as u32;
         }
+        // The task list is a vector here, not a TaskList: report its one removal by hand.
         ctx.ops.list_ops += 1;
     }
 
@@ -183,12 +184,11 @@ impl SchedClass for Goodness {
         debug_assert!(!ctx.tasks[t].data.on_rq);
         // add_to_runqueue: 2.4.16 adds wakeups at the tail; setscheduler moves to the front.
         if kind == EnqueueKind::Restore {
-            rq.run_list.push_front(&mut ctx.tasks, t);
+            rq.run_list.push_front(&mut ctx.tasks, t, ctx.ops);
         } else {
-            rq.run_list.push_back(&mut ctx.tasks, t);
+            rq.run_list.push_back(&mut ctx.tasks, t, ctx.ops);
         }
         ctx.tasks[t].data.on_rq = true;
-        ctx.ops.list_ops += 1;
     }
 
     fn dequeue(
@@ -200,9 +200,8 @@ impl SchedClass for Goodness {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.on_rq {
-            rq.run_list.remove(&mut ctx.tasks, t);
+            rq.run_list.remove(&mut ctx.tasks, t, ctx.ops);
             ctx.tasks[t].data.on_rq = false;
-            ctx.ops.list_ops += 1;
         }
     }
 
@@ -232,9 +231,8 @@ impl SchedClass for Goodness {
             // schedule(): an RR task whose counter ran out is refilled and moved to the tail.
             if pt.policy == SchedPolicy::Rr && pt.data.counter == 0 && pt.data.on_rq {
                 pt.data.counter = nice_to_ticks(pt.nice, ctx.hz);
-                rq.run_list.remove(&mut ctx.tasks, p);
-                rq.run_list.push_back(&mut ctx.tasks, p);
-                ctx.ops.list_ops += 2;
+                rq.run_list.remove(&mut ctx.tasks, p, ctx.ops);
+                rq.run_list.push_back(&mut ctx.tasks, p, ctx.ops);
             }
         }
         let next = loop {
@@ -314,9 +312,8 @@ impl SchedClass for Goodness {
         if !p.policy.is_rt() {
             p.data.yielded = true;
         }
-        rq.run_list.remove(&mut ctx.tasks, curr);
-        rq.run_list.push_back(&mut ctx.tasks, curr);
-        ctx.ops.list_ops += 2;
+        rq.run_list.remove(&mut ctx.tasks, curr, ctx.ops);
+        rq.run_list.push_back(&mut ctx.tasks, curr, ctx.ops);
         true
     }
 

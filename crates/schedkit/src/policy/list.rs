@@ -2,6 +2,7 @@
 //! the links live in each task's policy data, so insertion and removal are O(1) and allocate
 //! nothing, and a task knows its neighbours without a search.
 
+use crate::class::OpCounter;
 #[cfg(test)]
 use crate::task::Tasks;
 use crate::task::{Task, TaskId, TaskIndex};
@@ -51,6 +52,8 @@ impl<D> LinkOf<D> for RtLink {
 
 /// A list head. Which list a task is on is the policy's business (it records it beside the
 /// link); the list only keeps order. `L` says which link of the task it threads through.
+/// Every insertion and removal reports itself as one `list_ops` to the caller's
+/// [`OpCounter`], so a path cannot forget to report the list work it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskList<L = DataLink> {
     head: u32,
@@ -106,8 +109,12 @@ impl<L> TaskList<L> {
     }
 
     /// `list_add_tail`.
-    pub fn push_back<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId)
-    where
+    pub fn push_back<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        ops: &mut OpCounter,
+    ) where
         L: LinkOf<D>,
     {
         let old_tail = self.tail;
@@ -121,11 +128,16 @@ impl<L> TaskList<L> {
         }
         self.tail = t.0;
         self.len += 1;
+        ops.list_ops += 1;
     }
 
     /// `list_add` (at the head).
-    pub fn push_front<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId)
-    where
+    pub fn push_front<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        ops: &mut OpCounter,
+    ) where
         L: LinkOf<D>,
     {
         let old_head = self.head;
@@ -139,6 +151,7 @@ impl<L> TaskList<L> {
         }
         self.head = t.0;
         self.len += 1;
+        ops.list_ops += 1;
     }
 
     /// Inserts `t` just before `before` (which must be on this list): O(1) child-runs-first's
@@ -148,6 +161,7 @@ impl<L> TaskList<L> {
         tasks: &mut T,
         t: TaskId,
         before: TaskId,
+        ops: &mut OpCounter,
     ) where
         L: LinkOf<D>,
     {
@@ -162,11 +176,16 @@ impl<L> TaskList<L> {
             None => self.head = t.0,
         }
         self.len += 1;
+        ops.list_ops += 1;
     }
 
     /// `list_del`. `t` must be on this list.
-    pub fn remove<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId)
-    where
+    pub fn remove<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        ops: &mut OpCounter,
+    ) where
         L: LinkOf<D>,
     {
         let Link { prev, next } = *L::link(&tasks[t]);
@@ -180,6 +199,7 @@ impl<L> TaskList<L> {
         }
         *L::link_mut(&mut tasks[t]) = Link::default();
         self.len -= 1;
+        ops.list_ops += 1;
     }
 
     /// Front-to-back walk.
@@ -247,24 +267,29 @@ mod tests {
         let mut t: Tasks<D> = Tasks::new();
         let v: Vec<TaskId> = (0..5).map(|_| t.spawn()).collect();
         let mut l = TaskList::default();
-        l.push_back(&mut t, v[0]);
-        l.push_back(&mut t, v[1]);
-        l.push_front(&mut t, v[2]);
+        let mut o = OpCounter::default();
+        l.push_back(&mut t, v[0], &mut o);
+        l.push_back(&mut t, v[1], &mut o);
+        l.push_front(&mut t, v[2], &mut o);
         assert_eq!(ids(&l, &t), vec![2, 0, 1]);
-        l.insert_before(&mut t, v[3], v[2]);
-        l.insert_before(&mut t, v[4], v[1]);
+        l.insert_before(&mut t, v[3], v[2], &mut o);
+        l.insert_before(&mut t, v[4], v[1], &mut o);
         assert_eq!(ids(&l, &t), vec![3, 2, 0, 4, 1]);
-        l.remove(&mut t, v[3]);
-        l.remove(&mut t, v[1]);
+        l.remove(&mut t, v[3], &mut o);
+        l.remove(&mut t, v[1], &mut o);
         assert_eq!(ids(&l, &t), vec![2, 0, 4]);
         assert_eq!(
             l.iter_rev(&t).map(|x| x.0).collect::<Vec<_>>(),
             vec![4, 0, 2]
         );
         assert_eq!(l.len(), 3);
-        l.remove(&mut t, v[0]);
-        l.remove(&mut t, v[2]);
-        l.remove(&mut t, v[4]);
+        l.remove(&mut t, v[0], &mut o);
+        l.remove(&mut t, v[2], &mut o);
+        l.remove(&mut t, v[4], &mut o);
         assert!(l.is_empty() && l.front().is_none() && l.back().is_none());
+        assert_eq!(
+            o.list_ops, 10,
+            "every insertion and removal reported itself"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! Picking the best task is a find-first-bit over the bitmap (the announcement's "two BSFL
 //! instructions" on a 64-bit bitmap; 2.6 uses a 141-bit one with bit 140 as a delimiter).
 
+use crate::class::OpCounter;
 use crate::policy::list::{DataLink, LinkOf, TaskList};
 #[cfg(test)]
 use crate::task::Tasks;
@@ -36,12 +37,14 @@ impl<L: Copy> Default for PrioArray<L> {
 
 impl<L> PrioArray<L> {
     /// `sched_find_first_bit`: the best non-empty priority, or `MAX_PRIO` when empty.
-    pub fn find_first_bit(&self) -> usize {
-        self.find_next_bit(0)
+    /// Reported as one bitmap search.
+    pub fn find_first_bit(&self, ops: &mut OpCounter) -> usize {
+        self.find_next_bit(0, ops)
     }
 
-    /// `find_next_bit(bitmap, MAX_PRIO, from)`.
-    pub fn find_next_bit(&self, from: usize) -> usize {
+    /// `find_next_bit(bitmap, MAX_PRIO, from)`, reported as one bitmap search.
+    pub fn find_next_bit(&self, from: usize, ops: &mut OpCounter) -> usize {
+        ops.bitmap_searches += 1;
         let mut w = from / 64;
         if w >= WORDS {
             return MAX_PRIO;
@@ -64,11 +67,16 @@ impl<L> PrioArray<L> {
     }
 
     /// `enqueue_task`: at the tail of its priority's list.
-    pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
-    where
+    pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+        ops: &mut OpCounter,
+    ) where
         L: LinkOf<D>,
     {
-        self.queue[prio].push_back(tasks, t);
+        self.queue[prio].push_back(tasks, t, ops);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.nr_active += 1;
     }
@@ -80,20 +88,26 @@ impl<L> PrioArray<L> {
         t: TaskId,
         prio: usize,
         before: TaskId,
+        ops: &mut OpCounter,
     ) where
         L: LinkOf<D>,
     {
-        self.queue[prio].insert_before(tasks, t, before);
+        self.queue[prio].insert_before(tasks, t, before, ops);
         self.bitmap[prio / 64] |= 1 << (prio % 64);
         self.nr_active += 1;
     }
 
     /// `dequeue_task`: clears the bit when the list empties.
-    pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
-    where
+    pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+        ops: &mut OpCounter,
+    ) where
         L: LinkOf<D>,
     {
-        self.queue[prio].remove(tasks, t);
+        self.queue[prio].remove(tasks, t, ops);
         if self.queue[prio].is_empty() {
             self.bitmap[prio / 64] &= !(1 << (prio % 64));
         }
@@ -101,12 +115,17 @@ impl<L> PrioArray<L> {
     }
 
     /// `requeue_task`: to the tail of the same list.
-    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
-    where
+    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+        ops: &mut OpCounter,
+    ) where
         L: LinkOf<D>,
     {
-        self.queue[prio].remove(tasks, t);
-        self.queue[prio].push_back(tasks, t);
+        self.queue[prio].remove(tasks, t, ops);
+        self.queue[prio].push_back(tasks, t, ops);
     }
 }
 
@@ -119,24 +138,30 @@ mod tests {
 
     #[test]
     fn empty_array_finds_the_delimiter() {
-        assert_eq!(PrioArray::<DataLink>::default().find_first_bit(), MAX_PRIO);
+        assert_eq!(
+            PrioArray::<DataLink>::default().find_first_bit(&mut OpCounter::default()),
+            MAX_PRIO
+        );
     }
 
     #[test]
     fn bitmap_tracks_lists() {
         let mut tasks: Tasks<D> = Tasks::new();
+        let mut o = OpCounter::default();
         let a = tasks.spawn();
         let b = tasks.spawn();
         let mut arr: PrioArray = PrioArray::default();
-        arr.enqueue(&mut tasks, a, 120);
-        arr.enqueue(&mut tasks, b, 65);
-        assert_eq!(arr.find_first_bit(), 65);
-        assert_eq!(arr.find_next_bit(66), 120);
-        arr.dequeue(&mut tasks, b, 65);
-        assert_eq!(arr.find_first_bit(), 120);
-        arr.dequeue(&mut tasks, a, 120);
-        assert_eq!(arr.find_first_bit(), MAX_PRIO);
+        arr.enqueue(&mut tasks, a, 120, &mut o);
+        arr.enqueue(&mut tasks, b, 65, &mut o);
+        assert_eq!(arr.find_first_bit(&mut o), 65);
+        assert_eq!(arr.find_next_bit(66, &mut o), 120);
+        arr.dequeue(&mut tasks, b, 65, &mut o);
+        assert_eq!(arr.find_first_bit(&mut o), 120);
+        arr.dequeue(&mut tasks, a, 120, &mut o);
+        assert_eq!(arr.find_first_bit(&mut o), MAX_PRIO);
         assert_eq!(arr.nr_active, 0);
+        // The array reported its own work: 4 list operations, 4 bitmap searches.
+        assert_eq!((o.list_ops, o.bitmap_searches), (4, 4));
     }
 
     proptest! {
@@ -144,19 +169,20 @@ mod tests {
         #[test]
         fn find_first_bit_is_the_minimum_priority(prios in proptest::collection::vec(0usize..MAX_PRIO, 1..60), removals in 0usize..60) {
             let mut tasks: Tasks<D> = Tasks::new();
+            let mut o = OpCounter::default();
             let mut arr: PrioArray = PrioArray::default();
             let mut live = Vec::new();
             for &p in &prios {
                 let t = tasks.spawn();
-                arr.enqueue(&mut tasks, t, p);
+                arr.enqueue(&mut tasks, t, p, &mut o);
                 live.push((t, p));
             }
             for _ in 0..removals.min(live.len() - 1) {
                 let (t, p) = live.remove(live.len() / 2);
-                arr.dequeue(&mut tasks, t, p);
+                arr.dequeue(&mut tasks, t, p, &mut o);
             }
             let min = live.iter().map(|(_, p)| *p).min().unwrap();
-            prop_assert_eq!(arr.find_first_bit(), min);
+            prop_assert_eq!(arr.find_first_bit(&mut o), min);
             prop_assert_eq!(arr.nr_active, live.len());
         }
     }

@@ -209,10 +209,11 @@ impl RtRq {
         t: TaskId,
         prio: usize,
         migratory: bool,
+        ops: &mut OpCounter,
     ) where
         RtLink: LinkOf<D>,
     {
-        self.active.enqueue(tasks, t, prio);
+        self.active.enqueue(tasks, t, prio, ops);
         self.rt_nr_running += 1;
         self.rt_nr_migratory += usize::from(migratory);
         self.highest_prio = self.highest_prio.min(prio);
@@ -224,26 +225,33 @@ impl RtRq {
         t: TaskId,
         prio: usize,
         migratory: bool,
+        ops: &mut OpCounter,
     ) where
         RtLink: LinkOf<D>,
     {
-        self.active.dequeue(tasks, t, prio);
+        self.active.dequeue(tasks, t, prio, ops);
         self.rt_nr_running -= 1;
         self.rt_nr_migratory -= usize::from(migratory);
-        self.highest_prio = self.active.find_first_bit().min(MAX_RT_PRIO);
+        // dec_rt_prio: the next best level, by a bitmap search.
+        self.highest_prio = self.active.find_first_bit(ops).min(MAX_RT_PRIO);
     }
 
     /// `requeue_task_rt`: to the tail of its priority (RR expiry, yield).
-    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, t: TaskId, prio: usize)
-    where
+    pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
+        &mut self,
+        tasks: &mut T,
+        t: TaskId,
+        prio: usize,
+        ops: &mut OpCounter,
+    ) where
         RtLink: LinkOf<D>,
     {
-        self.active.requeue(tasks, t, prio);
+        self.active.requeue(tasks, t, prio, ops);
     }
 
-    /// `pick_next_task_rt`.
-    pub fn pick(&self) -> Option<TaskId> {
-        let idx = self.active.find_first_bit();
+    /// `pick_next_task_rt`'s search.
+    pub fn pick(&self, ops: &mut OpCounter) -> Option<TaskId> {
+        let idx = self.active.find_first_bit(ops);
         (idx < MAX_RT_PRIO).then(|| {
             self.active
                 .queue(idx)
@@ -274,12 +282,13 @@ impl RtRq {
         cpu: Option<CpuId>,
         ncpus: usize,
         allowed: impl Fn(TaskId) -> CpuMask,
+        ops: &mut OpCounter,
     ) -> (Option<TaskId>, u64)
     where
         RtLink: LinkOf<D>,
     {
         let mut seen = 0;
-        let mut idx = self.active.find_first_bit();
+        let mut idx = self.active.find_first_bit(ops);
         while idx < MAX_RT_PRIO {
             for t in self.active.queue(idx).iter(tasks) {
                 seen += 1;
@@ -291,7 +300,7 @@ impl RtRq {
                     return (Some(t), seen);
                 }
             }
-            idx = self.active.find_next_bit(idx + 1);
+            idx = self.active.find_next_bit(idx + 1, ops);
         }
         (None, seen)
     }
@@ -386,10 +395,9 @@ impl RtClass {
         }
         let prio = rt_prio(p);
         let mig = migratory(p, ctx.ncpus);
-        rq.rt.enqueue(&mut ctx.tasks, t, prio, mig);
+        rq.rt.enqueue(&mut ctx.tasks, t, prio, mig, ctx.ops);
         ctx.tasks[t].rt.on_rq = true;
         rq.nr_running += 1;
-        ctx.ops.list_ops += 1;
         self.publish(rq);
     }
 
@@ -400,10 +408,9 @@ impl RtClass {
         }
         let prio = rt_prio(&ctx.tasks[t]);
         let mig = migratory(&ctx.tasks[t], ctx.ncpus);
-        rq.rt.dequeue(&mut ctx.tasks, t, prio, mig);
+        rq.rt.dequeue(&mut ctx.tasks, t, prio, mig, ctx.ops);
         ctx.tasks[t].rt.on_rq = false;
         rq.nr_running -= 1;
-        ctx.ops.list_ops += 1;
         self.publish(rq);
     }
 
@@ -420,8 +427,7 @@ impl RtClass {
         if rq.rt.rt_nr_running == 0 {
             return None;
         }
-        let next = rq.rt.pick()?;
-        ctx.ops.bitmap_searches += 1;
+        let next = rq.rt.pick(ctx.ops)?;
         if rq.curr_on(cpu) != Some(next) {
             ctx.tasks[next].timestamp_ns = ctx.now;
         }
@@ -447,8 +453,7 @@ impl RtClass {
         }
         p.rt.time_slice = rr_slice;
         let prio = rt_prio(p);
-        rq.rt.requeue(&mut ctx.tasks, curr, prio);
-        ctx.ops.list_ops += 2;
+        rq.rt.requeue(&mut ctx.tasks, curr, prio, ctx.ops);
         true
     }
 
@@ -456,8 +461,7 @@ impl RtClass {
     pub fn yield_task<C, D>(&self, ctx: &mut Ctx<D>, rq: &mut Rq<C>, curr: TaskId) -> bool {
         if ctx.tasks[curr].rt.on_rq {
             let prio = rt_prio(&ctx.tasks[curr]);
-            rq.rt.requeue(&mut ctx.tasks, curr, prio);
-            ctx.ops.list_ops += 2;
+            rq.rt.requeue(&mut ctx.tasks, curr, prio, ctx.ops);
         }
         true
     }
@@ -538,12 +542,15 @@ impl RtClass {
         if src.rt.rt_nr_running <= 1 {
             return PullOutcome::default();
         }
-        let next = this.rt.pick().map(|t| rt_prio(&ctx.tasks[t]));
-        let (p, seen) =
-            src.rt
-                .next_highest(&ctx.tasks, src.curr(), Some(this_cpu), ctx.ncpus, |t| {
-                    ctx.tasks[t].cpus_allowed
-                });
+        let next = this.rt.pick(ctx.ops).map(|t| rt_prio(&ctx.tasks[t]));
+        let (p, seen) = src.rt.next_highest(
+            &ctx.tasks,
+            src.curr(),
+            Some(this_cpu),
+            ctx.ncpus,
+            |t| ctx.tasks[t].cpus_allowed,
+            ctx.ops,
+        );
         ctx.ops.remote_touches += seen;
         let Some(p) = p else {
             return PullOutcome::default();
@@ -585,11 +592,14 @@ impl RtClass {
                 return PushDecision::None;
             }
         }
-        let (next, seen) = rq
-            .rt
-            .next_highest(&ctx.tasks, rq.curr(), None, ctx.ncpus, |t| {
-                ctx.tasks[t].cpus_allowed
-            });
+        let (next, seen) = rq.rt.next_highest(
+            &ctx.tasks,
+            rq.curr(),
+            None,
+            ctx.ncpus,
+            |t| ctx.tasks[t].cpus_allowed,
+            ctx.ops,
+        );
         ctx.ops.remote_touches += seen;
         let Some(next) = next else {
             return PushDecision::None;
@@ -656,13 +666,15 @@ impl RtClass {
         tasks: &TaskView<'_, D>,
         f: &mut dyn FnMut(TaskId),
     ) {
+        // The audit's walk is not kernel work: its searches go to a scratch counter.
+        let scratch = &mut OpCounter::default();
         let arr = &rq.rt.active;
-        let mut idx = arr.find_first_bit();
+        let mut idx = arr.find_first_bit(scratch);
         while idx < MAX_RT_PRIO {
             for t in arr.queue(idx).iter(tasks) {
                 f(t);
             }
-            idx = arr.find_next_bit(idx + 1);
+            idx = arr.find_next_bit(idx + 1, scratch);
         }
     }
 }
@@ -679,12 +691,11 @@ pub fn migrate_queued<C, D>(
 ) -> bool {
     let prio = rt_prio(&ctx.tasks[t]);
     let mig = migratory(&ctx.tasks[t], ctx.ncpus);
-    src.rt.dequeue(&mut ctx.tasks, t, prio, mig);
+    src.rt.dequeue(&mut ctx.tasks, t, prio, mig, ctx.ops);
     src.nr_running -= 1;
     ctx.tasks[t].cpu = dst_cpu;
     dst.nr_running += 1;
-    dst.rt.enqueue(&mut ctx.tasks, t, prio, mig);
-    ctx.ops.list_ops += 2;
+    dst.rt.enqueue(&mut ctx.tasks, t, prio, mig, ctx.ops);
     ctx.ops.remote_touches += 1;
     dst.curr().is_some() && prio < curr_prio(&ctx.tasks, dst.curr())
 }

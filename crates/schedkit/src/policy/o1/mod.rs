@@ -311,9 +311,10 @@ impl O1 {
         tasks: &mut TaskView<'_, O1Task>,
         t: TaskId,
         which: usize,
+        ops: &mut OpCounter,
     ) {
         let prio = tasks[t].data.prio;
-        rq.arrays[which].enqueue(tasks, t, prio);
+        rq.arrays[which].enqueue(tasks, t, prio, ops);
         tasks[t].data.array = Some(which as u8);
     }
 
@@ -322,10 +323,11 @@ impl O1 {
         rq: &mut Rq<O1Rq>,
         tasks: &mut TaskView<'_, O1Task>,
         t: TaskId,
+        ops: &mut OpCounter,
     ) -> usize {
         let which = tasks[t].data.array.expect("dequeue of a task on no array");
         let prio = tasks[t].data.prio;
-        rq.arrays[which as usize].dequeue(tasks, t, prio);
+        rq.arrays[which as usize].dequeue(tasks, t, prio, ops);
         tasks[t].data.array = None;
         which as usize
     }
@@ -352,13 +354,12 @@ impl O1 {
         if ctx.tasks[t].rt.on_rq {
             return rt_class::migrate_queued(ctx, src, this, this_cpu, t);
         }
-        self.dequeue_array(src, &mut ctx.tasks, t);
+        self.dequeue_array(src, &mut ctx.tasks, t, ctx.ops);
         src.nr_running -= 1;
         ctx.tasks[t].cpu = this_cpu;
         this.nr_running += 1;
         let active = this.active;
-        self.enqueue_array(this, &mut ctx.tasks, t, active);
-        ctx.ops.list_ops += 2;
+        self.enqueue_array(this, &mut ctx.tasks, t, active, ctx.ops);
         ctx.ops.remote_touches += 1;
         this.curr()
             .is_some_and(|c| prio(&ctx.tasks[t]) < prio(&ctx.tasks[c]))
@@ -484,7 +485,6 @@ impl SchedClass for O1 {
         let now = ctx.now;
         let active = rq.active;
         rq.nr_running += 1;
-        ctx.ops.list_ops += 1;
         match kind {
             EnqueueKind::New => {
                 let parent = ctx.tasks[t].parent;
@@ -500,19 +500,19 @@ impl SchedClass for O1 {
                     // of it, and the parent is told to reschedule.
                     let (pprio, parr) = (ctx.tasks[p].data.prio, ctx.tasks[p].data.array.unwrap());
                     ctx.tasks[t].data.prio = pprio;
-                    rq.arrays[parr as usize].enqueue_before(&mut ctx.tasks, t, pprio, p);
+                    rq.arrays[parr as usize].enqueue_before(&mut ctx.tasks, t, pprio, p, ctx.ops);
                     ctx.tasks[t].data.array = Some(parr);
                     ctx.tasks[t].data.child_first = true;
                 } else {
                     let c = &mut ctx.tasks[t];
                     c.data.prio = effective_prio(c, &j);
                     c.timestamp_ns = now;
-                    self.enqueue_array(rq, &mut ctx.tasks, t, active);
+                    self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
                 }
             }
             EnqueueKind::Wakeup { sync: true, .. } => {
                 // A sync wakeup on the waker's CPU: __activate_task, no sleep credit.
-                self.enqueue_array(rq, &mut ctx.tasks, t, active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
             }
             EnqueueKind::Wakeup {
                 uninterruptible,
@@ -529,13 +529,13 @@ impl SchedClass for O1 {
                     p.data.activated = if irq { 2 } else { 1 };
                 }
                 p.timestamp_ns = now;
-                self.enqueue_array(rq, &mut ctx.tasks, t, active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
             }
-            EnqueueKind::Migrate => self.enqueue_array(rq, &mut ctx.tasks, t, active),
+            EnqueueKind::Migrate => self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops),
             EnqueueKind::Restore => {
                 let p = &mut ctx.tasks[t];
                 p.data.prio = effective_prio(p, &j);
-                self.enqueue_array(rq, &mut ctx.tasks, t, active);
+                self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
             }
         }
     }
@@ -548,9 +548,8 @@ impl SchedClass for O1 {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.array.is_some() {
-            self.dequeue_array(rq, &mut ctx.tasks, t);
+            self.dequeue_array(rq, &mut ctx.tasks, t, ctx.ops);
             rq.nr_running -= 1;
-            ctx.ops.list_ops += 1;
         }
     }
 
@@ -580,8 +579,8 @@ impl SchedClass for O1 {
             rq.best_expired_prio = MAX_PRIO;
             rq.array_switches += 1;
         }
-        let idx = rq.arrays[rq.active].find_first_bit();
-        ctx.ops.bitmap_searches += 1;
+        let active = rq.active;
+        let idx = rq.arrays[active].find_first_bit(ctx.ops);
         let next = rq.arrays[rq.active]
             .queue(idx)
             .front()
@@ -594,12 +593,11 @@ impl SchedClass for O1 {
             if n.data.activated == 1 {
                 delta = delta * ON_RUNQUEUE_WEIGHT / 100;
             }
-            let which = self.dequeue_array(rq, &mut ctx.tasks, next);
+            let which = self.dequeue_array(rq, &mut ctx.tasks, next, ctx.ops);
             let p = &mut ctx.tasks[next];
             let at = p.timestamp_ns + delta;
             recalc_task_prio(p, at, &j);
-            self.enqueue_array(rq, &mut ctx.tasks, next, which);
-            ctx.ops.list_ops += 2;
+            self.enqueue_array(rq, &mut ctx.tasks, next, which, ctx.ops);
         }
         Some(make_current(ctx, rq, next))
     }
@@ -623,7 +621,7 @@ impl SchedClass for O1 {
         let p = &mut ctx.tasks[curr];
         p.data.time_slice -= 1;
         if p.data.time_slice <= 0 {
-            self.dequeue_array(rq, &mut ctx.tasks, curr);
+            self.dequeue_array(rq, &mut ctx.tasks, curr, ctx.ops);
             let p = &mut ctx.tasks[curr];
             p.data.prio = effective_prio(p, &j);
             p.data.time_slice = j.task_timeslice(static_prio(p.nice));
@@ -635,13 +633,12 @@ impl SchedClass for O1 {
             if !task_interactive(p, &j) || Self::expired_starving(rq, p, jiffies, &j) {
                 let sp = static_prio(p.nice);
                 let expired = 1 - rq.active;
-                self.enqueue_array(rq, &mut ctx.tasks, curr, expired);
+                self.enqueue_array(rq, &mut ctx.tasks, curr, expired, ctx.ops);
                 rq.best_expired_prio = rq.best_expired_prio.min(sp);
             } else {
                 let active = rq.active;
-                self.enqueue_array(rq, &mut ctx.tasks, curr, active);
+                self.enqueue_array(rq, &mut ctx.tasks, curr, active, ctx.ops);
             }
-            ctx.ops.list_ops += 2;
             return true;
         }
         // An interactive task with a long slice is round-robined with its equals every
@@ -654,8 +651,7 @@ impl SchedClass for O1 {
         {
             let prio = p.data.prio;
             let active = rq.active;
-            rq.arrays[active].requeue(&mut ctx.tasks, curr, prio);
-            ctx.ops.list_ops += 2;
+            rq.arrays[active].requeue(&mut ctx.tasks, curr, prio, ctx.ops);
             return true;
         }
         false
@@ -674,13 +670,12 @@ impl SchedClass for O1 {
         let prio = ctx.tasks[curr].data.prio;
         if from as usize != 1 - rq.active {
             // To the expired array (RT tasks yield in the RT class).
-            self.dequeue_array(rq, &mut ctx.tasks, curr);
+            self.dequeue_array(rq, &mut ctx.tasks, curr, ctx.ops);
             let expired = 1 - rq.active;
-            self.enqueue_array(rq, &mut ctx.tasks, curr, expired);
+            self.enqueue_array(rq, &mut ctx.tasks, curr, expired, ctx.ops);
         } else {
-            rq.arrays[from as usize].requeue(&mut ctx.tasks, curr, prio);
+            rq.arrays[from as usize].requeue(&mut ctx.tasks, curr, prio, ctx.ops);
         }
-        ctx.ops.list_ops += 2;
         true
     }
 
@@ -744,13 +739,15 @@ impl SchedClass for O1 {
         tasks: &TaskView<'_, O1Task>,
         f: &mut dyn FnMut(TaskId),
     ) {
+        // The audit's walk is not kernel work: its searches go to a scratch counter.
+        let scratch = &mut OpCounter::default();
         for arr in rq.arrays.iter() {
-            let mut idx = arr.find_first_bit();
+            let mut idx = arr.find_first_bit(scratch);
             while idx < MAX_PRIO {
                 for t in arr.queue(idx).iter(tasks) {
                     f(t);
                 }
-                idx = arr.find_next_bit(idx + 1);
+                idx = arr.find_next_bit(idx + 1, scratch);
             }
         }
     }
@@ -842,8 +839,7 @@ impl SchedClass for O1 {
             // One walk, over an O(1) array or (passive RT balancing) the RT class's queue.
             macro_rules! walk {
                 ($($field:tt)+) => {{
-                    let mut idx = src.$($field)+.find_first_bit();
-                    ctx.ops.bitmap_searches += 1;
+                    let mut idx = src.$($field)+.find_first_bit(ctx.ops);
                     while idx < MAX_PRIO {
                         let mut cur = src.$($field)+.queue(idx).back();
                         while let Some(t) = cur {
@@ -859,8 +855,7 @@ impl SchedClass for O1 {
                                 return out;
                             }
                         }
-                        idx = src.$($field)+.find_next_bit(idx + 1);
-                        ctx.ops.bitmap_searches += 1;
+                        idx = src.$($field)+.find_next_bit(idx + 1, ctx.ops);
                     }
                 }};
             }
