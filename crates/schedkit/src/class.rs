@@ -43,6 +43,7 @@ pub enum LockLayout {
 
 impl LockLayout {
     /// Number of lock domains (runqueues) on a machine with `ncpus` CPUs.
+    #[inline]
     pub fn domains(self, ncpus: usize) -> usize {
         match self {
             LockLayout::Global => 1,
@@ -51,6 +52,7 @@ impl LockLayout {
     }
 
     /// The lock domain that covers `cpu`'s runqueue.
+    #[inline]
     pub fn domain_of(self, cpu: CpuId) -> usize {
         match self {
             LockLayout::Global => 0,
@@ -228,21 +230,25 @@ impl<C> Rq<C> {
     }
 
     /// The current task of a per-CPU runqueue (of its first CPU for a global one).
+    #[inline]
     pub fn curr(&self) -> Option<TaskId> {
         self.curr[0]
     }
 
     /// The current task of `cpu`, one of the CPUs this runqueue covers.
+    #[inline]
     pub fn curr_on(&self, cpu: CpuId) -> Option<TaskId> {
         self.curr[cpu - self.cpu]
     }
 
     /// The current tasks of all CPUs this runqueue covers.
+    #[inline]
     pub fn currs(&self) -> &[Option<TaskId>] {
         &self.curr
     }
 
     /// Only the core sets `curr` (the end of `schedule()`'s pick).
+    #[inline]
     pub(crate) fn set_curr(&mut self, cpu: CpuId, t: Option<TaskId>) {
         self.curr[cpu - self.cpu] = t;
     }
@@ -250,12 +256,14 @@ impl<C> Rq<C> {
 
 impl<C> Deref for Rq<C> {
     type Target = C;
+    #[inline]
     fn deref(&self) -> &C {
         &self.class
     }
 }
 
 impl<C> DerefMut for Rq<C> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut C {
         &mut self.class
     }

@@ -22,11 +22,12 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         .unwrap_or_else(|e| panic!("{} on {machine} / {workload}: {e}", policy.name()))
 }
 
-const BOTH: [PolicyKind; 2] = [PolicyKind::Goodness, PolicyKind::O1];
+/// Every registered policy: the generic scenarios below hold for each.
+const ALL: &[PolicyKind] = PolicyKind::ALL;
 
 #[test]
 fn every_builtin_runs_with_invariants_checked_on_every_event() {
-    for policy in BOTH {
+    for &policy in ALL {
         for machine in ["up-2002", "smp2-2002", "smp8-2002"] {
             for w in [
                 "yield:instances=5",
@@ -47,7 +48,7 @@ fn every_builtin_runs_with_invariants_checked_on_every_event() {
 
 #[test]
 fn runs_are_deterministic_and_seeds_matter() {
-    for policy in BOTH {
+    for &policy in ALL {
         let a = run(
             policy,
             "smp2-2002",
@@ -89,7 +90,7 @@ fn runs_are_deterministic_and_seeds_matter() {
 
 #[test]
 fn chat_delivers_every_message() {
-    for policy in BOTH {
+    for &policy in ALL {
         let r = run(policy, "smp2-2002", "chat:rooms=2,messages=30", 60_000, 0);
         assert!(r.completed);
         // chat_c's total = sent + received = 400 x rooms x messages.
@@ -189,7 +190,7 @@ fn nice_levels_divide_the_cpu_as_each_design_says() {
     let o = share_of_b(PolicyKind::O1, 19);
     assert!((0.05..0.13).contains(&o), "o1 nice 19 share {o}");
     // Equal nice: equal shares in both.
-    for p in BOTH {
+    for &p in ALL {
         let s = share_of_b(p, 0);
         assert!(
             (0.45..0.55).contains(&s),
@@ -266,7 +267,7 @@ fn impossible_runs_are_errors_not_panics() {
         "aff",
     )
     .unwrap();
-    for p in BOTH {
+    for &p in ALL {
         let e = p.simulate(&m, &w, SimConfig::default()).unwrap_err();
         assert!(
             matches!(e, SimError::Impossible(ref s) if s.contains("CPUs")),
@@ -302,7 +303,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
 "#;
     let w = file::parse_str(text, "pin.toml", "pin").unwrap();
     let m = Machine::load("smp2-2002").unwrap();
-    for p in BOTH {
+    for &p in ALL {
         let r = p
             .simulate(
                 &m,
@@ -335,7 +336,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
 "#;
     let w = file::parse_str(text, "bind.toml", "bind").unwrap();
     let m = Machine::load("smp2-2002").unwrap();
-    for p in BOTH {
+    for &p in ALL {
         let r = p
             .simulate(
                 &m,

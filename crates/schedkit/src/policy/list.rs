@@ -73,6 +73,7 @@ impl<L> Default for TaskList<L> {
     }
 }
 
+#[inline]
 fn id(x: u32) -> Option<TaskId> {
     (x != NIL).then_some(TaskId(x))
 }
@@ -86,14 +87,17 @@ impl<L> TaskList<L> {
         self.len == 0
     }
 
+    #[inline]
     pub fn front(&self) -> Option<TaskId> {
         id(self.head)
     }
 
+    #[inline]
     pub fn back(&self) -> Option<TaskId> {
         id(self.tail)
     }
 
+    #[inline]
     pub fn next<D, T: TaskIndex<D> + ?Sized>(&self, tasks: &T, t: TaskId) -> Option<TaskId>
     where
         L: LinkOf<D>,
@@ -101,6 +105,7 @@ impl<L> TaskList<L> {
         id(L::link(&tasks[t]).next)
     }
 
+    #[inline]
     pub fn prev<D, T: TaskIndex<D> + ?Sized>(&self, tasks: &T, t: TaskId) -> Option<TaskId>
     where
         L: LinkOf<D>,
@@ -109,6 +114,7 @@ impl<L> TaskList<L> {
     }
 
     /// `list_add_tail`.
+    #[inline]
     pub fn push_back<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -132,6 +138,7 @@ impl<L> TaskList<L> {
     }
 
     /// `list_add` (at the head).
+    #[inline]
     pub fn push_front<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -156,6 +163,7 @@ impl<L> TaskList<L> {
 
     /// Inserts `t` just before `before` (which must be on this list): O(1) child-runs-first's
     /// `list_add_tail(&p->run_list, &current->run_list)`.
+    #[inline]
     pub fn insert_before<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -180,6 +188,7 @@ impl<L> TaskList<L> {
     }
 
     /// `list_del`. `t` must be on this list.
+    #[inline]
     pub fn remove<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,

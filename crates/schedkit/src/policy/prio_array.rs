@@ -38,11 +38,13 @@ impl<L: Copy> Default for PrioArray<L> {
 impl<L> PrioArray<L> {
     /// `sched_find_first_bit`: the best non-empty priority, or `MAX_PRIO` when empty.
     /// Reported as one bitmap search.
+    #[inline]
     pub fn find_first_bit(&self, ops: &mut OpCounter) -> usize {
         self.find_next_bit(0, ops)
     }
 
     /// `find_next_bit(bitmap, MAX_PRIO, from)`, reported as one bitmap search.
+    #[inline]
     pub fn find_next_bit(&self, from: usize, ops: &mut OpCounter) -> usize {
         ops.bitmap_searches += 1;
         let mut w = from / 64;
@@ -62,11 +64,13 @@ impl<L> PrioArray<L> {
         }
     }
 
+    #[inline]
     pub fn queue(&self, prio: usize) -> &TaskList<L> {
         &self.queue[prio]
     }
 
     /// `enqueue_task`: at the tail of its priority's list.
+    #[inline]
     pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -98,6 +102,7 @@ impl<L> PrioArray<L> {
     }
 
     /// `dequeue_task`: clears the bit when the list empties.
+    #[inline]
     pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -115,6 +120,7 @@ impl<L> PrioArray<L> {
     }
 
     /// `requeue_task`: to the tail of the same list.
+    #[inline]
     pub fn requeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,

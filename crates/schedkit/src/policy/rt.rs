@@ -64,6 +64,7 @@ pub const CPUPRI_IDLE: u8 = 0;
 pub const CPUPRI_NORMAL: u8 = 1;
 
 /// `convert_prio`: a task or runqueue `prio` to its cpupri level.
+#[inline]
 pub fn cpupri_level(prio: usize) -> u8 {
     if prio < MAX_RT_PRIO {
         (MAX_RT_PRIO - prio + 1) as u8
@@ -108,6 +109,7 @@ impl RootDomain {
         self.rto_mask[cpu / 64].fetch_and(!(1 << (cpu % 64)), Ordering::SeqCst);
     }
 
+    #[inline]
     pub fn is_overloaded(&self, cpu: CpuId) -> bool {
         self.rto_mask[cpu / 64].load(Ordering::SeqCst) & (1 << (cpu % 64)) != 0
     }
@@ -122,6 +124,7 @@ impl RootDomain {
     }
 
     /// `cpupri_set`.
+    #[inline]
     pub fn set_cpupri(&self, cpu: CpuId, level: u8) {
         self.cpu_to_pri[cpu].store(level, Ordering::Relaxed);
     }
@@ -203,6 +206,7 @@ impl Default for RtRq {
 }
 
 impl RtRq {
+    #[inline]
     pub fn enqueue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -219,6 +223,7 @@ impl RtRq {
         self.highest_prio = self.highest_prio.min(prio);
     }
 
+    #[inline]
     pub fn dequeue<D, T: TaskIndex<D> + ?Sized>(
         &mut self,
         tasks: &mut T,
@@ -250,6 +255,7 @@ impl RtRq {
     }
 
     /// `pick_next_task_rt`'s search.
+    #[inline]
     pub fn pick(&self, ops: &mut OpCounter) -> Option<TaskId> {
         let idx = self.active.find_first_bit(ops);
         (idx < MAX_RT_PRIO).then(|| {
@@ -261,6 +267,7 @@ impl RtRq {
     }
 
     /// Updates the overload state in `rd`; call after every enqueue/dequeue.
+    #[inline]
     pub fn update_overload(&mut self, rd: &RootDomain, cpu: CpuId) {
         let over = self.rt_nr_migratory > 0 && self.rt_nr_running > 1;
         if over != self.overloaded {
@@ -307,12 +314,14 @@ impl RtRq {
 }
 
 /// `rt_prio`: the kernel `prio` of an RT task (0 best, 99 - `rt_priority`).
+#[inline]
 pub fn rt_prio<D>(p: &Task<D>) -> usize {
     MAX_RT_PRIO - 1 - p.rt_priority as usize
 }
 
 /// The `prio` the RT class compares a CPU's current task with: its RT priority, or
 /// `MAX_RT_PRIO` for anything of a lower class (every RT task beats it).
+#[inline]
 fn curr_prio<D>(tasks: &TaskView<'_, D>, curr: Option<TaskId>) -> usize {
     match curr {
         None => MAX_PRIO,
@@ -322,6 +331,7 @@ fn curr_prio<D>(tasks: &TaskView<'_, D>, curr: Option<TaskId>) -> usize {
 }
 
 /// `nr_cpus_allowed > 1` on this machine.
+#[inline]
 fn migratory<D>(p: &Task<D>, ncpus: usize) -> bool {
     p.cpus_allowed.iter(ncpus).nth(1).is_some()
 }
@@ -358,6 +368,7 @@ impl RtClass {
 
     /// Publishes the runqueue's overload state and cpupri level to the root domain; the core
     /// calls it after anything that changes what a runqueue holds.
+    #[inline]
     pub fn publish<C>(&self, rq: &mut Rq<C>) {
         let cpu = rq.cpu;
         rq.rt.update_overload(&self.rd, cpu);
@@ -372,6 +383,7 @@ impl RtClass {
     }
 
     /// `enqueue_task_rt`. `rr_slice` is the SCHED_RR slice in ticks, should the task need one.
+    #[inline]
     pub fn enqueue<C, D>(
         &self,
         ctx: &mut Ctx<D>,
@@ -402,6 +414,7 @@ impl RtClass {
     }
 
     /// `dequeue_task_rt`.
+    #[inline]
     pub fn dequeue<C, D>(&self, ctx: &mut Ctx<D>, rq: &mut Rq<C>, t: TaskId, _kind: DequeueKind) {
         if !ctx.tasks[t].rt.on_rq {
             return;
@@ -415,6 +428,7 @@ impl RtClass {
     }
 
     /// `put_prev_task_rt`: the run ends now (`p->timestamp`, `last_ran`).
+    #[inline]
     pub fn put_prev<D>(&self, ctx: &mut Ctx<D>, prev: TaskId) {
         let now = ctx.now;
         let p = &mut ctx.tasks[prev];
@@ -423,6 +437,7 @@ impl RtClass {
     }
 
     /// `pick_next_task_rt`: the first task of the best non-empty level.
+    #[inline]
     pub fn pick<C, D>(&self, ctx: &mut Ctx<D>, rq: &mut Rq<C>, cpu: CpuId) -> Option<TaskId> {
         if rq.rt.rt_nr_running == 0 {
             return None;
@@ -505,6 +520,7 @@ impl RtClass {
 
     /// A lock-free test (the kernel reads `rq->rt.overloaded`): may `cpu`'s runqueue have
     /// something to push?
+    #[inline]
     pub fn has_pushable_tasks(&self, cpu: CpuId) -> bool {
         self.balance == RtBalance::PushPull && self.rd.is_overloaded(cpu)
     }

@@ -201,6 +201,7 @@ impl<P: SchedClass> Shared<P> {
     }
 
     /// Runs `f` with `cpu`'s runqueue locked at time `now`.
+    #[inline(always)]
     fn with_rq_at<R>(
         &self,
         cpu: CpuId,
@@ -885,6 +886,7 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
         self.sh.cfg.hz
     }
 
+    #[inline(always)]
     fn lock_rq<R>(
         &mut self,
         cpu: CpuId,
@@ -1106,7 +1108,7 @@ pub(crate) mod scripted {
         }
         fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<(), CoreError> {
             if handshake::wake(&self.sh.ctl[t.index()].state) != Wake::Enqueue {
-                return Err(CoreError(format!("{t} was not asleep")));
+                return Err(CoreError::new(format!("{t} was not asleep")));
             }
             core::wake::try_to_wake_up(self, t, Some(waker), false, false, false)
         }

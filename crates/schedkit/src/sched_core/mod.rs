@@ -39,10 +39,20 @@ use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
 
 pub use schedule::{Leave, Switch};
 
-/// A policy output the core refused, or an impossible request.
+/// A policy output the core refused, or an impossible request. Boxed, so that the `Result`s
+/// of the hot paths stay a word wide.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct CoreError(pub String);
+pub struct CoreError(pub Box<String>);
+
+impl CoreError {
+    pub fn new(what: impl Into<String>) -> CoreError {
+        CoreError(Box::new(what.into()))
+    }
+    pub fn what(&self) -> &str {
+        &self.0
+    }
+}
 
 /// Events the core reports to the host's statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,19 +218,23 @@ impl<C: SchedClass> Sched<C> {
         }
     }
 
+    #[inline]
     pub fn name(&self) -> &'static str {
         self.class.name()
     }
 
+    #[inline]
     pub fn layout(&self) -> LockLayout {
         self.class.lock_layout()
     }
 
     /// Whether the stacked RT class is in use (and balances with push/pull).
+    #[inline]
     pub fn rt_stacked(&self) -> bool {
         !C::OWNS_RT
     }
 
+    #[inline]
     pub fn push_pull(&self) -> bool {
         !C::OWNS_RT && self.rt.balance == RtBalance::PushPull
     }
@@ -236,23 +250,27 @@ impl<C: SchedClass> Sched<C> {
     }
 
     /// Does `t` belong to the stacked RT class (by its policy now)?
+    #[inline]
     fn in_rt<D>(&self, t: &Task<D>) -> bool {
         !C::OWNS_RT && t.is_rt()
     }
 
     /// After a class changed what `rq` holds: the RT class's lock-free state follows.
+    #[inline]
     pub(crate) fn publish(&self, rq: &mut Rq<C::Rq>) {
         if !C::OWNS_RT {
             self.rt.publish(rq);
         }
     }
 
+    #[inline]
     fn rr_slice(&self, ctx: &Ctx<C::TaskData>, t: TaskId) -> i64 {
         self.class.rr_timeslice_ticks(&ctx.tasks[t], ctx.hz)
     }
 
     // ----- the class hooks, routed (`enqueue_task`, `dequeue_task`, ... of core.c) -----
 
+    #[inline]
     pub fn enqueue(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -261,7 +279,7 @@ impl<C: SchedClass> Sched<C> {
         t: TaskId,
         kind: EnqueueKind,
     ) {
-        lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks[t]);
+        lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks, t);
         if self.in_rt(&ctx.tasks[t]) {
             let slice = self.rr_slice(ctx, t);
             self.rt.enqueue(ctx, rq, t, kind, slice);
@@ -271,6 +289,7 @@ impl<C: SchedClass> Sched<C> {
         }
     }
 
+    #[inline]
     pub fn dequeue(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -279,7 +298,7 @@ impl<C: SchedClass> Sched<C> {
         t: TaskId,
         kind: DequeueKind,
     ) {
-        lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks[t]);
+        lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks, t);
         // By where the task is queued: its policy may just have changed (dequeue SAVE).
         if !C::OWNS_RT && ctx.tasks[t].rt.on_rq {
             self.rt.dequeue(ctx, rq, t, kind);
@@ -289,6 +308,7 @@ impl<C: SchedClass> Sched<C> {
         }
     }
 
+    #[inline]
     pub fn put_prev(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -304,6 +324,7 @@ impl<C: SchedClass> Sched<C> {
     }
 
     /// `pick_next_task`: the classes in order, the first that has a task wins.
+    #[inline]
     pub fn pick_next(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -318,6 +339,7 @@ impl<C: SchedClass> Sched<C> {
         self.class.pick_next(ctx, rq, cpu)
     }
 
+    #[inline]
     pub fn task_tick(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -333,6 +355,7 @@ impl<C: SchedClass> Sched<C> {
         }
     }
 
+    #[inline]
     pub fn yield_task(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -349,6 +372,7 @@ impl<C: SchedClass> Sched<C> {
 
     /// `check_preempt_curr`: a task of a higher class always preempts a lower one; within a
     /// class, the class decides.
+    #[inline]
     pub fn check_preempt(
         &self,
         ctx: &mut Ctx<C::TaskData>,
@@ -380,6 +404,7 @@ impl<C: SchedClass> Sched<C> {
         self.class.for_each_queued(rq, tasks, f);
     }
 
+    #[inline]
     pub fn nr_running(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
         self.class.nr_running(rq, cpu)
     }
@@ -442,8 +467,14 @@ pub mod lockdep {
     /// The task a hook is about to touch belongs to `rq` (per-CPU layouts: `task_cpu(p)` is
     /// the runqueue's CPU), and the runqueue's lock is held.
     #[inline]
-    pub fn assert_task_rq<C, D>(layout: LockLayout, rq: &Rq<C>, t: &Task<D>) {
+    pub fn assert_task_rq<C, D>(
+        layout: LockLayout,
+        rq: &Rq<C>,
+        tasks: &TaskView<'_, D>,
+        t: TaskId,
+    ) {
         if cfg!(debug_assertions) {
+            let t = &tasks[t];
             assert_held(layout.domain_of(rq.cpu));
             if layout == LockLayout::PerCpu {
                 assert_eq!(
@@ -478,6 +509,7 @@ pub mod lockdep {
 
 // ----- sections as the core takes them (lockdep-marked) -----
 
+#[inline]
 pub(crate) fn with_rq<H: Host, R>(
     h: &mut H,
     cpu: CpuId,
@@ -489,6 +521,7 @@ pub(crate) fn with_rq<H: Host, R>(
     })
 }
 
+#[inline]
 pub(crate) fn with_two_rqs<H: Host, R>(
     h: &mut H,
     caller: CpuId,
@@ -509,6 +542,7 @@ pub(crate) fn with_two_rqs<H: Host, R>(
 }
 
 /// A CPU a policy named, checked: on the machine and allowed for the task.
+#[inline]
 pub(crate) fn check_cpu(
     what: &str,
     name: &str,
@@ -517,13 +551,13 @@ pub(crate) fn check_cpu(
     allowed: Option<&CpuMask>,
 ) -> Result<CpuId, CoreError> {
     if cpu >= ncpus {
-        return Err(CoreError(format!(
+        return Err(CoreError::new(format!(
             "{name}: {what} returned CPU {cpu} on a machine of {ncpus} CPUs"
         )));
     }
     if let Some(m) = allowed {
         if !m.contains(cpu) {
-            return Err(CoreError(format!(
+            return Err(CoreError::new(format!(
                 "{name}: {what} returned CPU {cpu}, outside the task's affinity {m:?}"
             )));
         }

@@ -176,6 +176,7 @@ pub fn schedule<H: Host>(
 
 /// `put_prev_task` + `pick_next_task`, then the pick's validation and the state changes of
 /// the switch, under the runqueue lock.
+#[inline(always)]
 fn pick<H: Host>(
     s: &Sched<H::Class>,
     ctx: &mut Ctx<'_, TaskData<H>>,
@@ -191,7 +192,7 @@ fn pick<H: Host>(
     let next = s.pick_next(ctx, rq, cpu);
     if let Some(n) = next {
         if n.index() >= ctx.tasks.len() {
-            return Err(CoreError(format!(
+            return Err(CoreError::new(format!(
                 "{} picked {n} for CPU {cpu}, which is not a task",
                 s.name()
             )));
@@ -200,14 +201,14 @@ fn pick<H: Host>(
             TaskState::Queued => {}
             TaskState::Running(c) if c == cpu && prev == Some(n) => {}
             st => {
-                return Err(CoreError(format!(
+                return Err(CoreError::new(format!(
                     "{} picked {n} for CPU {cpu}, but it is {st:?}",
                     s.name()
                 )))
             }
         }
         if !ctx.tasks[n].cpus_allowed.contains(cpu) {
-            return Err(CoreError(format!(
+            return Err(CoreError::new(format!(
                 "{} picked {n} for CPU {cpu} outside its affinity",
                 s.name()
             )));

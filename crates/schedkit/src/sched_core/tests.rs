@@ -61,7 +61,7 @@ fn settle<H: Scripted>(h: &mut H, log: &mut Vec<String>) -> Result<(), CoreError
             return Ok(());
         }
     }
-    Err(CoreError("need_resched never settles".into()))
+    Err(CoreError::new("need_resched never settles"))
 }
 
 /// The conformance checks, after the CPUs have settled:
@@ -137,7 +137,7 @@ fn audit<H: Scripted>(h: &mut H) -> Result<(), CoreError> {
         });
     }
     if let Some(b) = bad {
-        return Err(CoreError(b));
+        return Err(CoreError::new(b));
     }
     for (i, &times) in seen.iter().enumerate() {
         let t = TaskId(i as u32);
@@ -153,7 +153,7 @@ fn audit<H: Scripted>(h: &mut H) -> Result<(), CoreError> {
             }
         };
         if !ok {
-            return Err(CoreError(format!(
+            return Err(CoreError::new(format!(
                 "{t} is {st:?}, queued {times} times, CPUs run {currs:?}"
             )));
         }
@@ -268,7 +268,7 @@ pub(crate) fn run_script<H: Scripted>(h: &mut H) -> Result<Vec<String>, CoreErro
             }
         }
         settle(h, &mut log)?;
-        audit(h).map_err(|e| CoreError(format!("step {step}: {}", e.0)))?;
+        audit(h).map_err(|e| CoreError::new(format!("step {step}: {}", e.what())))?;
         log.push(format!(
             "{step}: running {:?} {:?}",
             curr_of(h, 0),
@@ -289,12 +289,12 @@ impl WithSched for BothHosts {
         let name = sched.name();
         let balance = sched.rt.balance;
         let sim = crate::sim::scripted::run(sched, &self.machine, |h| run_script(h))
-            .map_err(|e| CoreError(format!("{name} in the simulator: {}", e.0)))?;
+            .map_err(|e| CoreError::new(format!("{name} in the simulator: {}", e.what())))?;
         let env = BuildEnv::of_machine(&self.machine, balance);
         let rebuilt = PolicyKind::parse(name).expect("registered");
         let rt = rebuilt
             .build(&env, RuntimeScript)
-            .map_err(|e| CoreError(format!("{name} in the runtime: {}", e.0)))?;
+            .map_err(|e| CoreError::new(format!("{name} in the runtime: {}", e.what())))?;
         Ok((sim, rt))
     }
 }
@@ -336,7 +336,7 @@ fn both_hosts_take_the_same_decisions_for_every_class() {
             let env = BuildEnv::of_machine(&m, balance);
             let (sim, rt) = kind
                 .build(&env, BothHosts { machine: m.clone() })
-                .unwrap_or_else(|e| panic!("{} ({balance:?}): {}", kind.name(), e.0));
+                .unwrap_or_else(|e| panic!("{} ({balance:?}): {}", kind.name(), e.what()));
             assert!(sim.len() > 300, "{}: the script ran", kind.name());
             for (i, (a, b)) in sim.iter().zip(&rt).enumerate() {
                 assert_eq!(a, b, "{} ({balance:?}): decision {i} differs", kind.name());
@@ -646,11 +646,11 @@ fn yield_semantics<H: Scripted>(h: &mut H) -> Result<Vec<String>, CoreError> {
         attr::fork(h, 0, None, t, None)?;
     }
     settle(h, &mut Vec::new())?;
-    let first = curr_of(h, 0).ok_or(CoreError("nothing runs".into()))?;
+    let first = curr_of(h, 0).ok_or(CoreError::new("nothing runs"))?;
     let next = schedule::schedule(h, 0, Some(first), Leave::Yield)?.next;
     let other = if first == a { b } else { a };
     if next != Some(other) {
-        return Err(CoreError(format!(
+        return Err(CoreError::new(format!(
             "{first} yielded to {next:?}, not {other}"
         )));
     }
@@ -663,12 +663,12 @@ fn yield_semantics<H: Scripted>(h: &mut H) -> Result<Vec<String>, CoreError> {
     settle(h, &mut Vec::new())?;
     let mut seen = Vec::new();
     for _ in 0..4 {
-        let c = curr_of(h, 0).ok_or(CoreError("nothing runs".into()))?;
+        let c = curr_of(h, 0).ok_or(CoreError::new("nothing runs"))?;
         seen.push(c);
         schedule::schedule(h, 0, Some(c), Leave::Yield)?;
     }
     if seen != [r1, r2, r1, r2] && seen != [r2, r1, r2, r1] {
-        return Err(CoreError(format!(
+        return Err(CoreError::new(format!(
             "RT tasks {r1}, {r2} (priority 50) and {low} (10) yielded in the order {seen:?}"
         )));
     }
@@ -683,12 +683,12 @@ impl WithSched for YieldBothHosts {
         let name = sched.name();
         let m = costless_machine();
         crate::sim::scripted::run(sched, &m, |h| yield_semantics(h))
-            .map_err(|e| CoreError(format!("{name} in the simulator: {}", e.0)))?;
+            .map_err(|e| CoreError::new(format!("{name} in the simulator: {}", e.what())))?;
         let env = BuildEnv::of_machine(&m, crate::policy::rt::RtBalance::Passive);
         PolicyKind::parse(name)
             .expect("registered")
             .build(&env, YieldRuntime)
-            .map_err(|e| CoreError(format!("{name} in the runtime: {}", e.0)))
+            .map_err(|e| CoreError::new(format!("{name} in the runtime: {}", e.what())))
     }
 }
 
@@ -707,6 +707,6 @@ fn yield_semantics_hold_for_every_class_in_both_hosts() {
     let env = BuildEnv::of_machine(&m, crate::policy::rt::RtBalance::Passive);
     for &kind in PolicyKind::ALL {
         kind.build(&env, YieldBothHosts)
-            .unwrap_or_else(|e| panic!("{}", e.0));
+            .unwrap_or_else(|e| panic!("{}", e.what()));
     }
 }

@@ -7,6 +7,7 @@ use super::*;
 /// `select_task_rq`: the stacked RT class places RT tasks when it balances with push/pull,
 /// the policy's class everything else. The answer is checked against the machine and the
 /// task's affinity.
+#[inline]
 pub fn select_task_rq<H: Host>(
     h: &mut H,
     t: TaskId,
@@ -29,6 +30,7 @@ pub fn select_task_rq<H: Host>(
 
 /// `try_to_wake_up` of `t`, which the caller owns (it is asleep and on no runqueue), from
 /// `waker_cpu` (`None`: not from a CPU of this host, e.g. a foreign thread).
+#[inline]
 pub fn try_to_wake_up<H: Host>(
     h: &mut H,
     t: TaskId,
@@ -68,6 +70,7 @@ pub fn wake_up_new_task<H: Host>(
 
 /// Queues `t` (owned by the caller) on `target`'s runqueue, then kicks or preempts as the
 /// classes decide, and pushes what the arrival made pushable.
+#[inline]
 pub fn activate<H: Host>(
     h: &mut H,
     t: TaskId,

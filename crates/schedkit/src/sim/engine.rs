@@ -479,7 +479,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     ) -> Result<(), CoreError> {
         let uninterruptible = match self.tasks[t].state {
             TaskState::Sleeping { uninterruptible } => uninterruptible,
-            s => return Err(CoreError(format!("wakeup of {t} in state {s:?}"))),
+            s => return Err(CoreError::new(format!("wakeup of {t} in state {s:?}"))),
         };
         self.procs[t.index()].block = Block::None;
         // Still current on its CPU (it has not switched out yet): try_to_wake_up finds it

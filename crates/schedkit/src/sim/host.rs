@@ -27,7 +27,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     pub(super) fn core_error(&self, e: CoreError) -> SimError {
         SimError::Invariant {
             at_ns: self.now,
-            what: e.0,
+            what: e.0.to_string(),
         }
     }
 
@@ -47,6 +47,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
     }
 
+    #[inline(always)]
     fn section<R>(
         &mut self,
         cpu: CpuId,
@@ -304,7 +305,7 @@ pub(crate) mod scripted {
         let mut w = Workload::parse("yield:instances=1").expect("built-in workload");
         w.tasks.clear();
         let mut sim = Sim::assemble(sched, machine, &w, SimConfig::default())
-            .map_err(|e| CoreError(e.to_string()))?;
+            .map_err(|e| CoreError::new(e.to_string()))?;
         f(&mut sim)
     }
 
