@@ -339,12 +339,12 @@ fn migratory<D>(p: &Task<D>, ncpus: usize) -> bool {
 /// What a runqueue should do after a context switch or a wakeup in push mode (the first steps
 /// of 2.6.25's `push_rt_task`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PushDecision {
+pub enum PushTarget {
     /// Nothing to push.
     None,
     /// The best queued task beats the running one: reschedule this CPU instead of pushing.
     ReschedSelf,
-    /// Move `task` to `to`; the core locks both runqueues and calls [`RtClass::push_task`],
+    /// Move `task` to `to`; the core locks both runqueues and calls [`RtClass::push_rt_task_to`],
     /// which re-checks everything (`find_lock_lowest_rq`).
     Move { task: TaskId, to: CpuId },
 }
@@ -525,9 +525,10 @@ impl RtClass {
         self.balance == RtBalance::PushPull && self.rd.is_overloaded(cpu)
     }
 
-    /// `pre_schedule_rt`'s test: an RT `prev` whose runqueue now offers only worse work pulls
-    /// from every overloaded runqueue. Returns those CPUs (empty: no pull).
-    pub fn pull_sources<C, D>(
+    /// `pre_schedule_rt`'s test and `pull_rt_task`'s walk of the overload mask: an RT `prev`
+    /// whose runqueue now offers only worse work pulls from every overloaded runqueue.
+    /// Returns those CPUs (empty: no pull).
+    pub fn overloaded_to_pull<C, D>(
         &self,
         ctx: &mut Ctx<D>,
         rq: &mut Rq<C>,
@@ -548,7 +549,7 @@ impl RtClass {
     }
 
     /// `pull_rt_task`, for one overloaded source, with both runqueues locked.
-    pub fn pull_from<C, D>(
+    pub fn pull_rt_task_from<C, D>(
         &self,
         ctx: &mut Ctx<D>,
         this: &mut Rq<C>,
@@ -587,17 +588,18 @@ impl RtClass {
         }
     }
 
-    /// After a context switch on `cpu` (`woken` = None) or a wakeup queued there (`woken` =
-    /// the task): what `push_rt_task` should do.
-    pub fn push_decision<C, D>(
+    /// `push_rt_task`'s first half (`pick_next_pushable_task` + `find_lowest_rq`), after a
+    /// context switch on `cpu` (`woken` = None) or a wakeup queued there (`woken` = the task):
+    /// which task to push where, or that this CPU should reschedule instead.
+    pub fn pick_push_target<C, D>(
         &self,
         ctx: &mut Ctx<D>,
         rq: &mut Rq<C>,
         cpu: CpuId,
         woken: Option<TaskId>,
-    ) -> PushDecision {
+    ) -> PushTarget {
         if self.balance != RtBalance::PushPull || !rq.rt.overloaded {
-            return PushDecision::None;
+            return PushTarget::None;
         }
         // task_wake_up_rt: push only if the woken task is queued behind a better one.
         if let Some(w) = woken {
@@ -605,7 +607,7 @@ impl RtClass {
                 || !ctx.tasks[w].is_rt()
                 || rt_prio(&ctx.tasks[w]) < rq.rt.highest_prio
             {
-                return PushDecision::None;
+                return PushTarget::None;
             }
         }
         let (next, seen) = rq.rt.next_highest(
@@ -618,25 +620,26 @@ impl RtClass {
         );
         ctx.ops.remote_touches += seen;
         let Some(next) = next else {
-            return PushDecision::None;
+            return PushTarget::None;
         };
         let nprio = rt_prio(&ctx.tasks[next]);
         if nprio < curr_prio(&ctx.tasks, rq.curr()) {
-            return PushDecision::ReschedSelf;
+            return PushTarget::ReschedSelf;
         }
         let (to, reads) = self
             .rd
             .find_lowest_rq(nprio, &ctx.tasks[next].cpus_allowed, cpu, cpu);
         ctx.ops.remote_touches += reads;
         match to {
-            Some(to) if to != cpu => PushDecision::Move { task: next, to },
-            _ => PushDecision::None,
+            Some(to) if to != cpu => PushTarget::Move { task: next, to },
+            _ => PushTarget::None,
         }
     }
 
-    /// With both runqueues locked: move `t` from `src` to `dst` if it is still queued and not
+    /// `push_rt_task`'s second half (`find_lock_lowest_rq`'s re-checks, then the move), with
+    /// both runqueues locked: move `t` from `src` to `dst` if it is still queued and not
     /// running on `src`, allowed on `dst`, and still better than everything on `dst`.
-    pub fn push_task<C, D>(
+    pub fn push_rt_task_to<C, D>(
         &self,
         ctx: &mut Ctx<D>,
         src: &mut Rq<C>,

@@ -2,7 +2,7 @@
 //! runqueue's lock, `move_tasks` under both) and the RT class's push loop.
 
 use super::*;
-use crate::policy::rt::{PushDecision, RT_MAX_TRIES};
+use crate::policy::rt::{PushTarget, RT_MAX_TRIES};
 
 /// One balancing pass for `cpu` (`idle`: it has nothing to run). Per-CPU layouts only; a
 /// global runqueue has nothing to balance.
@@ -53,15 +53,18 @@ pub fn push_rt_tasks<H: Host>(
     let mut initial = None;
     loop {
         let (d, queued) = with_rq(h, cpu, |s, ctx, rq, _| {
-            (s.rt.push_decision(ctx, rq, cpu, woken), rq.rt.rt_nr_running)
+            (
+                s.rt.pick_push_target(ctx, rq, cpu, woken),
+                rq.rt.rt_nr_running,
+            )
         });
         woken = None;
         if pushed > *initial.get_or_insert(queued) {
             break;
         }
         match d {
-            PushDecision::None => break,
-            PushDecision::ReschedSelf => {
+            PushTarget::None => break,
+            PushTarget::ReschedSelf => {
                 if cpu == from {
                     h.set_need_resched(cpu);
                 } else {
@@ -69,13 +72,13 @@ pub fn push_rt_tasks<H: Host>(
                 }
                 break;
             }
-            PushDecision::Move { task, to } => {
-                check_cpu("push_decision", h.sched().name(), to, ncpus, None)?;
+            PushTarget::Move { task, to } => {
+                check_cpu("pick_push_target", h.sched().name(), to, ncpus, None)?;
                 if to == cpu {
                     break;
                 }
                 let moved = with_two_rqs(h, from, cpu, to, |s, ctx, src, dst| {
-                    s.rt.push_task(ctx, src, cpu, dst, to, task)
+                    s.rt.push_rt_task_to(ctx, src, cpu, dst, to, task)
                 });
                 if moved {
                     pushed += 1;

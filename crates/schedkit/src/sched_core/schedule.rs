@@ -106,7 +106,7 @@ pub fn schedule<H: Host>(
             }
         }
         let sources = if s.push_pull() {
-            s.rt.pull_sources(ctx, rq, cpu, prev)
+            s.rt.overloaded_to_pull(ctx, rq, cpu, prev)
         } else {
             Vec::new()
         };
@@ -121,12 +121,12 @@ pub fn schedule<H: Host>(
         Err(sources) => {
             let ncpus = h.ncpus();
             for src in sources {
-                check_cpu("pull_sources", h.sched().name(), src, ncpus, None)?;
+                check_cpu("overloaded_to_pull", h.sched().name(), src, ncpus, None)?;
                 if src == cpu {
                     continue;
                 }
                 let out = with_two_rqs(h, cpu, cpu, src, |s, ctx, this, src_rq| {
-                    s.rt.pull_from(ctx, this, cpu, src_rq)
+                    s.rt.pull_rt_task_from(ctx, this, cpu, src_rq)
                 });
                 if out.moved > 0 {
                     h.count(CoreEvent::RtPull(out.moved));

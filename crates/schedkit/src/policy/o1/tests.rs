@@ -1,7 +1,7 @@
 //! Unit tests pinning each O(1) mechanism.
 
 use super::*;
-use crate::policy::rt::{PushDecision, RtBalance};
+use crate::policy::rt::{PushTarget, RtBalance};
 use crate::sched_core::{lockdep, Sched};
 use crate::task::{CpuMask, SchedPolicy};
 
@@ -494,8 +494,8 @@ fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
     assert_eq!(fx.pick(0), Some(high));
     let (mut c, rq, o1) = fx.ctx(0);
     assert_eq!(
-        o1.rt.push_decision(&mut c, rq, 0, None),
-        PushDecision::Move { task: low, to: 2 }
+        o1.rt.pick_push_target(&mut c, rq, 0, None),
+        PushTarget::Move { task: low, to: 2 }
     );
     // Under both locks the push re-checks and moves the task.
     let (a, b) = fx.rqs.split_at_mut(2);
@@ -506,7 +506,10 @@ fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    assert!(fx.s.rt.push_task(&mut c, &mut a[0], 0, &mut b[0], 2, low));
+    assert!(fx
+        .s
+        .rt
+        .push_rt_task_to(&mut c, &mut a[0], 0, &mut b[0], 2, low));
     assert_eq!(fx.tasks[low].cpu, 2);
     assert!(
         !fx.s.rt.rd.is_overloaded(0),
@@ -531,7 +534,10 @@ fn push_recheck_fails_if_the_target_got_better_work() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    assert!(!fx.s.rt.push_task(&mut c, &mut a[0], 0, &mut b[0], 1, low));
+    assert!(!fx
+        .s
+        .rt
+        .push_rt_task_to(&mut c, &mut a[0], 0, &mut b[0], 1, low));
     assert_eq!(fx.tasks[low].cpu, 0);
 }
 
@@ -544,8 +550,8 @@ fn a_better_queued_task_reschedules_instead_of_pushing() {
     rt_task(&mut fx, 0, 20, all);
     let (mut c, rq, o1) = fx.ctx(0);
     assert_eq!(
-        o1.rt.push_decision(&mut c, rq, 0, None),
-        PushDecision::ReschedSelf
+        o1.rt.pick_push_target(&mut c, rq, 0, None),
+        PushTarget::ReschedSelf
     );
 }
 
@@ -565,7 +571,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    let out = fx.s.rt.pull_from(&mut c, &mut b[0], 1, &mut a[0]);
+    let out = fx.s.rt.pull_rt_task_from(&mut c, &mut b[0], 1, &mut a[0]);
     assert_eq!(out.moved, 1);
     assert_eq!(
         (fx.tasks[free].cpu, fx.tasks[pinned].cpu),
@@ -587,7 +593,12 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
     };
-    assert_eq!(fx.s.rt.pull_from(&mut c, &mut b[0], 1, &mut a[0]).moved, 0);
+    assert_eq!(
+        fx.s.rt
+            .pull_rt_task_from(&mut c, &mut b[0], 1, &mut a[0])
+            .moved,
+        0
+    );
     assert_eq!(fx.tasks[woken].cpu, 0);
 }
 
