@@ -132,6 +132,20 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let Some(op) = ops.get(pr.pc as usize).cloned() else {
             return Ok(self.exit(t));
         };
+        // A channel named by the task's index in its group (`pipe.{i+1}`) is chosen now.
+        let op = match op {
+            Op::SendMember {
+                base,
+                count,
+                offset,
+            } => Op::Send(base + ((pr.member as i64 + offset).rem_euclid(count as i64)) as u32),
+            Op::RecvMember {
+                base,
+                count,
+                offset,
+            } => Op::Recv(base + ((pr.member as i64 + offset).rem_euclid(count as i64)) as u32),
+            op => op,
+        };
         let sys = self.syscall_ns();
         // A system call first does its kernel work, then takes effect (a message arrives, a
         // child becomes runnable, the caller blocks) at the end of that work.
@@ -209,6 +223,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Send(ch) => self.send(cpu, t, ch)?,
             Op::Recv(ch) => self.recv(cpu, t, ch)?,
+            Op::SendMember { .. } | Op::RecvMember { .. } => unreachable!("resolved above"),
             Op::Fork { prog, thread } => self.fork(cpu, t, prog, thread)?,
             Op::Kernel(w) => {
                 let ns = match w {

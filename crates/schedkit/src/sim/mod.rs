@@ -158,6 +158,8 @@ struct Proc {
     lock_since: Option<u64>,
     lock_waited: bool,
     part: usize,
+    /// Its index in its group (`{i}` of a shared program); 0 for a forked task.
+    member: u32,
     interactive: bool,
     background: bool,
     wss_kb: u64,
@@ -351,6 +353,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         cfg: SimConfig<'c>,
     ) -> Result<Self, SimError> {
         workload.validate().map_err(SimError::Impossible)?;
+        workload
+            .check_has_foreground()
+            .map_err(SimError::Impossible)?;
         Self::assemble(sched, machine, workload, cfg)
     }
 
@@ -509,7 +514,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 task.cpus_allowed = allowed;
                 task.mm = spec.mm;
             }
-            let pr = self.new_proc(spec.prog, spec.part, spec.interactive, spec.background);
+            let mut pr = self.new_proc(spec.prog, spec.part, spec.interactive, spec.background);
+            pr.member = spec.member;
             self.procs.push(pr);
             // Initial placement: round robin over the allowed CPUs, as if already balanced.
             let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
@@ -551,6 +557,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             lock_since: None,
             lock_waited: false,
             part,
+            member: 0,
             interactive,
             background,
             wss_kb: self.workload.programs[prog as usize].working_set_kb as u64,

@@ -74,7 +74,14 @@ impl<'a> Params<'a> {
                 workload: workload.into(),
                 problem: format!("'{kv}' is not key=value"),
             })?;
-            pairs.push((k.trim(), v.trim()));
+            let k = k.trim();
+            if pairs.iter().any(|(p, _)| *p == k) {
+                return Err(WorkloadError::Param {
+                    workload: workload.into(),
+                    problem: format!("parameter '{k}' is given twice"),
+                });
+            }
+            pairs.push((k, v.trim()));
         }
         let used = vec![false; pairs.len()];
         Ok(Params {
@@ -195,6 +202,15 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 })?,
             };
             let hold = p.dur("hold", 10_000)?;
+            // Each task's job list is its own program (jobs are drawn per task): refuse a
+            // size the machine cannot hold before building it.
+            let statements = tasks as u64 * (jobs as u64 * AIM7_MAX_OPS_PER_JOB + 2);
+            if statements > super::limits::MAX_TOTAL_OPS {
+                return Err(p.err(format!(
+                    "tasks={tasks} with jobs={jobs} would be up to {statements} program statements, more than the limit of {} (lower tasks or jobs)",
+                    super::limits::MAX_TOTAL_OPS
+                )));
+            }
             aim7(tasks, jobs, bkl, hold)
         }
         "interactive" => {
@@ -555,6 +571,10 @@ pub fn rtmigrate(
     }
     w
 }
+
+/// The most statements one AIM7 job adds to its task's program (the system-call job: four
+/// lock/unlock sections of four statements, its entry and its count).
+const AIM7_MAX_OPS_PER_JOB: u64 = 18;
 
 /// splitmix64: a fixed, seedable hash for AIM7's per-task job draws.
 fn splitmix(mut x: u64) -> u64 {

@@ -49,9 +49,10 @@
 //! ``` `D` is a duration or a
 //! distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`, `lognormal(100ms,0.5)`.
 
+use super::limits::{MAX_CHANNELS, MAX_LOOP_DEPTH, MAX_PROGRAM_OPS, MAX_TASKS, MAX_TOTAL_OPS};
 use super::{
     parse_dist, ChanKind, ChannelSpec, KernelWork, LockMode, LockSpec, Op, ProgramBuilder,
-    TaskSpec, Workload, WorkloadError,
+    ProgramSource, TaskSpec, Workload, WorkloadError,
 };
 use crate::task::{CpuMask, SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
 use serde::Deserialize;
@@ -89,16 +90,13 @@ struct LockEntry {
 #[serde(deny_unknown_fields)]
 struct ChannelEntry {
     name: String,
-    #[serde(default = "one")]
-    count: u32,
+    /// Numbers are read wide and checked here, so that an error names the field's line.
+    count: Option<Spanned<i64>>,
     #[serde(default = "pipe")]
     kind: String,
-    capacity: Option<u32>,
+    capacity: Option<Spanned<i64>>,
 }
 
-fn one() -> u32 {
-    1
-}
 fn pipe() -> String {
     "pipe".into()
 }
@@ -107,16 +105,12 @@ fn pipe() -> String {
 #[serde(deny_unknown_fields)]
 struct GroupEntry {
     name: String,
-    #[serde(default = "one")]
-    count: u32,
-    #[serde(default)]
-    nice: i32,
+    count: Option<Spanned<i64>>,
+    nice: Option<Spanned<i64>>,
     policy: Option<Spanned<String>>,
-    #[serde(default)]
-    rt_priority: u8,
-    affinity: Option<Vec<usize>>,
-    #[serde(default)]
-    working_set_kb: u32,
+    rt_priority: Option<Spanned<i64>>,
+    affinity: Option<Spanned<Vec<i64>>>,
+    working_set_kb: Option<Spanned<i64>>,
     #[serde(default)]
     threads: bool,
     #[serde(default)]
@@ -164,9 +158,23 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         ));
     }
 
+    // A number field read wide, checked against its range where it stands.
+    let ranged = |f: &Spanned<i64>, what: &str, lo: i64, hi: i64| -> Result<i64, WorkloadError> {
+        let v = *f.get_ref();
+        if (lo..=hi).contains(&v) {
+            Ok(v)
+        } else {
+            Err(err(
+                f.span().start,
+                format!("{what} {v} is outside {lo}..={hi}"),
+            ))
+        }
+    };
+
     // Channels: name -> (first id, count).
     let mut channels: Vec<(String, u32, u32)> = Vec::new();
     let mut chan_specs = Vec::new();
+    let mut nchannels = 0i64;
     for c in &spec.channel {
         let at = c.span().start;
         let c = c.get_ref();
@@ -184,27 +192,40 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 ))
             }
         };
-        if c.count == 0 {
+        let count = match &c.count {
+            None => 1,
+            Some(n) => ranged(
+                n,
+                &format!("channel '{}': count", c.name),
+                1,
+                MAX_CHANNELS as i64,
+            )?,
+        };
+        nchannels += count;
+        if nchannels > MAX_CHANNELS as i64 {
             return Err(err(
-                at,
-                format!("channel '{}': count must be at least 1", c.name),
+                c.count.as_ref().map_or(at, |n| n.span().start),
+                format!(
+                    "channel '{}': {nchannels} channels in all, more than the limit of {MAX_CHANNELS}",
+                    c.name
+                ),
             ));
         }
-        if c.capacity == Some(0) {
-            return Err(err(
-                at,
-                format!("channel '{}': capacity must be at least 1", c.name),
-            ));
-        }
+        let capacity = match &c.capacity {
+            None => None,
+            Some(n) => Some(ranged(
+                n,
+                &format!("channel '{}': capacity", c.name),
+                1,
+                u32::MAX as i64,
+            )? as u32),
+        };
         if channels.iter().any(|(n, _, _)| *n == c.name) {
             return Err(err(at, format!("channel '{}' is defined twice", c.name)));
         }
-        channels.push((c.name.clone(), chan_specs.len() as u32, c.count));
-        for _ in 0..c.count {
-            chan_specs.push(ChannelSpec {
-                kind,
-                capacity: c.capacity,
-            });
+        channels.push((c.name.clone(), chan_specs.len() as u32, count as u32));
+        for _ in 0..count {
+            chan_specs.push(ChannelSpec { kind, capacity });
         }
     }
 
@@ -285,24 +306,44 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         throughput_scale: 1.0,
     };
 
-    // Program ids: group g's task i runs program prog_base[g] + i (templates: one program).
-    let mut prog_base = Vec::new();
-    let mut next = 0u32;
-    for g in &spec.group {
-        prog_base.push(next);
-        next += g.get_ref().count.max(1);
-    }
+    // One program per group, shared by its tasks (group g runs program g); `{i}` in a
+    // channel name is resolved when a task runs, from its index in the group.
+    let prog_base: Vec<u32> = (0..spec.group.len() as u32).collect();
 
     let mut mm_next = 0u32;
-    for (gi, g) in spec.group.iter().enumerate() {
+    let mut ntasks = 0i64;
+    let mut total_ops = 0u64;
+    for g in spec.group.iter() {
         let gat = g.span().start;
         let g = g.get_ref();
-        if !(NICE_MIN..=NICE_MAX).contains(&g.nice) {
+        let count = match &g.count {
+            None => 1,
+            Some(n) => ranged(
+                n,
+                &format!("group '{}': count", g.name),
+                0,
+                MAX_TASKS as i64,
+            )?,
+        } as u32;
+        ntasks += count as i64;
+        if ntasks > MAX_TASKS as i64 {
             return Err(err(
-                gat,
-                format!("group '{}': nice {} is outside -20..=19", g.name, g.nice),
+                g.count.as_ref().map_or(gat, |n| n.span().start),
+                format!(
+                    "group '{}': {ntasks} tasks in all, more than the limit of {MAX_TASKS}",
+                    g.name
+                ),
             ));
         }
+        let nice = match &g.nice {
+            None => 0,
+            Some(n) => ranged(
+                n,
+                &format!("group '{}': nice", g.name),
+                NICE_MIN as i64,
+                NICE_MAX as i64,
+            )?,
+        } as i32;
         let policy = match &g.policy {
             None => SchedPolicy::Normal,
             Some(p) => SchedPolicy::parse(p.get_ref()).ok_or_else(|| {
@@ -316,84 +357,136 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 )
             })?,
         };
-        if policy.is_rt() && !(RT_PRIO_MIN..=RT_PRIO_MAX).contains(&g.rt_priority) {
-            return Err(err(
-                gat,
-                format!(
-                    "group '{}': rt_priority must be 1..=99 with policy {policy:?}",
-                    g.name
-                ),
-            ));
-        }
+        let rt_priority = match (&g.rt_priority, policy.is_rt()) {
+            (Some(r), true) => ranged(
+                r,
+                &format!("group '{}': rt_priority", g.name),
+                RT_PRIO_MIN as i64,
+                RT_PRIO_MAX as i64,
+            )? as u8,
+            (Some(r), false) => {
+                return Err(err(
+                    r.span().start,
+                    format!(
+                        "group '{}': rt_priority needs policy fifo or rr (the policy is {})",
+                        g.name,
+                        g.policy.as_ref().map_or("normal", |p| p.get_ref().as_str())
+                    ),
+                ))
+            }
+            (None, true) => {
+                return Err(err(
+                    g.policy.as_ref().map_or(gat, |p| p.span().start),
+                    format!(
+                        "group '{}': policy {} needs rt_priority 1..=99",
+                        g.name,
+                        g.policy.as_ref().map_or("", |p| p.get_ref().as_str())
+                    ),
+                ))
+            }
+            (None, false) => 0,
+        };
+        let working_set_kb = match &g.working_set_kb {
+            None => 0,
+            Some(n) => ranged(
+                n,
+                &format!("group '{}': working_set_kb", g.name),
+                0,
+                1 << 30,
+            )?,
+        } as u32;
         let affinity = match &g.affinity {
             None => None,
             Some(cpus) => {
-                if cpus.is_empty() {
+                let at = cpus.span().start;
+                if cpus.get_ref().is_empty() {
                     return Err(err(
-                        gat,
+                        at,
                         format!("group '{}': affinity lists no CPU", g.name),
                     ));
                 }
                 let mut m = CpuMask::empty();
-                for &c in cpus {
-                    if c >= CpuMask::MAX_CPUS {
+                for &c in cpus.get_ref() {
+                    if !(0..CpuMask::MAX_CPUS as i64).contains(&c) {
                         return Err(err(
-                            gat,
+                            at,
                             format!(
-                                "group '{}': CPU {c} is beyond {}",
+                                "group '{}': CPU {c} is outside 0..{}",
                                 g.name,
                                 CpuMask::MAX_CPUS
                             ),
                         ));
                     }
-                    m.set(c);
+                    m.set(c as usize);
                 }
                 Some(m)
             }
         };
-        let shared_mm = mm_next;
-        for i in 0..g.count.max(1) {
-            let mut b = ProgramBuilder::new();
-            for stmt in &g.program {
-                parse_stmt(
-                    stmt.get_ref(),
-                    i,
-                    &channels,
-                    &group_names,
-                    &lock_names,
-                    &prog_base,
-                    &mut b,
-                )
-                .map_err(|p| err(stmt.span().start, format!("'{}': {p}", stmt.get_ref())))?;
-            }
-            if b.open_loops() > 0 {
-                let at = g.program.last().map_or(gat, |s| s.span().start);
+        let mut b = ProgramBuilder::new();
+        let mut lines: Vec<u32> = Vec::new();
+        for stmt in &g.program {
+            let sat = stmt.span().start;
+            parse_stmt(
+                stmt.get_ref(),
+                &channels,
+                &group_names,
+                &lock_names,
+                &prog_base,
+                &mut b,
+            )
+            .map_err(|p| err(sat, format!("'{}': {p}", stmt.get_ref())))?;
+            lines.resize(b.len(), line_of(text, sat) as u32);
+            if b.len() as u64 > MAX_PROGRAM_OPS {
                 return Err(err(
-                    at,
+                    sat,
                     format!(
-                        "group '{}': {} loop(s) not closed with 'end'",
-                        g.name,
-                        b.open_loops()
+                        "group '{}': more than {MAX_PROGRAM_OPS} statements in one program",
+                        g.name
                     ),
                 ));
             }
-            w.programs.push(
-                b.build(format!("{}.{i}", g.name))
-                    .with_working_set(g.working_set_kb),
-            );
-            if i < g.count {
-                let mut t = TaskSpec::new(prog_base[gi] + i);
-                t.nice = g.nice;
-                t.policy = policy;
-                t.rt_priority = if policy.is_rt() { g.rt_priority } else { 0 };
-                t.affinity = affinity;
-                t.mm = if g.threads { shared_mm } else { mm_next + i };
-                t.interactive = g.interactive;
-                t.background = g.background;
-                w.tasks.push(t);
-            }
         }
-        mm_next += g.count.max(1);
+        if b.open_loops() > 0 {
+            let at = g.program.last().map_or(gat, |s| s.span().start);
+            return Err(err(
+                at,
+                format!(
+                    "group '{}': {} loop(s) not closed with 'end'",
+                    g.name,
+                    b.open_loops()
+                ),
+            ));
+        }
+        total_ops += b.len() as u64;
+        if total_ops > MAX_TOTAL_OPS {
+            return Err(err(
+                gat,
+                format!("the programs have more than {MAX_TOTAL_OPS} statements together"),
+            ));
+        }
+        let mut prog = b.build(g.name.clone()).with_working_set(working_set_kb);
+        prog.source = Some(ProgramSource {
+            path: path.to_string(),
+            lines,
+        });
+        let prog_id = w.programs.len() as u32;
+        w.programs.push(prog);
+        let shared_mm = mm_next;
+        let origin = format!("{path} line {}", line_of(text, gat));
+        for i in 0..count {
+            let mut t = TaskSpec::new(prog_id);
+            t.nice = nice;
+            t.policy = policy;
+            t.rt_priority = rt_priority;
+            t.affinity = affinity;
+            t.mm = if g.threads { shared_mm } else { mm_next + i };
+            t.interactive = g.interactive;
+            t.background = g.background;
+            t.member = i;
+            t.origin = Some(origin.clone());
+            w.tasks.push(t);
+        }
+        mm_next += count.max(1);
     }
     if w.tasks.is_empty() {
         return Err(err(
@@ -407,7 +500,6 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
 
 fn parse_stmt(
     stmt: &str,
-    index: u32,
     channels: &[(String, u32, u32)],
     groups: &[&str],
     locks: &[&str],
@@ -425,7 +517,7 @@ fn parse_stmt(
             Err(format!("'{verb}' takes no argument"))
         }
     };
-    let chan = |arg: &str| resolve_channel(arg, index, channels);
+    let chan = |arg: &str| resolve_channel(arg, channels);
     let lock = |arg: &str| {
         locks
             .iter()
@@ -452,8 +544,30 @@ fn parse_stmt(
             uninterruptible: true,
         }),
         "yield" => no_arg(Op::Yield, b)?,
-        "send" => b.push(Op::Send(chan(&arg)?)),
-        "recv" => b.push(Op::Recv(chan(&arg)?)),
+        "send" => b.push(match chan(&arg)? {
+            Chan::Fixed(c) => Op::Send(c),
+            Chan::Member {
+                base,
+                count,
+                offset,
+            } => Op::SendMember {
+                base,
+                count,
+                offset,
+            },
+        }),
+        "recv" => b.push(match chan(&arg)? {
+            Chan::Fixed(c) => Op::Recv(c),
+            Chan::Member {
+                base,
+                count,
+                offset,
+            } => Op::RecvMember {
+                base,
+                count,
+                offset,
+            },
+        }),
         "fork" => b.push(Op::Fork {
             prog: group(&arg)?,
             thread: false,
@@ -481,9 +595,18 @@ fn parse_stmt(
             let p = it.next().ok_or("policy needs normal, batch, fifo or rr")?;
             let p = SchedPolicy::parse(p).ok_or_else(|| format!("unknown policy '{p}'"))?;
             let prio: u8 = match it.next() {
+                Some(v) if !p.is_rt() => {
+                    return Err(format!(
+                        "policy {} takes no priority (got '{v}')",
+                        arg.split_whitespace().next().unwrap_or_default()
+                    ))
+                }
                 Some(v) => v.parse().map_err(|_| format!("bad RT priority '{v}'"))?,
                 None => 0,
             };
+            if let Some(extra) = it.next() {
+                return Err(format!("unexpected '{extra}' after the priority"));
+            }
             if p.is_rt() && !(RT_PRIO_MIN..=RT_PRIO_MAX).contains(&prio) {
                 return Err("fifo and rr need a priority 1..=99".into());
             }
@@ -531,6 +654,9 @@ fn parse_stmt(
                         .map_err(|_| format!("loop needs a count or 'forever', got '{n}'"))?,
                 ),
             };
+            if b.open_loops() >= MAX_LOOP_DEPTH {
+                return Err(format!("loops nested more than {MAX_LOOP_DEPTH} deep"));
+            }
             b.begin(times);
         }
         "end" => {
@@ -540,6 +666,11 @@ fn parse_stmt(
             if b.open_loops() == 0 {
                 return Err("'end' without a matching 'loop'".into());
             }
+            if b.innermost_loop_is_empty() {
+                return Err(
+                    "a loop with nothing inside (it would do nothing, or nothing forever)".into(),
+                );
+            }
             b.close();
         }
         v => return Err(format!("unknown statement '{v}'")),
@@ -547,7 +678,14 @@ fn parse_stmt(
     Ok(())
 }
 
-fn resolve_channel(arg: &str, index: u32, channels: &[(String, u32, u32)]) -> Result<u32, String> {
+/// A channel a statement names: a fixed one, or a member of an array chosen by the running
+/// task's index in its group (`{i}`, `{i+1}`, `{i-1}`, taken modulo the array's size).
+enum Chan {
+    Fixed(u32),
+    Member { base: u32, count: u32, offset: i64 },
+}
+
+fn resolve_channel(arg: &str, channels: &[(String, u32, u32)]) -> Result<Chan, String> {
     let (name, idx) = match arg.split_once('.') {
         Some((n, i)) => (n, Some(i)),
         None => (arg, None),
@@ -556,30 +694,39 @@ fn resolve_channel(arg: &str, index: u32, channels: &[(String, u32, u32)]) -> Re
         .iter()
         .find(|(n, _, _)| n == name)
         .ok_or_else(|| format!("no channel named '{name}'"))?;
-    let k: i64 = match idx {
-        None if *count == 1 => 0,
-        None => {
-            return Err(format!(
-                "channel '{name}' has {count} members: say {name}.N or {name}.{{i}}"
-            ))
-        }
+    match idx {
+        None if *count == 1 => Ok(Chan::Fixed(*first)),
+        None => Err(format!(
+            "channel '{name}' has {count} members: say {name}.N or {name}.{{i}}"
+        )),
         Some(e) if e.starts_with('{') && e.ends_with('}') => {
             let inner = e[1..e.len() - 1].replace(' ', "");
             let rest = inner
                 .strip_prefix('i')
                 .ok_or_else(|| format!("index '{e}' must use i"))?;
-            let off: i64 = if rest.is_empty() {
+            let offset: i64 = if rest.is_empty() {
                 0
             } else {
                 rest.parse()
                     .map_err(|_| format!("index '{e}': use {{i}}, {{i+N}} or {{i-N}}"))?
             };
-            index as i64 + off
+            Ok(Chan::Member {
+                base: *first,
+                count: *count,
+                offset: offset.rem_euclid(*count as i64),
+            })
         }
-        Some(n) => n.parse().map_err(|_| format!("bad channel index '{n}'"))?,
-    };
-    let k = k.rem_euclid(*count as i64) as u32;
-    Ok(first + k)
+        Some(n) => {
+            let k: i64 = n.parse().map_err(|_| format!("bad channel index '{n}'"))?;
+            if !(0..*count as i64).contains(&k) {
+                return Err(format!(
+                    "channel '{name}' has members {name}.0 to {name}.{} (got {name}.{k})",
+                    count - 1
+                ));
+            }
+            Ok(Chan::Fixed(first + k as u32))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -617,9 +764,21 @@ program = ["send pipe.2", "exit"]
         let w = parse_str(RING, "ring.toml", "ring").unwrap();
         assert_eq!(w.tasks.len(), 4);
         assert_eq!(w.channels.len(), 3);
-        // member 0 receives from pipe.2 (i-1 modulo 3)
-        assert_eq!(w.programs[0].ops[1], Op::Recv(2));
-        assert_eq!(w.programs[1].ops[1], Op::Recv(0));
+        // One program per group: member i receives from pipe.{i-1} (modulo 3), chosen when
+        // it runs.
+        assert_eq!(w.programs.len(), 2);
+        assert_eq!(
+            w.programs[0].ops[1],
+            Op::RecvMember {
+                base: 0,
+                count: 3,
+                offset: 2
+            }
+        );
+        assert_eq!(
+            w.tasks.iter().map(|t| t.member).collect::<Vec<_>>(),
+            vec![0, 1, 2, 0]
+        );
         assert_eq!(w.throughput_unit, "hops/s");
     }
 
@@ -652,5 +811,12 @@ program = ["send pipe.2", "exit"]
         let bad = RING.replace("count = 3\nworking", "count = 3\nnice = 40\nworking");
         let e = parse_str(&bad, "r.toml", "r").unwrap_err().to_string();
         assert!(e.contains("nice 40"), "{e}");
+        // ... at the line of the field, not of its [[group]] header.
+        let line = bad
+            .lines()
+            .position(|l| l.starts_with("nice = 40"))
+            .unwrap()
+            + 1;
+        assert!(e.contains(&format!("line {line}:")), "{e}");
     }
 }

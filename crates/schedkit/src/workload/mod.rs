@@ -9,7 +9,25 @@ pub mod builtin;
 pub mod file;
 pub mod program;
 
-pub use program::{ChanId, Dist, KernelWork, Op, ProgId, Program, ProgramBuilder};
+/// What a workload may ask of the simulator, checked before a run starts (so that a typo
+/// is an error message, not an exhausted machine). Each error names the limit.
+pub mod limits {
+    /// Tasks alive at once: those a workload starts, and those forked while it runs.
+    pub const MAX_TASKS: u64 = 1_000_000;
+    /// Channels (pipes, sockets, semaphores), counting every member of an array.
+    pub const MAX_CHANNELS: u64 = 1_000_000;
+    /// Statements in one program.
+    pub const MAX_PROGRAM_OPS: u64 = 1_000_000;
+    /// Statements in all programs of a workload together.
+    pub const MAX_TOTAL_OPS: u64 = 20_000_000;
+    /// Loops nested inside each other.
+    pub const MAX_LOOP_DEPTH: usize = 1_000;
+    /// Memory a run may need for its tasks, channels and programs, bytes (the simulator
+    /// estimates it from the workload before it starts).
+    pub const MAX_RUN_MEMORY: u64 = 4 << 30;
+}
+
+pub use program::{ChanId, Dist, KernelWork, Op, ProgId, Program, ProgramBuilder, ProgramSource};
 
 use crate::task::{CpuMask, SchedPolicy};
 
@@ -84,6 +102,10 @@ pub struct TaskSpec {
     pub background: bool,
     /// Which of the `+`-joined workloads it belongs to (0 = the one whose throughput counts).
     pub part: usize,
+    /// Its index in its group: `{i}` in the channel names of a shared program.
+    pub member: u32,
+    /// Where it was defined ("file.toml line 12"), for errors found when the machine is known.
+    pub origin: Option<String>,
 }
 
 impl TaskSpec {
@@ -98,6 +120,8 @@ impl TaskSpec {
             interactive: false,
             background: false,
             part: 0,
+            member: 0,
+            origin: None,
         }
     }
 }
@@ -159,6 +183,11 @@ impl Workload {
             let other = Workload::parse_one(p)?;
             w.append(other, i + 1);
         }
+        w.check_has_foreground()
+            .map_err(|problem| WorkloadError::Param {
+                workload: spec.to_string(),
+                problem,
+            })?;
         Ok(w)
     }
 
@@ -179,6 +208,7 @@ impl Workload {
             for op in &mut p.ops {
                 match op {
                     Op::Send(c) | Op::Recv(c) => *c += chan_off,
+                    Op::SendMember { base, .. } | Op::RecvMember { base, .. } => *base += chan_off,
                     Op::Fork { prog, .. } => *prog += prog_off,
                     Op::Lock(l) | Op::Unlock(l) => *l += lock_off_pending,
                     _ => {}
@@ -204,8 +234,49 @@ impl Workload {
             .any(|(_, s)| matches!(s, LockSpec::Semaphore { mode: None, .. }))
     }
 
-    /// Checks internal references (programs, channels, loops).
+    /// A run waits for the tasks that are not in the background; if there are none it would
+    /// end before it starts.
+    pub fn check_has_foreground(&self) -> Result<(), String> {
+        if !self.tasks.is_empty() && self.tasks.iter().all(|t| t.background) {
+            return Err(format!(
+                "every task of '{}' runs in the background: the run would end at once (run it beside a workload with +, e.g. makej+{})",
+                self.name, self.name
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks internal references (programs, channels, loops) and the limits in [`limits`].
     pub fn validate(&self) -> Result<(), String> {
+        use limits::*;
+        if self.tasks.len() as u64 > MAX_TASKS {
+            return Err(format!(
+                "{} tasks: more than the limit of {MAX_TASKS}",
+                self.tasks.len()
+            ));
+        }
+        if self.channels.len() as u64 > MAX_CHANNELS {
+            return Err(format!(
+                "{} channels: more than the limit of {MAX_CHANNELS}",
+                self.channels.len()
+            ));
+        }
+        let mut total = 0u64;
+        for p in &self.programs {
+            let n = p.ops.len() as u64;
+            if n > MAX_PROGRAM_OPS {
+                return Err(format!(
+                    "program '{}' has {n} statements: more than the limit of {MAX_PROGRAM_OPS}",
+                    p.name
+                ));
+            }
+            total += n;
+        }
+        if total > MAX_TOTAL_OPS {
+            return Err(format!(
+                "the programs have {total} statements together: more than the limit of {MAX_TOTAL_OPS}"
+            ));
+        }
         for (i, p) in self.programs.iter().enumerate() {
             p.validate()
                 .map_err(|e| format!("program {i} ({}): {e}", p.name))?;
@@ -213,6 +284,16 @@ impl Workload {
                 match op {
                     Op::Send(c) | Op::Recv(c) if *c as usize >= self.channels.len() => {
                         return Err(format!("program {}: channel {c} does not exist", p.name));
+                    }
+                    Op::SendMember { base, count, .. } | Op::RecvMember { base, count, .. }
+                        if *count == 0
+                            || *base as u64 + *count as u64 > self.channels.len() as u64 =>
+                    {
+                        return Err(format!(
+                            "program {}: channels {base}..{} do not exist",
+                            p.name,
+                            *base as u64 + *count as u64
+                        ));
                     }
                     Op::Fork { prog, .. } if *prog as usize >= self.programs.len() => {
                         return Err(format!("program {}: forks unknown program {prog}", p.name));
@@ -239,7 +320,7 @@ impl Workload {
 /// Parses a duration: `250us`, `10ms`, `1.5s`, `100ns`, `2m`. A bare number is seconds.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let split = number_prefix_len(s);
     let (num, unit) = s.split_at(split);
     let v: f64 = num
         .trim()
@@ -248,7 +329,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
     let mult = match unit.trim() {
         "" | "s" => 1e9,
         "ms" => 1e6,
-        "us" | "µs" => 1e3,
+        "us" | "µs" | "μs" => 1e3,
         "ns" => 1.0,
         "m" | "min" => 60e9,
         u => return Err(format!("'{s}': unknown unit '{u}' (use ns, us, ms, s, m)")),
@@ -263,6 +344,33 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         ));
     }
     Ok(ns as u64)
+}
+
+/// The length of the number at the start of `s`: digits with an optional sign, point and
+/// exponent (`1.5e3` in `1.5e3ms`); the unit follows.
+fn number_prefix_len(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+        i += 1;
+    }
+    // An exponent only if digits follow (so that `2m` stays two minutes).
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        if j < b.len() && b[j].is_ascii_digit() {
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    i
 }
 
 /// Parses a duration or a distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`,
@@ -326,6 +434,13 @@ mod tests {
         assert!(parse_duration("10 parsecs").is_err());
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("ms").is_err());
+        // µs is a listed unit (the micro sign and the Greek mu), and exponents are numbers.
+        assert_eq!(parse_duration("10µs"), Ok(10_000));
+        assert_eq!(parse_duration("10μs"), Ok(10_000));
+        assert_eq!(parse_duration("1.5e3ms"), Ok(1_500_000_000));
+        assert_eq!(parse_duration("2e-3s"), Ok(2_000_000));
+        assert_eq!(parse_duration("2m"), Ok(120_000_000_000));
+        assert!(parse_duration("1e400s").is_err());
     }
 
     #[test]

@@ -74,6 +74,19 @@ pub enum Op {
     Send(ChanId),
     /// Read one message from a channel; blocks while it is empty.
     Recv(ChanId),
+    /// `Send` to member `(i + offset) mod count` of the channel array starting at `base`, where
+    /// `i` is the running task's index in its group: one program serves a whole group.
+    SendMember {
+        base: ChanId,
+        count: u32,
+        offset: i64,
+    },
+    /// `Recv` from a member of a channel array, as `SendMember` picks it.
+    RecvMember {
+        base: ChanId,
+        count: u32,
+        offset: i64,
+    },
     /// `fork()` a child that runs the given program; `thread` shares the address space
     /// (clone with CLONE_VM).
     Fork { prog: ProgId, thread: bool },
@@ -119,6 +132,16 @@ pub struct Program {
     pub ops: Vec<Op>,
     /// Memory the task touches while it runs, KB: what the cache model must keep warm.
     pub working_set_kb: u32,
+    /// Where each op came from, for errors found while running (`ops.len()` entries, or none
+    /// for a program built in code): the file and its line.
+    pub source: Option<ProgramSource>,
+}
+
+/// The workload file a program was read from, and the line of each of its ops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramSource {
+    pub path: String,
+    pub lines: Vec<u32>,
 }
 
 impl Program {
@@ -127,6 +150,18 @@ impl Program {
             name: name.into(),
             ops,
             working_set_kb: 0,
+            source: None,
+        }
+    }
+
+    /// "file.toml line 12" for op `pc`, or the program's name for one built in code.
+    pub fn where_is(&self, pc: usize) -> String {
+        match &self.source {
+            Some(src) => match src.lines.get(pc) {
+                Some(l) => format!("{} line {l}", src.path),
+                None => src.path.clone(),
+            },
+            None => format!("program '{}'", self.name),
         }
     }
 
@@ -135,25 +170,46 @@ impl Program {
         self
     }
 
-    /// Checks loop extents (used after building or parsing a program).
+    /// Checks loop extents and nesting (used after building or parsing a program). Iterative:
+    /// a program nested a hundred thousand loops deep must not overflow the stack here.
     pub fn validate(&self) -> Result<(), String> {
-        fn check(ops: &[Op], from: usize, to: usize) -> Result<(), String> {
-            let mut i = from;
-            while i < to {
-                if let Op::Loop { len, .. } = ops[i] {
-                    let end = i + 1 + len as usize;
-                    if end > to {
-                        return Err(format!("loop at op {i} runs past the end of its block"));
-                    }
-                    check(ops, i + 1, end)?;
-                    i = end;
-                } else {
-                    i += 1;
+        use super::limits::MAX_LOOP_DEPTH;
+        // Ends of the loops open at the current op, innermost last.
+        let mut open: Vec<usize> = Vec::new();
+        for (i, op) in self.ops.iter().enumerate() {
+            while open.last() == Some(&i) {
+                open.pop();
+            }
+            if let Op::Loop { len, .. } = *op {
+                let end = i + 1 + len as usize;
+                if end > open.last().copied().unwrap_or(self.ops.len()) {
+                    return Err(format!("loop at op {i} runs past the end of its block"));
+                }
+                open.push(end);
+                if open.len() > MAX_LOOP_DEPTH {
+                    return Err(format!(
+                        "loops nested more than {MAX_LOOP_DEPTH} deep (at op {i})"
+                    ));
                 }
             }
-            Ok(())
         }
-        check(&self.ops, 0, self.ops.len())
+        Ok(())
+    }
+
+    /// The deepest loop nesting.
+    pub fn loop_depth(&self) -> usize {
+        let mut open: Vec<usize> = Vec::new();
+        let mut deepest = 0;
+        for (i, op) in self.ops.iter().enumerate() {
+            while open.last() == Some(&i) {
+                open.pop();
+            }
+            if let Op::Loop { len, .. } = *op {
+                open.push(i + 1 + len as usize);
+                deepest = deepest.max(open.len());
+            }
+        }
+        deepest
     }
 }
 
@@ -197,6 +253,17 @@ impl ProgramBuilder {
     }
     pub fn open_loops(&self) -> usize {
         self.open.len()
+    }
+    /// Ops so far.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    /// Is the innermost open loop still without a body?
+    pub fn innermost_loop_is_empty(&self) -> bool {
+        self.open.last().is_some_and(|&at| at + 1 == self.ops.len())
     }
     pub fn build(self, name: impl Into<String>) -> Program {
         assert!(self.open.is_empty(), "unclosed loop");

@@ -1,0 +1,136 @@
+//! Bad and extreme input: each case here once crashed, exhausted memory, or was silently
+//! accepted (issue 10); now each is refused up front with an error that names the problem,
+//! the limit and, for files, the line.
+
+use schedkit::workload::{file, Workload};
+
+fn file_err(text: &str) -> String {
+    file::parse_str(text, "bad.toml", "bad")
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.lines().position(|l| l.contains(needle)).unwrap() + 1
+}
+
+#[test]
+fn deeply_nested_loops_are_refused_not_a_stack_overflow() {
+    let depth = 100_000;
+    let mut prog = String::new();
+    for _ in 0..depth {
+        prog.push_str("\"loop 1\",");
+    }
+    prog.push_str("\"yield\",");
+    for _ in 0..depth {
+        prog.push_str("\"end\",");
+    }
+    let text = format!("[[group]]\nname = \"deep\"\nprogram = [{prog}]\n");
+    let e = file_err(&text);
+    assert!(e.contains("nested more than 1000 deep"), "{e}");
+}
+
+#[test]
+fn huge_counts_are_refused_at_their_field() {
+    let text = "[[group]]\nname = \"g\"\ncount = 4294967295\nprogram = [\"yield\"]\n";
+    let e = file_err(text);
+    assert!(e.contains("line 3:") && e.contains("0..=1000000"), "{e}");
+
+    let text = "[[channel]]\nname = \"c\"\ncount = 4294967295\n[[group]]\nname = \"g\"\nprogram = [\"send c.0\"]\n";
+    let e = file_err(text);
+    assert!(e.contains("line 3:") && e.contains("1..=1000000"), "{e}");
+
+    let text = "[[group]]\nname = \"a\"\ncount = 600000\nprogram = [\"yield\"]\n[[group]]\nname = \"b\"\ncount = 600000\nprogram = [\"yield\"]\n";
+    let e = file_err(text);
+    assert!(
+        e.contains("1200000 tasks in all") && e.contains("line 7:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn aim7_within_its_parameter_limits_is_refused_before_it_is_built() {
+    let e = Workload::parse("aim7:tasks=100000,jobs=100000")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("limit of 20000000"), "{e}");
+}
+
+#[test]
+fn a_group_shares_one_program_among_its_tasks() {
+    // 100 000 tasks each running a 10 000-statement program: once a copy per task (a
+    // billion statements), now one program.
+    let mut prog = String::from("\"loop forever\",");
+    for _ in 0..10_000 {
+        prog.push_str("\"compute 1us\",");
+    }
+    prog.push_str("\"end\"");
+    let text = format!("[[group]]\nname = \"g\"\ncount = 100000\nprogram = [{prog}]\n");
+    let w = file::parse_str(&text, "big.toml", "big").unwrap();
+    assert_eq!(w.programs.len(), 1);
+    assert_eq!(w.tasks.len(), 100_000);
+}
+
+#[test]
+fn channel_indices_must_exist() {
+    let base =
+        "[[channel]]\nname = \"p\"\ncount = 3\n[[group]]\nname = \"g\"\nprogram = [\"send p.7\"]\n";
+    let e = file_err(base);
+    assert!(
+        e.contains("p.0 to p.2 (got p.7)") && e.contains("line 6:"),
+        "{e}"
+    );
+    let e = file_err(&base.replace("p.7", "p.-1"));
+    assert!(e.contains("got p.-1"), "{e}");
+    // Relative indices stay modulo the array, as documented.
+    assert!(file::parse_str(&base.replace("p.7", "p.{i+7}"), "ok.toml", "ok").is_ok());
+}
+
+#[test]
+fn rt_priorities_only_with_rt_policies_and_no_trailing_words() {
+    let text = "[[group]]\nname = \"g\"\nrt_priority = 5\nprogram = [\"yield\"]\n";
+    let e = file_err(text);
+    assert!(
+        e.contains("rt_priority needs policy fifo or rr") && e.contains("line 3:"),
+        "{e}"
+    );
+    let text = "[[group]]\nname = \"g\"\nprogram = [\"policy normal 50\"]\n";
+    let e = file_err(text);
+    assert!(e.contains("takes no priority"), "{e}");
+    let text = "[[group]]\nname = \"g\"\nprogram = [\"policy fifo 50 60\"]\n";
+    let e = file_err(text);
+    assert!(e.contains("unexpected '60'"), "{e}");
+}
+
+#[test]
+fn loops_with_nothing_inside_are_refused() {
+    let text = "[[group]]\nname = \"g\"\nprogram = [\"yield\", \"loop forever\", \"end\"]\n";
+    let e = file_err(text);
+    assert!(e.contains("nothing inside") && e.contains("line 3:"), "{e}");
+}
+
+#[test]
+fn a_workload_of_background_tasks_alone_is_refused() {
+    let e = Workload::parse("interactive").unwrap_err().to_string();
+    assert!(e.contains("runs in the background"), "{e}");
+    assert!(Workload::parse("yield:instances=1+interactive").is_ok());
+}
+
+#[test]
+fn a_parameter_given_twice_says_so() {
+    let e = Workload::parse("yield:instances=2,instances=3")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'instances' is given twice"), "{e}");
+}
+
+#[test]
+fn the_nice_error_names_the_field_line() {
+    let text = "[[group]]\nname = \"g\"\n\nnice = 40\nprogram = [\"yield\"]\n";
+    let e = file_err(text);
+    assert!(
+        e.contains(&format!("line {}:", line_of(text, "nice = 40"))),
+        "{e}"
+    );
+}
