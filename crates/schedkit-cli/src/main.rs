@@ -410,6 +410,7 @@ fn simulate(
         seed: opts.seed,
         audit_every: opts.audit_every,
         progress: Some(&mut on_progress),
+        ..Default::default()
     };
     let r = policy
         .simulate_with(rt_balance, machine, workload, cfg)

@@ -174,6 +174,7 @@ pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<
         let w = idle_heavy_workload(n);
         let cfg = SimConfig {
             lock_mode: Default::default(),
+            max_live_tasks: crate::workload::limits::MAX_TASKS,
             duration_ns: sim_ns,
             seed: 1,
             audit_every: 0,

@@ -21,6 +21,12 @@ pub struct RunResult {
     pub simulated_s: f64,
     /// Whether every foreground task ended before the duration ran out.
     pub completed: bool,
+    /// Why the run stopped: `completed`, `time_limit` (the duration ran out) or `deadlock`
+    /// (no task could ever run again).
+    pub stop_reason: String,
+    /// For a deadlock: what each remaining task waited for, and since when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlock: Option<Vec<String>>,
     pub metrics: Metrics,
 }
 
@@ -251,8 +257,20 @@ pub struct SchedOps {
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]
 pub struct SimStats {
     pub events: u64,
+    /// Task slots the run needed: the most tasks alive at once (dead tasks' slots are reused).
+    pub task_slots: u64,
     /// Host wall-clock seconds the simulation took (the only non-deterministic field).
     pub wall_s: f64,
+}
+
+/// Jain's index from the count, sum and sum of squares of the values (so that values can
+/// be folded in as they become known): `sum^2 / (n * sum2)`, 1 for no data.
+pub fn jain_from_sums(n: u64, sum: f64, sum2: f64) -> f64 {
+    if n == 0 || sum2 == 0.0 {
+        1.0
+    } else {
+        sum * sum / (n as f64 * sum2)
+    }
 }
 
 /// Jain's fairness index of `xs`: (Σx)² / (n·Σx²); 1 for an empty or all-zero set.

@@ -206,7 +206,10 @@ pub fn table(runs: &[RunResult]) -> String {
             return;
         }
         let mut line = vec![name.to_string()];
-        line.extend(vals.iter().map(|v| v.map_or("-".into(), fmt_num)));
+        line.extend(
+            vals.iter()
+                .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt_num)),
+        );
         if ratio {
             line.push(match (vals[0], vals[1]) {
                 (Some(a), Some(b)) if a != 0.0 => format!("{:.2}x", b / a),
@@ -223,11 +226,6 @@ pub fn table(runs: &[RunResult]) -> String {
             }
         }
     }
-    let incomplete: Vec<&str> = runs
-        .iter()
-        .filter(|r| !r.completed)
-        .map(|r| r.policy.as_str())
-        .collect();
     let widths: Vec<usize> = (0..lines[0].len())
         .map(|c| {
             lines
@@ -253,6 +251,32 @@ pub fn table(runs: &[RunResult]) -> String {
             out.push('\n');
         }
     }
+    for r in runs {
+        if let Some(waits) = &r.deadlock {
+            out.push_str(&format!(
+                "note: {} stopped at {:.3} s: no task could ever run again (deadlock)\n",
+                r.policy, r.simulated_s
+            ));
+            for w in waits.iter().take(20) {
+                out.push_str(&format!("  {w}\n"));
+            }
+            if waits.len() > 20 {
+                out.push_str(&format!("  ... and {} more\n", waits.len() - 20));
+            }
+        }
+        if !r.metrics.context_switches_per_s.is_finite() {
+            out.push_str(&format!(
+                "note: {} ended after {:.0} ns, less than a timer tick: too short for rates\n",
+                r.policy,
+                r.simulated_s * 1e9
+            ));
+        }
+    }
+    let incomplete: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.stop_reason == "time_limit")
+        .map(|r| r.policy.as_str())
+        .collect();
     if !incomplete.is_empty() && runs.iter().any(|r| r.completed) {
         out.push_str(&format!(
             "note: {} hit the duration limit before the workload finished; throughput is over the simulated time\n",

@@ -134,3 +134,145 @@ fn the_nice_error_names_the_field_line() {
         "{e}"
     );
 }
+
+// ----- the simulator: leaks, deadlocks, lock misuse, runs too short for rates -----
+
+use schedkit::machine::Machine;
+use schedkit::metrics::RunResult;
+use schedkit::registry::PolicyKind;
+use schedkit::sim::{SimConfig, SimError};
+
+fn sim(policy: PolicyKind, w: &Workload, ms: u64) -> Result<RunResult, SimError> {
+    let m = Machine::load("smp2-2002").unwrap();
+    policy.simulate(
+        &m,
+        w,
+        SimConfig {
+            duration_ns: ms * 1_000_000,
+            audit_every: 997,
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn dead_tasks_slots_are_reused() {
+    // fork:mode=exit keeps about two tasks alive; the task table once grew with every fork.
+    for &p in PolicyKind::ALL {
+        let w = Workload::parse("fork:mode=exit").unwrap();
+        let r = sim(p, &w, 1000).unwrap();
+        assert!(
+            r.metrics.tasks_created > 3000,
+            "{}",
+            r.metrics.tasks_created
+        );
+        assert!(
+            r.metrics.sim.task_slots <= 3,
+            "{}: {} slots for {} tasks",
+            p.name(),
+            r.metrics.sim.task_slots,
+            r.metrics.tasks_created
+        );
+    }
+}
+
+#[test]
+fn a_fork_bomb_stops_at_the_task_limit() {
+    let text = "[[group]]\nname = \"bomb\"\nprogram = [\"loop forever\", \"fork bomb\", \"end\"]\n";
+    let w = file::parse_str(text, "bomb.toml", "bomb").unwrap();
+    let m = Machine::load("smp2-2002").unwrap();
+    let cfg = SimConfig {
+        duration_ns: 100_000_000_000,
+        max_live_tasks: 5_000,
+        ..Default::default()
+    };
+    let e = PolicyKind::O1
+        .simulate(&m, &w, cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("limit of 5000 live tasks") && e.contains("bomb.toml line 3"),
+        "{e}"
+    );
+}
+
+fn deadlock_of(text: &str) -> RunResult {
+    let w = file::parse_str(text, "dl.toml", "dl").unwrap();
+    sim(PolicyKind::O1, &w, 10_000).unwrap()
+}
+
+#[test]
+fn a_run_in_which_nothing_can_run_again_stops_and_says_why() {
+    // A recv nobody sends to.
+    let r = deadlock_of(
+        "[[channel]]\nname = \"c\"\n[[group]]\nname = \"g\"\nprogram = [\"compute 1ms\", \"recv c\"]\n",
+    );
+    assert_eq!(r.stop_reason, "deadlock");
+    assert!(!r.completed);
+    assert!(
+        r.simulated_s < 0.1,
+        "stopped at {} s, not at the duration",
+        r.simulated_s
+    );
+    let waits = r.deadlock.unwrap();
+    assert!(
+        waits[0].contains("a message on channel 0") && waits[0].contains("dl.toml line 5"),
+        "{waits:?}"
+    );
+    // A lock never released.
+    let r = deadlock_of(
+        "[[lock]]\nname = \"L\"\nkind = \"mutex\"\n[[group]]\nname = \"g\"\ncount = 2\nprogram = [\"lock L\", \"sleep 1ms\", \"exit\"]\n",
+    );
+    assert_eq!(r.stop_reason, "deadlock");
+    assert!(r.deadlock.unwrap().iter().any(|w| w.contains("lock 'L'")));
+    // A full channel.
+    let r = deadlock_of(
+        "[[channel]]\nname = \"c\"\ncapacity = 1\n[[group]]\nname = \"g\"\nprogram = [\"send c\", \"send c\"]\n",
+    );
+    assert_eq!(r.stop_reason, "deadlock");
+    assert!(r.deadlock.unwrap()[0].contains("room on full channel 0"));
+    // A run that merely idles between timers is not a deadlock.
+    let r =
+        deadlock_of("[[group]]\nname = \"g\"\nprogram = [\"loop 3\", \"sleep 100ms\", \"end\"]\n");
+    assert_eq!(r.stop_reason, "completed");
+}
+
+#[test]
+fn only_a_holder_releases_a_lock() {
+    let text = "[[lock]]\nname = \"L\"\nkind = \"semaphore\"\n[[group]]\nname = \"g\"\nprogram = [\"compute 1ms\",\n \"unlock L\"]\n";
+    let w = file::parse_str(text, "u.toml", "u").unwrap();
+    let e = sim(PolicyKind::O1, &w, 100).unwrap_err().to_string();
+    assert!(
+        e.contains("releases lock 'L', which it does not hold") && e.contains("u.toml line 7"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_run_shorter_than_a_tick_reports_no_rates() {
+    let w = Workload::parse("yield:instances=2").unwrap();
+    let m = Machine::load("smp2-2002").unwrap();
+    let r = PolicyKind::O1
+        .simulate(
+            &m,
+            &w,
+            SimConfig {
+                duration_ns: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(r.metrics.context_switches_per_s.is_nan());
+    assert!(r.metrics.throughput.value.is_nan());
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains("\"context_switches_per_s\":null"), "{json}");
+    // A program that exits at once completes, with no rates either.
+    let w = file::parse_str(
+        "[[group]]\nname = \"g\"\nprogram = [\"exit\"]\n",
+        "e.toml",
+        "e",
+    )
+    .unwrap();
+    let r = sim(PolicyKind::O1, &w, 1000).unwrap();
+    assert!(r.completed && r.metrics.context_switches_per_s.is_nan());
+}

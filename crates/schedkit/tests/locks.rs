@@ -16,6 +16,7 @@ fn run(machine: &str, w: &Workload, mode: LockMode, ms: u64) -> RunResult {
         audit_every: 1,
         progress: None,
         lock_mode: mode,
+        max_live_tasks: schedkit::workload::limits::MAX_TASKS,
     };
     PolicyKind::O1.simulate(&m, w, cfg).unwrap()
 }

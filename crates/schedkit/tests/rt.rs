@@ -17,6 +17,7 @@ fn run(machine: &Machine, w: &Workload, mode: RtBalance, secs: u64) -> RunResult
         audit_every: 1,
         progress: None,
         lock_mode: Default::default(),
+        max_live_tasks: schedkit::workload::limits::MAX_TASKS,
     };
     PolicyKind::O1.simulate_with(mode, machine, w, cfg).unwrap()
 }

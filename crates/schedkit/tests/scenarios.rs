@@ -16,6 +16,7 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         audit_every: audit,
         progress: None,
         lock_mode: Default::default(),
+        max_live_tasks: schedkit::workload::limits::MAX_TASKS,
     };
     policy
         .simulate(&m, &w, cfg)
@@ -314,6 +315,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
                     audit_every: 1,
                     progress: None,
                     lock_mode: Default::default(),
+                    max_live_tasks: schedkit::workload::limits::MAX_TASKS,
                 },
             )
             .unwrap();
@@ -347,6 +349,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
                     audit_every: 1,
                     progress: None,
                     lock_mode: Default::default(),
+                    max_live_tasks: schedkit::workload::limits::MAX_TASKS,
                 },
             )
             .unwrap();

@@ -37,6 +37,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let waited = p.lock_waited;
         match self.sleeplocks[l as usize].lock(t, waited, owner_running) {
             Attempt::Acquired => {
+                self.lock_holders[l as usize].push(t);
                 let p = &mut self.procs[t.index()];
                 p.lock_since = None;
                 p.lock_waited = false;
@@ -55,6 +56,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let p = &mut self.procs[t.index()];
                 p.lock_waited = true;
                 p.block = Block::Lock(l);
+                p.block_since = self.now;
                 self.tasks[t].state = TaskState::Sleeping {
                     uninterruptible: true,
                 };
@@ -209,6 +211,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.advance(t);
                 let p = &mut self.procs[t.index()];
                 p.block = Block::Timer;
+                p.block_since = self.now;
                 p.sleep_gen += 1;
                 let gen = p.sleep_gen;
                 self.tasks[t].state = TaskState::Sleeping { uninterruptible };
@@ -249,6 +252,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     Step::Continue
                 } else {
                     p.block = Block::Child;
+                    p.block_since = self.now;
                     self.tasks[t].state = TaskState::Sleeping {
                         uninterruptible: false,
                     };
@@ -279,6 +283,18 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Lock(l) => self.lock(cpu, t, l)?,
             Op::Unlock(l) => {
+                // Only a holder releases a lock (up() by a stranger would free it for
+                // everyone: a bug in the workload, not a scheduling fact).
+                let holders = &mut self.lock_holders[l as usize];
+                let Some(i) = holders.iter().position(|&h| h == t) else {
+                    let pr = &self.procs[t.index()];
+                    return Err(SimError::Impossible(format!(
+                        "{t} ({}) releases lock '{}', which it does not hold",
+                        self.workload.programs[pr.prog as usize].where_is(pr.pc as usize),
+                        self.workload.locks[l as usize].0
+                    )));
+                };
+                holders.swap_remove(i);
                 let woken = self.sleeplocks[l as usize].unlock(t);
                 self.advance(t);
                 let mut cost = 2 * self.atomic_ns;
@@ -376,6 +392,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if c.capacity.is_some_and(|cap| c.msgs >= cap as u64) {
             c.send_waiters.push_back(t);
             self.procs[t.index()].block = Block::Send(ch);
+            self.procs[t.index()].block_since = self.now;
             self.tasks[t].state = TaskState::Sleeping {
                 uninterruptible: false,
             };
@@ -398,6 +415,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if c.msgs == 0 {
             c.recv_waiters.push_back(t);
             self.procs[t.index()].block = Block::Recv(ch);
+            self.procs[t.index()].block_since = self.now;
             self.tasks[t].state = TaskState::Sleeping {
                 uninterruptible: false,
             };
@@ -421,7 +439,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         prog: u32,
         thread: bool,
     ) -> Result<Step, SimError> {
-        let child = self.tasks.spawn();
+        let child = self.alloc_task(cpu, parent)?;
         let (pol, nice, prio, allowed, mm) = {
             let p = &self.tasks[parent];
             (p.policy, p.nice, p.rt_priority, p.cpus_allowed, p.mm)
@@ -442,8 +460,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             let p = &self.procs[parent.index()];
             (p.part, p.interactive, p.background)
         };
-        let proc_ = self.new_proc(prog, part, interactive, background);
-        self.procs.push(proc_);
+        let mut proc_ = self.new_proc(prog, part, interactive, background);
+        proc_.parent_incarnation = self.procs[parent.index()].incarnation;
+        self.put_proc(child, proc_);
         self.procs[parent.index()].children += 1;
         self.advance(parent);
 
@@ -456,13 +475,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     fn next_mm(&mut self) -> u32 {
         // Address spaces of forked processes are numbered after the workload's.
         let base = self.workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1;
-        base + self.tasks.len() as u32
+        base + self.tasks_created as u32
     }
 
     /// `exit()` (after its kernel work): the task stops; its parent is told when it has
     /// switched out for the last time.
     fn exit(&mut self, t: TaskId) -> Step {
         self.procs[t.index()].block = Block::Exiting;
+        self.procs[t.index()].block_since = self.now;
         self.tasks[t].state = TaskState::Sleeping {
             uninterruptible: true,
         };
@@ -755,7 +775,13 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             charged_cpus += c.acct[A_USER] + c.acct[A_SYS] + c.acct[A_REFILL];
         }
-        let charged_tasks: u64 = self.tasks.iter().map(|t| t.sum_exec_ns).sum();
+        let charged_tasks: u64 = self.dead_exec_ns
+            + self
+                .tasks
+                .iter()
+                .filter(|t| t.state != TaskState::Dead)
+                .map(|t| t.sum_exec_ns)
+                .sum::<u64>();
         if charged_tasks != charged_cpus {
             return Err(SimError::Invariant {
                 at_ns: end,
@@ -783,20 +809,32 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             .map(|c| c.acct[A_IDLE] as f64 / end as f64)
             .sum::<f64>()
             / self.ncpus as f64;
-        // Fairness: CPU time per unit of weight per second alive.
-        let shares: Vec<f64> = self
-            .tasks
-            .iter()
-            .filter_map(|t| {
-                let pr = &self.procs[t.id.index()];
-                let life = pr.died.unwrap_or(end).saturating_sub(pr.born);
-                (life > 0).then(|| t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64))
-            })
-            .collect();
-        let throughput = self.counts[0] as f64 / secs * self.workload.throughput_scale;
+        // Fairness: CPU time per unit of weight per second alive; the dead were folded in as
+        // they died (their slots are reused), the living are added now.
+        let (mut n_shares, mut share_sum, mut share_sum2) = self.dead_shares;
+        for t in self.tasks.iter().filter(|t| t.state != TaskState::Dead) {
+            let pr = &self.procs[t.id.index()];
+            let life = pr.died.unwrap_or(end).saturating_sub(pr.born);
+            if life > 0 {
+                let x = t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64);
+                n_shares += 1;
+                share_sum += x;
+                share_sum2 += x * x;
+            }
+        }
+        // A run shorter than one timer tick has no meaningful rate (one switch in 1 ns is
+        // not a billion switches a second): rates are then NaN, written as null.
+        let rate = |x: f64| {
+            if end >= self.tick_ns {
+                x / secs
+            } else {
+                f64::NAN
+            }
+        };
+        let throughput = rate(self.counts[0] as f64) * self.workload.throughput_scale;
         let mut per_op_us = std::collections::BTreeMap::new();
         if let Some(label) = &self.workload.per_op_label {
-            if throughput > 0.0 {
+            if throughput > 0.0 && throughput.is_finite() {
                 per_op_us.insert(label.clone(), 1e6 / throughput);
             }
         }
@@ -820,16 +858,26 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 .any(|(_, s)| matches!(s, crate::workload::LockSpec::Semaphore { mode: None, .. }))
                 .then(|| self.cfg.lock_mode.name().to_string()),
             simulated_s: secs,
-            completed: self.end_time.is_some(),
+            completed: self.stop == StopReason::Completed,
+            stop_reason: match self.stop {
+                StopReason::Completed => "completed",
+                StopReason::TimeLimit => "time_limit",
+                StopReason::Deadlock(_) => "deadlock",
+            }
+            .to_string(),
+            deadlock: match &self.stop {
+                StopReason::Deadlock(waits) => Some(waits.clone()),
+                _ => None,
+            },
             metrics: Metrics {
                 context_switches: self.switches,
-                context_switches_per_s: self.switches as f64 / secs,
+                context_switches_per_s: rate(self.switches as f64),
                 migrations: self.migrations,
                 idle_fraction,
                 wakeup_latency_us: lat(&self.lat_all),
                 interactive_wakeup_latency_us: (!self.lat_interactive.is_empty())
                     .then(|| lat(&self.lat_interactive)),
-                fairness_jain: jain(&shares),
+                fairness_jain: jain_from_sums(n_shares, share_sum, share_sum2),
                 throughput: Throughput {
                     unit: self.workload.throughput_unit.clone(),
                     value: throughput,
@@ -853,7 +901,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     tree_steps: o.tree_steps,
                     remote_touches: o.remote_touches,
                 },
-                tasks_created: self.tasks.len() as u64,
+                tasks_created: self.tasks_created,
                 rt: RtStats {
                     pushes: self.rt_pushes,
                     pulls: self.rt_pulls,
@@ -892,6 +940,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 }),
                 sim: SimStats {
                     events: self.nevents,
+                    task_slots: self.tasks.len() as u64,
                     wall_s,
                 },
             },

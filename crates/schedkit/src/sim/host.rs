@@ -250,9 +250,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
     }
 
     fn live_parent(&self, x: TaskId) -> Option<TaskId> {
-        self.tasks[x]
-            .parent
-            .filter(|&p| self.tasks[p].state != TaskState::Dead)
+        self.parent_of(x)
     }
 
     /// The exited task is gone: its parent learns it has a zombie to wait for.
@@ -269,6 +267,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         if !pr.background {
             self.foreground_alive -= 1;
         }
+        self.retire(x);
         if let Some(p) = parent {
             let pp = &mut self.procs[p.index()];
             pp.children -= 1;

@@ -44,6 +44,8 @@ pub struct SimConfig<'a> {
     pub progress: Option<&'a mut dyn FnMut(f64)>,
     /// How the workload's semaphores that follow the run (the big kernel lock) hand over.
     pub lock_mode: crate::workload::LockMode,
+    /// Tasks that may be alive at once before a fork is refused (a fork bomb's stop).
+    pub max_live_tasks: u64,
 }
 
 impl Default for SimConfig<'_> {
@@ -54,6 +56,7 @@ impl Default for SimConfig<'_> {
             audit_every: 0,
             progress: None,
             lock_mode: crate::workload::LockMode::Handoff,
+            max_live_tasks: crate::workload::limits::MAX_TASKS,
         }
     }
 }
@@ -64,6 +67,17 @@ pub enum SimError {
     Impossible(String),
     #[error("simulator invariant violated at t={at_ns} ns: {what}")]
     Invariant { at_ns: u64, what: String },
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq)]
+enum StopReason {
+    /// Every foreground task ended.
+    Completed,
+    /// The duration ran out.
+    TimeLimit,
+    /// No task could ever run again: what each was waiting for.
+    Deadlock(Vec<String>),
 }
 
 /// Event kinds; the heap orders by (time, seq), the kind only breaks no ties.
@@ -164,6 +178,11 @@ struct Proc {
     background: bool,
     wss_kb: u64,
     block: Block,
+    /// When it blocked (for the report of a deadlock).
+    block_since: u64,
+    /// Bumped each time its slot is reused; a child remembers its parent's.
+    incarnation: u32,
+    parent_incarnation: u32,
     sleep_gen: u32,
     /// When it became runnable after a wakeup or fork, for the latency histogram.
     runnable_since: Option<u64>,
@@ -311,6 +330,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     ops_total: OpCounter,
 
     foreground_alive: usize,
+    /// When the run stopped before the duration ran out (every foreground task ended, or
+    /// none could ever run again).
     end_time: Option<u64>,
     switches: u64,
     migrations: u64,
@@ -335,6 +356,19 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// Lock spin and cache refill inside the schedule() just computed.
     pending_spin: u64,
     pending_refill: u64,
+    /// Slots of dead tasks, reused by forks (the kernel reuses PIDs too): memory follows the
+    /// tasks alive, not how many ever were.
+    free_slots: Vec<TaskId>,
+    /// Tasks ever created (`metrics.tasks_created`; also numbers new address spaces).
+    tasks_created: u64,
+    /// Fairness sums (count, sum and sum of squares of CPU time per weight per ns alive) and
+    /// CPU time of the tasks that died, folded in as each dies.
+    dead_shares: (u64, f64, f64),
+    dead_exec_ns: u64,
+    /// Who holds each sleeping lock now (a semaphore may have several holders).
+    lock_holders: Vec<Vec<TaskId>>,
+    /// Why the run stopped.
+    stop: StopReason,
     /// Where the kernel path being run on a CPU has got to: each lock section starts here
     /// and moves it past its spin, lock and priced work (see `host.rs`).
     cursor: u64,
@@ -356,6 +390,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         workload
             .check_has_foreground()
             .map_err(SimError::Impossible)?;
+        Self::check_memory(workload)?;
         Self::assemble(sched, machine, workload, cfg)
     }
 
@@ -432,6 +467,12 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             ops_total: OpCounter::default(),
             foreground_alive: 0,
             end_time: None,
+            free_slots: Vec::new(),
+            tasks_created: 0,
+            dead_shares: (0, 0.0, 0.0),
+            dead_exec_ns: 0,
+            lock_holders: vec![Vec::new(); workload.locks.len()],
+            stop: StopReason::TimeLimit,
             switches: 0,
             migrations: 0,
             counts: vec![0; parts],
@@ -506,6 +547,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 )));
             }
             let t = self.tasks.spawn();
+            self.tasks_created += 1;
             {
                 let task = &mut self.tasks[t];
                 task.nice = spec.nice;
@@ -562,6 +604,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             background,
             wss_kb: self.workload.programs[prog as usize].working_set_kb as u64,
             block: Block::None,
+            block_since: 0,
+            incarnation: 0,
+            parent_incarnation: 0,
             sleep_gen: 0,
             runnable_since: None,
             last_cpu: None,
@@ -612,6 +657,12 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             }
             if self.foreground_alive == 0 {
                 self.end_time = Some(self.now);
+                self.stop = StopReason::Completed;
+                break;
+            }
+            if matches!(ev, Ev::Tick { cpu: 0 }) && self.stuck() {
+                self.end_time = Some(self.now);
+                self.stop = StopReason::Deadlock(self.waits());
                 break;
             }
             if self.cfg.audit_every > 0 && self.nevents.is_multiple_of(self.cfg.audit_every) {
@@ -803,5 +854,6 @@ pub(crate) fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
 
 mod engine;
 mod host;
+mod lifecycle;
 #[cfg(test)]
 pub(crate) use host::scripted;
