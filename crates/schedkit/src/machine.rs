@@ -325,34 +325,75 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
             ));
         }
     }
-    if !(p.clock.mhz > 0.0 && p.clock.mhz.is_finite()) {
-        return Err(bad(
-            "clock.mhz",
-            format!("must be positive, got {}", p.clock.mhz),
-        ));
-    }
+    // Every number within a physically sensible range (a 1 MHz to 100 GHz clock, costs
+    // from nothing to what no machine of any era took), so that no cost arithmetic can
+    // overflow and no absurd value makes a machine faster or wraps round.
+    let ranged = |field: &str, v: f64, lo: f64, hi: f64, unit: &str| {
+        if v.is_finite() && (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(bad(
+                field,
+                format!("must be within {lo}..={hi} {unit}, got {v}"),
+            ))
+        }
+    };
+    ranged("clock.mhz", p.clock.mhz, 1.0, 100_000.0, "MHz")?;
     if !(10..=10_000).contains(&p.clock.hz) {
         return Err(bad(
             "clock.hz",
-            format!("must be 10..=10000, got {}", p.clock.hz),
+            format!("must be within 10..=10000, got {}", p.clock.hz),
         ));
     }
-    if p.cache.size_kb == 0 {
-        return Err(bad("cache.size_kb", "must be positive".into()));
+    if !(1..=16 << 20).contains(&p.cache.size_kb) {
+        return Err(bad(
+            "cache.size_kb",
+            format!(
+                "must be within 1..={} KB, got {}",
+                16u64 << 20,
+                p.cache.size_kb
+            ),
+        ));
     }
     let c = &p.costs;
     let k = &p.kernel;
+    ranged(
+        "costs.cache_latency_ns",
+        c.cache_latency_ns,
+        0.0,
+        1_000.0,
+        "ns",
+    )?;
+    ranged(
+        "costs.mem_latency_ns",
+        c.mem_latency_ns,
+        0.0,
+        10_000.0,
+        "ns",
+    )?;
+    ranged(
+        "costs.mem_read_mb_s",
+        c.mem_read_mb_s,
+        1.0,
+        10_000_000.0,
+        "MB/s",
+    )?;
+    ranged("costs.atomic_ns", c.atomic_ns, 0.0, 10_000.0, "ns")?;
     for (field, v) in [
-        ("costs.cache_latency_ns", c.cache_latency_ns),
-        ("costs.mem_latency_ns", c.mem_latency_ns),
-        ("costs.mem_read_mb_s", c.mem_read_mb_s),
-        ("costs.atomic_ns", c.atomic_ns),
         ("costs.syscall_ns", c.syscall_ns),
         ("costs.context_switch_ns", c.context_switch_ns),
         ("costs.timer_irq_ns", c.timer_irq_ns),
         ("costs.ipi_send_ns", c.ipi_send_ns),
+    ] {
+        ranged(field, v, 0.0, 1_000_000.0, "ns")?;
+    }
+    for (field, v) in [
         ("costs.ipi_latency_ns", c.ipi_latency_ns),
         ("costs.idle_exit_ns", c.idle_exit_ns),
+    ] {
+        ranged(field, v, 0.0, 10_000_000.0, "ns")?;
+    }
+    for (field, v) in [
         ("kernel.pipe_write_ns", k.pipe_write_ns),
         ("kernel.pipe_read_ns", k.pipe_read_ns),
         ("kernel.sock_send_ns", k.sock_send_ns),
@@ -363,15 +404,18 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
         ("kernel.exec_ns", k.exec_ns),
         ("kernel.shell_startup_ns", k.shell_startup_ns),
     ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(bad(
-                field,
-                format!("must be a non-negative number, got {v}"),
-            ));
-        }
+        ranged(field, v, 0.0, 1_000_000_000.0, "ns")?;
     }
-    if c.mem_read_mb_s <= 0.0 {
-        return Err(bad("costs.mem_read_mb_s", "must be positive".into()));
+    // Consistency: the timer interrupt must leave room for work between ticks.
+    let tick_ns = 1e9 / p.clock.hz as f64;
+    if c.timer_irq_ns >= tick_ns / 2.0 {
+        return Err(bad(
+            "costs.timer_irq_ns",
+            format!(
+                "{} ns would take half of every tick or more ({tick_ns} ns at HZ={}): an interrupt must be much shorter than the tick",
+                c.timer_irq_ns, p.clock.hz
+            ),
+        ));
     }
     Ok(())
 }

@@ -276,3 +276,98 @@ fn a_run_shorter_than_a_tick_reports_no_rates() {
     let r = sim(PolicyKind::O1, &w, 1000).unwrap();
     assert!(r.completed && r.metrics.context_switches_per_s.is_nan());
 }
+
+// ----- machine profiles: ranges that mean something -----
+
+fn profile_with(field: &str, value: &str) -> String {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../profiles/smp2-2002.toml"
+    ))
+    .unwrap();
+    text.lines()
+        .map(|l| {
+            if l.trim_start().starts_with(&format!("{field} ")) {
+                format!("{field} = {value}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn absurd_profile_numbers_are_refused_with_their_range() {
+    for (field, value, says) in [
+        ("syscall_ns", "1e300", "costs.syscall_ns"),
+        ("timer_irq_ns", "1e300", "costs.timer_irq_ns"),
+        ("mhz", "1e-300", "clock.mhz"),
+        ("mem_read_mb_s", "0", "costs.mem_read_mb_s"),
+        ("size_kb", "0", "cache.size_kb"),
+    ] {
+        let e = Machine::from_toml(&profile_with(field, value), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(says) && e.contains("must be within"),
+            "{field}: {e}"
+        );
+    }
+    // An interrupt as long as the tick is not a machine (HZ=10000: a 100 us tick).
+    let text = profile_with("timer_irq_ns", "150000").replace("hz = 100 ", "hz = 10000 ");
+    let e = Machine::from_toml(&text, "p.toml").unwrap_err().to_string();
+    assert!(e.contains("much shorter than the tick"), "{e}");
+}
+
+#[test]
+fn a_profile_at_the_edges_of_its_ranges_runs_without_overflow() {
+    let mut text = profile_with("mhz", "100000");
+    for (f, v) in [
+        ("syscall_ns", "1000000"),
+        ("context_switch_ns", "1000000"),
+        ("ipi_send_ns", "1000000"),
+        ("ipi_latency_ns", "10000000"),
+        ("idle_exit_ns", "10000000"),
+        ("mem_latency_ns", "10000"),
+        ("cache_latency_ns", "1000"),
+        ("atomic_ns", "10000"),
+        ("mem_read_mb_s", "1"),
+        ("fork_ns", "1000000000"),
+        ("exec_ns", "1000000000"),
+    ] {
+        text = text
+            .lines()
+            .map(|l| {
+                if l.trim_start().starts_with(&format!("{f} ")) {
+                    format!("{f} = {v}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+    }
+    let m = Machine::from_toml(&text, "edge.toml").unwrap();
+    for &p in PolicyKind::ALL {
+        for w in [
+            "fork:mode=exec",
+            "chat:rooms=1,messages=5",
+            "ctx:procs=4,size=64",
+        ] {
+            let w = Workload::parse(w).unwrap();
+            let r = p
+                .simulate(
+                    &m,
+                    &w,
+                    SimConfig {
+                        duration_ns: 3_000_000_000,
+                        audit_every: 101,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+            assert!(r.simulated_s > 0.0);
+        }
+    }
+}

@@ -25,8 +25,16 @@ pub enum Dist {
     LogNormal(u64, f64),
 }
 
+/// The longest duration a distribution yields, ns (a million seconds, the simulator's limit
+/// on a run): a log-normal's far tail is cut there instead of overflowing the clock.
+pub const MAX_SAMPLE_NS: u64 = 1_000_000_000_000_000;
+
 impl Dist {
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
+        self.sample_uncapped(rng).min(MAX_SAMPLE_NS)
+    }
+
+    fn sample_uncapped(&self, rng: &mut ChaCha8Rng) -> u64 {
         match *self {
             Dist::Const(v) => v,
             Dist::Uniform(lo, hi) => {
