@@ -60,17 +60,18 @@ enum ListWhat {
 
 #[derive(Args)]
 struct RunOpts {
-    /// Simulated time limit; a workload that ends sooner stops there (e.g. 10s, 500ms).
-    #[arg(long, default_value = "10s", value_parser = parse_dur)]
+    /// Simulated time limit; a workload that ends sooner stops there (e.g. 10s, 500ms,
+    /// 250µs, 1.5e3ms).
+    #[arg(long, default_value = "10s", value_parser = parse_dur, allow_hyphen_values = true)]
     duration: u64,
-    /// Seed of the random choices (sleep times, burst lengths).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the random choices (sleep times, burst lengths): an unsigned 64-bit number.
+    #[arg(long, default_value = "1", value_parser = parse_seed, allow_hyphen_values = true)]
     seed: u64,
     /// Also write the results as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Check every invariant every N events (slow; 0 = only at the end of the run).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(long, default_value = "0", value_name = "N", value_parser = parse_count, allow_hyphen_values = true)]
     audit_every: u64,
     /// Do not draw a progress bar.
     #[arg(long)]
@@ -185,6 +186,18 @@ fn parse_rt_balance(s: &str) -> Result<RtBalance, String> {
     RtBalance::parse(s)
 }
 
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{s}': the seed is an unsigned number, 0 to {}", u64::MAX))
+}
+
+fn parse_count(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{s}': expected a whole number 0 or more"))
+}
+
 fn parse_dur(s: &str) -> Result<u64, String> {
     let ns = parse_duration(s)?;
     if ns == 0 {
@@ -221,6 +234,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Sim(a) => {
+            let json = JsonOut::create(a.run.json.as_ref())?;
             let policy = PolicyKind::parse(&a.policy)
                 .map_err(anyhow::Error::msg)
                 .context("--policy")?;
@@ -235,9 +249,10 @@ fn run(cli: Cli) -> Result<()> {
                 &a.run,
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
-            write_json(a.run.json.as_ref(), &r)?;
+            json.write(&r)?;
         }
         Cmd::Compare(a) => {
+            let json = JsonOut::create(a.run.json.as_ref())?;
             let policies: Vec<PolicyKind> = a
                 .policies
                 .iter()
@@ -287,7 +302,7 @@ fn run(cli: Cli) -> Result<()> {
                     all.extend(runs);
                 }
             }
-            write_json(a.run.json.as_ref(), &all)?;
+            json.write(&all)?;
         }
         Cmd::List { what } => match what {
             ListWhat::Policies => {
@@ -424,6 +439,36 @@ fn simulate(
         })?;
     pb.finish_and_clear();
     Ok(r)
+}
+
+/// A `--json` file, created before a run so that an unwritable path is an error at once,
+/// not after the whole simulation.
+struct JsonOut {
+    file: Option<(PathBuf, std::fs::File)>,
+}
+
+impl JsonOut {
+    fn create(path: Option<&PathBuf>) -> Result<JsonOut> {
+        let file = match path {
+            None => None,
+            Some(p) => Some((
+                p.clone(),
+                std::fs::File::create(p)
+                    .with_context(|| format!("--json: cannot create {}", p.display()))?,
+            )),
+        };
+        Ok(JsonOut { file })
+    }
+
+    fn write<T: serde::Serialize>(self, value: &T) -> Result<()> {
+        use std::io::Write;
+        if let Some((p, mut f)) = self.file {
+            let text = serde_json::to_string_pretty(value)?;
+            f.write_all((text + "\n").as_bytes())
+                .with_context(|| format!("--json: cannot write {}", p.display()))?;
+        }
+        Ok(())
+    }
 }
 
 fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> Result<()> {

@@ -196,3 +196,65 @@ fn bench_runtime_validates_and_writes_rows() {
         assert!(r["value"].as_f64().unwrap() > 0.0, "{r}");
     }
 }
+
+#[test]
+fn messages_for_bad_flags_say_what_is_wrong() {
+    // µs is a listed unit; exponents are numbers.
+    let (code, _, err) = schedkit(&["sim", "--quiet", "--duration", "10µs"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = schedkit(&["sim", "--quiet", "--duration", "1.5e3ms"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("1.50"), "{out}");
+    // An unwritable --json is found before the run, not after it.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("no/such/dir/x.json");
+    let t = std::time::Instant::now();
+    let (code, _, err) = schedkit(&[
+        "sim",
+        "--quiet",
+        "--duration",
+        "1000s",
+        "--json",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--json: cannot create"), "{err}");
+    assert!(t.elapsed().as_secs() < 20, "the simulation ran first");
+    // A missing profile's cause is said once.
+    let (_, _, err) = schedkit(&["sim", "--machine", "nosuch.toml"]);
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
+    // Negative numbers reach the parser, which says what it wants.
+    let (code, _, err) = schedkit(&["sim", "--seed", "-1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("the seed is an unsigned number"), "{err}");
+    let (_, _, err) = schedkit(&["sim", "--duration", "-1s"]);
+    assert!(err.contains("non-negative duration"), "{err}");
+}
+
+#[test]
+fn workload_files_are_named_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    // A path with '+' in it is a file, not two workloads.
+    let p = dir.path().join("a+b.toml");
+    std::fs::write(
+        &p,
+        "[[group]]\nname = \"g\"\nprogram = [\"loop 3\", \"compute 1ms\", \"end\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = schedkit(&["sim", "--quiet", "--workload", p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("a+b"), "{out}");
+    // An affinity the machine cannot honour names the file, the line and the CPUs.
+    let p = dir.path().join("aff.toml");
+    std::fs::write(
+        &p,
+        "[[group]]\nname = \"g\"\naffinity = [7]\nprogram = [\"compute 1ms\"]\n",
+    )
+    .unwrap();
+    let (code, _, err) = schedkit(&["sim", "--quiet", "--workload", p.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("aff.toml line 3") && err.contains("CPU(s) 7") && !err.contains("Some("),
+        "{err}"
+    );
+}

@@ -28,11 +28,10 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
 pub enum MachineError {
     #[error("unknown machine '{0}' (known: {1}); or give a path to a .toml profile")]
     Unknown(String, String),
-    #[error("cannot read machine profile {path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
+    /// (The cause is in the message; it is not also chained as a source, which printed it
+    /// twice.)
+    #[error("cannot read machine profile {path}: {problem}")]
+    Io { path: String, problem: String },
     #[error("machine profile {origin}: {message}")]
     Parse { origin: String, message: String },
     #[error("machine profile {origin}: {field}: {problem}")]
@@ -198,9 +197,9 @@ impl Machine {
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| MachineError::Io {
+            let text = std::fs::read_to_string(path).map_err(|e| MachineError::Io {
                 path: name_or_path.to_string(),
-                source,
+                problem: e.to_string(),
             })?;
             return Machine::from_toml(&text, name_or_path);
         }

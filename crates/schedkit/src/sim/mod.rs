@@ -538,12 +538,29 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         for (i, spec) in self.workload.tasks.iter().enumerate() {
             let allowed = spec.affinity.map_or(all, |a| a.and(&all));
             if allowed.is_empty() {
+                let cpus = spec
+                    .affinity
+                    .map(|a| {
+                        a.iter(crate::task::CpuMask::MAX_CPUS)
+                            .map(|c| c.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .unwrap_or_default();
+                let what = match &spec.origin {
+                    Some(o) => format!(
+                        "{o}: group '{}'",
+                        self.workload.programs[spec.prog as usize].name
+                    ),
+                    None => format!(
+                        "task {i} ({})",
+                        self.workload.programs[spec.prog as usize].name
+                    ),
+                };
                 return Err(SimError::Impossible(format!(
-                    "task {i} ({}) may only run on CPUs {:?}, which {} (with {} CPUs) does not have",
-                    self.workload.programs[spec.prog as usize].name,
-                    spec.affinity.map(|a| a.iter(crate::task::CpuMask::MAX_CPUS).collect::<Vec<_>>()),
+                    "{what} may only run on CPU(s) {cpus}, none of which {} has (CPUs 0 to {})",
                     self.machine.name(),
-                    self.ncpus
+                    self.ncpus - 1
                 )));
             }
             let t = self.tasks.spawn();

@@ -472,7 +472,12 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         let prog_id = w.programs.len() as u32;
         w.programs.push(prog);
         let shared_mm = mm_next;
-        let origin = format!("{path} line {}", line_of(text, gat));
+        // Where an error about the task found at run time points: its affinity (the one
+        // field only the machine can check), else the group.
+        let origin = format!(
+            "{path} line {}",
+            line_of(text, g.affinity.as_ref().map_or(gat, |a| a.span().start))
+        );
         for i in 0..count {
             let mut t = TaskSpec::new(prog_id);
             t.nice = nice;

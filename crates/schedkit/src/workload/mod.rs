@@ -174,8 +174,18 @@ pub enum WorkloadError {
 }
 
 impl Workload {
-    /// Parses a spec: built-ins and `.toml` files, joined with `+`.
+    /// Parses a spec: built-ins and `.toml` files, joined with `+`. A spec that names an
+    /// existing file is that file, even if its path contains `+`.
     pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
+        if spec.contains('+') && std::path::Path::new(spec.trim()).is_file() {
+            let w = file::load(spec.trim())?;
+            w.check_has_foreground()
+                .map_err(|problem| WorkloadError::Param {
+                    workload: spec.to_string(),
+                    problem,
+                })?;
+            return Ok(w);
+        }
         let mut parts = spec.split('+').map(str::trim);
         let first = parts.next().unwrap_or_default();
         let mut w = Workload::parse_one(first)?;
