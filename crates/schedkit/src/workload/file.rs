@@ -12,10 +12,10 @@
 //!
 //! [[group]]
 //! name = "member"
-//! count = 4                     # tasks started at time 0 (0: a template for `fork`)
-//! nice = 0
+//! count = 4                     # tasks started at time 0, 0..=1000000 (0: a template for `fork`)
+//! nice = 0                      # -20..=19
 //! policy = "normal"             # normal | batch | fifo | rr
-//! rt_priority = 0               # 1..99 with fifo/rr
+//! # rt_priority = 50            # 1..=99: required with fifo/rr, refused with normal/batch
 //! affinity = [0, 1]             # CPUs; default all
 //! working_set_kb = 16
 //! threads = false               # true: the group's tasks share one address space
@@ -23,7 +23,8 @@
 //! background = false            # the run does not wait for these tasks to end
 //! program = [
 //!   "loop forever",
-//!   "recv pipe.{i-1}",          # {i} is the task's index in its group, taken modulo the count
+//!   "recv pipe.{i-1}",          # {i} is the task's index in its group, taken modulo the count;
+//!                               # the group's tasks share this one program
 //!   "compute exp(50us)",
 //!   "count",
 //!   "send pipe.{i}",

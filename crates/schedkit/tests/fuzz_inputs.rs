@@ -1,0 +1,299 @@
+//! A fuzzer for what users hand schedkit: workload files and machine profiles, mutated from a
+//! small corpus (`fuzz/corpus/workloads/*.toml`, `profiles/*.toml`), fed to the parsers, and
+//! what they accept run through a bounded simulation with the invariant audit on. Nothing may
+//! panic, abort, break an invariant (`SimError::Invariant`) or grow without bound; an input
+//! may only be accepted or refused with an error.
+//!
+//! The test command runs a short pass (`SCHEDKIT_FUZZ_CASES`, default 2 000 cases). A long
+//! pass, as run once for issue 10:
+//!
+//! ```sh
+//! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --test fuzz_inputs -- --nocapture
+//! ```
+//!
+//! Mutations are drawn by proptest (so a failure is shrunk to a small reproducer and its seed
+//! is kept in `proptest-regressions/`): byte edits, line deletions and duplications, numbers
+//! replaced by extremes, and statements spliced in from a dictionary of every statement kind.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use schedkit::machine::Machine;
+use schedkit::registry::PolicyKind;
+use schedkit::sim::{SimConfig, SimError};
+use schedkit::workload::{file, Workload};
+use std::sync::OnceLock;
+
+/// The bound on a simulation of an accepted input: its simulated time, and how many tasks it
+/// may have (a mutated count of a million is accepted by the parser but not simulated here).
+const SIM_NS: u64 = 20_000_000;
+const MAX_SIM_TASKS: usize = 2_000;
+
+fn corpus() -> &'static (Vec<String>, Vec<String>) {
+    static C: OnceLock<(Vec<String>, Vec<String>)> = OnceLock::new();
+    C.get_or_init(|| {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let read_dir = |d: &str| -> Vec<String> {
+            let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{d}"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .collect();
+            files.sort();
+            files
+                .iter()
+                .map(|p| std::fs::read_to_string(p).unwrap())
+                .collect()
+        };
+        (read_dir("fuzz/corpus/workloads"), read_dir("profiles"))
+    })
+}
+
+const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "4294967295",
+    "4294967296",
+    "18446744073709551615",
+    "-9223372036854775808",
+    "1e300",
+    "-1e300",
+    "1e-300",
+    "nan",
+    "inf",
+    "0.5",
+    "99",
+    "100",
+    "255",
+    "256",
+    "1000000",
+    "\"x\"",
+    "[]",
+];
+
+const STATEMENTS: &[&str] = &[
+    "\"compute 1ms\",",
+    "\"compute exp(0ns)\",",
+    "\"compute lognormal(1000000s,5)\",",
+    "\"touch\",",
+    "\"sleep 1us\",",
+    "\"io uniform(0ns,1ms)\",",
+    "\"yield\",",
+    "\"send pipe.{i+1}\",",
+    "\"recv pipe.{i-1}\",",
+    "\"send pipe.2\",",
+    "\"recv sock.{i}\",",
+    "\"fork child\",",
+    "\"thread worker\",",
+    "\"exec\",",
+    "\"shell\",",
+    "\"wait\",",
+    "\"exit\",",
+    "\"nice -20\",",
+    "\"nice 19\",",
+    "\"policy fifo 99\",",
+    "\"policy rr 1\",",
+    "\"policy batch\",",
+    "\"policy normal\",",
+    "\"affinity 0\",",
+    "\"affinity 1,0\",",
+    "\"affinity-next\",",
+    "\"stamp\",",
+    "\"spin-until 1ms 0\",",
+    "\"lock bkl\",",
+    "\"unlock bkl\",",
+    "\"lock m\",",
+    "\"unlock m\",",
+    "\"kwork 10us\",",
+    "\"count\",",
+    "\"loop 3\",",
+    "\"loop forever\",",
+    "\"end\",",
+];
+
+#[derive(Clone, Debug)]
+enum Mutation {
+    /// Replace the byte at (position mod len) with this byte.
+    SetByte(usize, u8),
+    /// Delete this many bytes at a position.
+    Delete(usize, usize),
+    /// Delete the line at (index mod lines).
+    DeleteLine(usize),
+    /// Duplicate the line at (index mod lines).
+    DuplicateLine(usize),
+    /// Replace the n-th number in the text with an extreme.
+    Number(usize, usize),
+    /// Insert a statement from the dictionary after the n-th `[` of a program list.
+    Statement(usize, usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(p, b)| Mutation::SetByte(p, b)),
+        (any::<usize>(), 1usize..16).prop_map(|(p, n)| Mutation::Delete(p, n)),
+        any::<usize>().prop_map(Mutation::DeleteLine),
+        any::<usize>().prop_map(Mutation::DuplicateLine),
+        (any::<usize>(), 0..EXTREMES.len()).prop_map(|(n, e)| Mutation::Number(n, e)),
+        (any::<usize>(), 0..STATEMENTS.len()).prop_map(|(n, s)| Mutation::Statement(n, s)),
+    ]
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let mut b = text.as_bytes().to_vec();
+    match *m {
+        Mutation::SetByte(p, v) if !b.is_empty() => {
+            let i = p % b.len();
+            b[i] = v;
+        }
+        Mutation::Delete(p, n) if !b.is_empty() => {
+            let i = p % b.len();
+            b.drain(i..(i + n).min(b.len()));
+        }
+        Mutation::DeleteLine(i) | Mutation::DuplicateLine(i) => {
+            let mut lines: Vec<&str> = text.lines().collect();
+            if !lines.is_empty() {
+                let k = i % lines.len();
+                if matches!(m, Mutation::DeleteLine(_)) {
+                    lines.remove(k);
+                } else {
+                    lines.insert(k, lines[k]);
+                }
+            }
+            return lines.join("\n");
+        }
+        Mutation::Number(n, e) => {
+            let spans: Vec<(usize, usize)> = {
+                let mut v = Vec::new();
+                let mut i = 0;
+                while i < b.len() {
+                    if b[i].is_ascii_digit() {
+                        let s = i;
+                        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                            i += 1;
+                        }
+                        v.push((s, i));
+                    } else {
+                        i += 1;
+                    }
+                }
+                v
+            };
+            if !spans.is_empty() {
+                let (s, t) = spans[n % spans.len()];
+                b.splice(s..t, EXTREMES[e].bytes());
+            }
+        }
+        Mutation::Statement(n, st) => {
+            let at: Vec<usize> = text
+                .match_indices("program = [")
+                .map(|(i, _)| i + 11)
+                .collect();
+            if !at.is_empty() {
+                let i = at[n % at.len()];
+                b.splice(i..i, STATEMENTS[st].bytes());
+            }
+        }
+        _ => {}
+    }
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+fn small_machine() -> &'static Machine {
+    static M: OnceLock<Machine> = OnceLock::new();
+    M.get_or_init(|| Machine::load("smp2-2002").unwrap())
+}
+
+/// Simulates briefly under `policy`; an invariant violation is the only failure.
+fn bounded_run(policy: PolicyKind, m: &Machine, w: &Workload) -> Result<(), String> {
+    if w.tasks.len() > MAX_SIM_TASKS || w.channels.len() > 100_000 {
+        return Ok(());
+    }
+    let cfg = SimConfig {
+        duration_ns: SIM_NS,
+        audit_every: 61,
+        max_live_tasks: MAX_SIM_TASKS as u64,
+        ..Default::default()
+    };
+    match policy.simulate(m, w, cfg) {
+        Ok(_) | Err(SimError::Impossible(_)) => Ok(()),
+        Err(e @ SimError::Invariant { .. }) => Err(e.to_string()),
+    }
+}
+
+fn cases() -> u32 {
+    std::env::var("SCHEDKIT_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000)
+}
+
+#[test]
+fn mutated_workload_files_are_accepted_or_refused_never_crash() {
+    let (workloads, _) = corpus();
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u64);
+    let strategy = (
+        0..workloads.len(),
+        proptest::collection::vec(mutation(), 1..6),
+        0..PolicyKind::ALL.len(),
+    );
+    runner
+        .run(&strategy, |(f, muts, p)| {
+            let mut text = workloads[f].clone();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            if let Ok(w) = file::parse_str(&text, "fuzz.toml", "fuzz") {
+                accepted.set(accepted.get() + 1);
+                let r = bounded_run(PolicyKind::ALL[p], small_machine(), &w);
+                prop_assert!(r.is_ok(), "{}\n--- input:\n{text}", r.unwrap_err());
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!(
+        "workload fuzz: {} cases, {} accepted and simulated",
+        cases(),
+        accepted.get()
+    );
+    assert!(accepted.get() > 0, "no mutated file was ever accepted");
+}
+
+#[test]
+fn mutated_profiles_are_accepted_or_refused_never_crash() {
+    let (_, profiles) = corpus();
+    let w = Workload::parse("chat:rooms=1,messages=5+fork:mode=exit").unwrap();
+    let mut runner = TestRunner::new(Config {
+        cases: cases() / 2,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u64);
+    let strategy = (
+        0..profiles.len(),
+        proptest::collection::vec(mutation(), 1..4),
+        0..PolicyKind::ALL.len(),
+    );
+    runner
+        .run(&strategy, |(f, muts, p)| {
+            let mut text = profiles[f].clone();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            if let Ok(m) = Machine::from_toml(&text, "fuzz.toml") {
+                accepted.set(accepted.get() + 1);
+                if m.ncpus() <= 16 {
+                    let r = bounded_run(PolicyKind::ALL[p], &m, &w);
+                    prop_assert!(r.is_ok(), "{}\n--- profile:\n{text}", r.unwrap_err());
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("profile fuzz: {} accepted", accepted.get());
+    assert!(accepted.get() > 0);
+}
