@@ -6,4 +6,6 @@ pub mod goodness;
 pub mod list;
 pub mod o1;
 pub mod prio_array;
+pub mod rbtree;
 pub mod rt;
+pub mod weight;
