@@ -121,6 +121,9 @@ pub struct CpuStatus {
     pub curr: Option<TaskId>,
     /// Runnable tasks on that CPU's runqueue, the running one included (per-CPU layouts).
     pub nr_running: usize,
+    /// The runqueue's weighted load as its class measures it (`rq->load.weight`; per-CPU
+    /// layouts), for balancers that compare weights rather than counts.
+    pub load: u64,
     /// Host time of that CPU's last context switch (2.4 `last_schedule`).
     pub last_schedule_ns: u64,
 }
@@ -281,6 +284,11 @@ pub trait SchedClass: Send + Sync + 'static {
     /// stacks no RT class in front of it and routes every task here.
     const OWNS_RT: bool = false;
 
+    /// Whether `sched_yield()` gives the CPU to another runnable task of the same class and
+    /// priority (2.4 when others wait; O(1), which moves the yielder to the expired array).
+    /// CFS of 2.6.24 only re-picks the leftmost, which may be the yielder: false.
+    const YIELD_GIVES_WAY: bool = true;
+
     fn name(&self) -> &'static str;
     fn lock_layout(&self) -> LockLayout;
     /// Builds the class's part of the runqueue of lock domain `domain`.
@@ -383,6 +391,11 @@ pub trait SchedClass: Send + Sync + 'static {
     /// Runnable tasks on `cpu` according to `rq` (published into [`CpuStatus::nr_running`]).
     fn nr_running(&self, rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
         rq.nr_running
+    }
+    /// The runqueue's weighted load, published into [`CpuStatus::load`] (default: 1024 per
+    /// runnable task, every task at nice 0's weight).
+    fn load(&self, rq: &Rq<Self::Rq>, cpu: CpuId) -> u64 {
+        self.nr_running(rq, cpu) as u64 * 1024
     }
     /// Every task of this class `rq` holds (queued or running), for the invariant audit.
     fn for_each_queued(

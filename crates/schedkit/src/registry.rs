@@ -11,7 +11,7 @@
 use crate::class::SchedClass;
 use crate::machine::Machine;
 use crate::policy::rt::RtBalance;
-use crate::policy::{goodness, o1};
+use crate::policy::{cfs, goodness, o1};
 use crate::sched_core::Sched;
 
 /// What a class may need to know of the machine it is built for (boot-time facts).
@@ -116,6 +116,13 @@ registry! {
         hz: 1000,
         about: "Ingo Molnar's O(1) (2002; 2.6 code where the announcement is silent): per-CPU active/expired priority arrays, bitmap pick, sleep_avg estimator, balancer",
         build: |env| o1::O1::from_env(env),
+    }
+    Cfs => {
+        name: "cfs",
+        aliases: ["cfs:era=2.6.24"],
+        hz: 1000,
+        about: "CFS of Linux 2.6.24 (the first with vruntime): per-CPU red-black timeline, min_vruntime, sched_slice, START_DEBIT and sleeper placement, wakeup granularity; one machine-wide balancing domain (simplified)",
+        build: |env| cfs::Cfs::v2_6_24(env.ncpus),
     }
 }
 

@@ -149,7 +149,7 @@ fn share_workload(nice_b: i32) -> Workload {
         r#"
 [[group]]
 name = "a"
-program = ["loop forever", "compute 1s", "count", "end"]
+program = ["loop forever", "compute 10ms", "count", "end"]
 [[group]]
 name = "b"
 nice = {nice_b}
@@ -176,8 +176,8 @@ fn share_of_b(policy: PolicyKind, nice_b: i32) -> f64 {
         .unwrap();
     // Jain's index over weight-normalised shares is not what we want here; use the raw
     // split: user time is all hogs, so b's share is 1 - a's, and a's is its compute
-    // seconds counted (one count per second of CPU).
-    let a_secs = r.metrics.throughput.value * r.simulated_s;
+    // seconds counted (one count per 10 ms of CPU).
+    let a_secs = r.metrics.throughput.value * r.simulated_s * 0.01;
     let total = r.metrics.cpu_time_s.user;
     1.0 - a_secs / total
 }
@@ -190,6 +190,17 @@ fn nice_levels_divide_the_cpu_as_each_design_says() {
     // O(1) 2.6.11 slices: nice 0 100 ms, nice 19 one jiffy (10 ms at HZ=100) -> 10/110 = 9%.
     let o = share_of_b(PolicyKind::O1, 19);
     assert!((0.05..0.13).contains(&o), "o1 nice 19 share {o}");
+    // CFS divides by weight (prio_to_weight): nice 0 against nice 1 is 1024:820, each
+    // nice step about 10% of the CPU; nice 19 gets 15/1039 = 1.4%.
+    let c1 = share_of_b(PolicyKind::Cfs, 1);
+    assert!((0.43..0.46).contains(&c1), "cfs nice 1 share {c1}");
+    let c5 = share_of_b(PolicyKind::Cfs, 5);
+    assert!(
+        (0.23..0.26).contains(&c5),
+        "cfs nice 5 share {c5} (335/1359 = 0.247)"
+    );
+    let c19 = share_of_b(PolicyKind::Cfs, 19);
+    assert!((0.008..0.025).contains(&c19), "cfs nice 19 share {c19}");
     // Equal nice: equal shares in both.
     for &p in ALL {
         let s = share_of_b(p, 0);

@@ -69,6 +69,7 @@ impl TaskCtl {
 struct CpuPub {
     curr: AtomicU32,
     nr_running: AtomicUsize,
+    load: AtomicU64,
     last_schedule_ns: AtomicU64,
 }
 
@@ -197,6 +198,9 @@ impl<P: SchedClass> Shared<P> {
             self.status[cpu]
                 .nr_running
                 .store(self.sched.nr_running(rq, cpu), Relaxed);
+            self.status[cpu]
+                .load
+                .store(self.sched.load(rq, cpu), Relaxed);
         }
     }
 
@@ -237,6 +241,7 @@ impl<P: SchedClass> Shared<P> {
             buf[i] = CpuStatus {
                 curr: (c != u32::MAX).then_some(TaskId(c)),
                 nr_running: s.nr_running.load(Relaxed),
+                load: s.load.load(Relaxed),
                 last_schedule_ns: s.last_schedule_ns.load(Relaxed),
             };
         }

@@ -408,6 +408,26 @@ impl<C: SchedClass> Sched<C> {
     pub fn nr_running(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
         self.class.nr_running(rq, cpu)
     }
+
+    /// The weighted load a balancer compares: the class's, plus an RT task's weight for
+    /// each queued RT task (2.6.23's `2 * 88761`).
+    #[inline]
+    pub fn load(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> u64 {
+        let rt = if C::OWNS_RT {
+            0
+        } else {
+            rq.rt.rt_nr_running as u64 * 2 * 88761
+        };
+        let own = if C::OWNS_RT {
+            self.class.load(rq, cpu)
+        } else {
+            // The class's own tasks only: nr_running counts the RT ones too.
+            self.class
+                .load(rq, cpu)
+                .saturating_sub(rq.rt.rt_nr_running as u64 * 1024)
+        };
+        own + rt
+    }
 }
 
 /// Debug-build checks of the locking rule, in the manner of the kernel's

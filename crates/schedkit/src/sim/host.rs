@@ -36,7 +36,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let d = self.layout.domain_of(cpu);
         match self.layout {
             LockLayout::PerCpu => {
-                self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu)
+                self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu);
+                self.status[cpu].load = self.sched.load(&self.rqs[d], cpu);
             }
             LockLayout::Global => {
                 let n = self.sched.nr_running(&self.rqs[0], cpu);

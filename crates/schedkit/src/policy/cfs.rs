@@ -1,0 +1,589 @@
+//! `cfs`: the Completely Fair Scheduler of Linux 2.6.24, the first with `vruntime`
+//! (designs.md §5.3; `v2.6.24:kernel/sched_fair.c`, e9acbff6484 "introduce se->vruntime").
+//!
+//! Per CPU, a `cfs_rq`: the runnable tasks in a red-black tree by `vruntime` (the running
+//! one is taken out while it runs, as `set_next_entity` does), `min_vruntime`, and the summed
+//! load weight. Mechanisms, each as 2.6.24 wrote it:
+//! - `update_curr`: the running task's `vruntime += calc_delta_fair(delta_exec)` (its wall
+//!   time scaled by NICE_0_LOAD / its weight, in `calc_delta_mine`'s fixed point), then
+//!   `update_min_vruntime` (it only moves forward);
+//! - `pick_next`: the leftmost task;
+//! - tick preemption (`check_preempt_tick`): once the task has run its `sched_slice`
+//!   (`period * w / W`, with `period = latency` or `latency * nr / nr_latency`) since it was
+//!   picked;
+//! - `place_entity`: a new task starts at `min_vruntime` plus one `vslice` (START_DEBIT), a
+//!   waking sleeper at `max(its vruntime, min_vruntime - latency)` (NEW_FAIR_SLEEPERS);
+//! - wakeup preemption: when `woken.vruntime + calc_delta_fair(wakeup_gran, curr) <
+//!   curr.vruntime`; SCHED_BATCH wakees never preempt;
+//! - fork: child_runs_first (on, 2.6.24's default) swaps the parent's and the child's
+//!   vruntime when the parent's is smaller, and the parent is rescheduled;
+//! - yield: `update_curr` and reschedule (`sysctl_sched_compat_yield` off);
+//! - tunables: latency 20 ms, min_granularity 4 ms, nr_latency 5, wakeup_granularity
+//!   10 ms, each times `1 + ilog2(ncpus)` (`sched_init_granularity`).
+//!
+//! Simplified, and said so:
+//! - balancing: 2.6.24 balanced over scheduling domains with decaying `cpu_load[]`
+//!   averages; here one domain spans the machine: the idle, new-idle and periodic balancer
+//!   pull from the runqueue with the most weighted load (at least 25% more than this one's,
+//!   `imbalance_pct` 125), moving up to half the difference in weight, skipping cache-hot
+//!   tasks (run within `sysctl_sched_migration_cost`, 0.5 ms) unless idle;
+//! - wakeup placement: the task's last CPU, the waker's on a sync wakeup (what wake_affine
+//!   usually decided), or an idle CPU when the last one is busy (wake_idle), instead of the
+//!   domain walk;
+//! - a task moved to another runqueue keeps its vruntime relative to the `min_vruntime` it
+//!   left (2.6.24's `set_task_cpu` renormalised against the old runqueue's current one);
+//! - no group scheduling, no SCHED_IDLE (2.6.24 had it; this policy set has no such
+//!   policy yet).
+
+use super::rbtree::{before, RbEntry, RbNode, RbTree};
+use super::weight::{calc_delta_fair, calc_delta_mine, LoadWeight, NICE_0_LOAD};
+use crate::class::*;
+use crate::machine::Topology;
+use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
+
+/// Per-task state of CFS (`struct sched_entity`).
+#[derive(Clone, Debug, Default)]
+pub struct CfsTask {
+    node: RbNode,
+    pub vruntime: u64,
+    /// When it last started being accounted (`exec_start`).
+    pub exec_start: u64,
+    /// Its run time as CFS accounts it (`sum_exec_runtime`).
+    pub sum_exec: u64,
+    /// `sum_exec` when it was last picked (`prev_sum_exec_runtime`).
+    pub prev_sum_exec: u64,
+    pub load: LoadWeight,
+    pub on_rq: bool,
+    /// The `min_vruntime` of the runqueue it last left, to carry its vruntime over to another.
+    left_min_vruntime: u64,
+    left_cpu: Option<CpuId>,
+    /// Just forked: `task_new_fair` reschedules its parent.
+    forked: bool,
+}
+
+/// The timeline: tasks by vruntime.
+#[derive(Debug)]
+pub struct ByVruntime;
+impl RbEntry<CfsTask> for ByVruntime {
+    fn node(t: &Task<CfsTask>) -> &RbNode {
+        &t.data.node
+    }
+    fn node_mut(t: &mut Task<CfsTask>) -> &mut RbNode {
+        &mut t.data.node
+    }
+    fn key(t: &Task<CfsTask>) -> u64 {
+        t.data.vruntime
+    }
+}
+
+/// The CFS part of a runqueue (`struct cfs_rq`).
+#[derive(Debug, Default)]
+pub struct CfsRq {
+    pub timeline: RbTree<ByVruntime>,
+    pub min_vruntime: u64,
+    pub load: LoadWeight,
+    /// CFS tasks on this runqueue, the running one included.
+    pub nr_running: usize,
+    /// The entity running now (`cfs_rq->curr`), not in the timeline.
+    pub curr: Option<TaskId>,
+}
+
+/// The CFS class with its era's tunables (ns).
+#[derive(Clone, Debug)]
+pub struct Cfs {
+    pub latency: u64,
+    pub min_granularity: u64,
+    pub wakeup_granularity: u64,
+    pub nr_latency: u64,
+    pub child_runs_first: bool,
+    /// `sysctl_sched_migration_cost`: a task that ran this recently is cache-hot.
+    pub migration_cost: u64,
+}
+
+type T = Task<CfsTask>;
+
+impl Cfs {
+    /// 2.6.24's defaults for `ncpus` CPUs (`sched_init_granularity`: times 1 + ilog2(ncpus)).
+    pub fn v2_6_24(ncpus: usize) -> Cfs {
+        let factor = 1 + (usize::BITS - 1 - ncpus.max(1).leading_zeros()) as u64;
+        Cfs {
+            latency: 20_000_000 * factor,
+            min_granularity: 4_000_000 * factor,
+            wakeup_granularity: 10_000_000 * factor,
+            nr_latency: 5,
+            child_runs_first: true,
+            migration_cost: 500_000,
+        }
+    }
+
+    /// `__sched_period(nr_running)`.
+    pub fn period(&self, nr_running: u64) -> u64 {
+        if nr_running > self.nr_latency {
+            self.latency * nr_running / self.nr_latency
+        } else {
+            self.latency
+        }
+    }
+
+    /// `sched_slice(cfs_rq, se)`: the wall time `se` may run in one period.
+    pub fn sched_slice(&self, rq: &mut CfsRq, weight: u64) -> u64 {
+        let period = self.period(rq.nr_running as u64);
+        calc_delta_mine(period, weight, &mut rq.load)
+    }
+
+    /// `sched_vslice_add(cfs_rq, se)`: the virtual slice of a task about to join `rq`.
+    pub fn vslice_add(&self, rq: &CfsRq, weight: u64) -> u64 {
+        let nr = rq.nr_running as u64 + 1;
+        let mut lw = LoadWeight::new(rq.load.weight + weight);
+        calc_delta_mine(self.period(nr), NICE_0_LOAD, &mut lw)
+    }
+
+    /// `update_curr`: charge the running task for the time since `exec_start`.
+    fn update_curr(&self, ctx: &mut Ctx<CfsTask>, rq: &mut CfsRq) {
+        let Some(c) = rq.curr else { return };
+        let now = ctx.now;
+        let se = &mut ctx.tasks[c].data;
+        let delta = now.saturating_sub(se.exec_start);
+        if delta > 0 {
+            se.sum_exec += delta;
+            se.vruntime = se
+                .vruntime
+                .wrapping_add(calc_delta_fair(delta, &mut se.load));
+            se.exec_start = now;
+        }
+        Self::update_min_vruntime(ctx, rq);
+    }
+
+    /// `update_min_vruntime`: the smaller of curr's and the leftmost's, never backwards.
+    fn update_min_vruntime(ctx: &Ctx<CfsTask>, rq: &mut CfsRq) {
+        let mut v = rq.min_vruntime;
+        if let Some(c) = rq.curr {
+            v = ctx.tasks[c].data.vruntime;
+        }
+        if let Some(l) = rq.timeline.first() {
+            let lv = ctx.tasks[l].data.vruntime;
+            v = if rq.curr.is_none() || before(lv, v) {
+                lv
+            } else {
+                v
+            };
+        }
+        if before(rq.min_vruntime, v) {
+            rq.min_vruntime = v;
+        }
+    }
+
+    /// `place_entity`.
+    fn place_entity(&self, rq: &CfsRq, se: &mut CfsTask, initial: bool) {
+        let mut v = rq.min_vruntime;
+        if initial {
+            // START_DEBIT: a new task waits one virtual slice before it gets the CPU.
+            v = v.wrapping_add(self.vslice_add(rq, se.load.weight));
+            se.vruntime = v;
+        } else {
+            // NEW_FAIR_SLEEPERS: a sleeper may lead by up to one latency, never more, and
+            // sleeping never moves it back.
+            v = v.wrapping_sub(self.latency);
+            if before(se.vruntime, v) {
+                se.vruntime = v;
+            }
+        }
+    }
+
+    /// Moves a queued task's vruntime from one runqueue's frame to another's.
+    fn renormalize(se: &mut CfsTask, from_min: u64, to_min: u64) {
+        se.vruntime = se.vruntime.wrapping_sub(from_min).wrapping_add(to_min);
+    }
+
+    fn enqueue_entity(ctx: &mut Ctx<CfsTask>, rq: &mut Rq<CfsRq>, t: TaskId) {
+        let w = ctx.tasks[t].data.load.weight;
+        if rq.class.curr != Some(t) {
+            rq.class.timeline.insert(&mut ctx.tasks, t, ctx.ops);
+        }
+        ctx.tasks[t].data.on_rq = true;
+        rq.class.load.add(w);
+        rq.class.nr_running += 1;
+        rq.nr_running += 1;
+    }
+
+    fn dequeue_entity(ctx: &mut Ctx<CfsTask>, rq: &mut Rq<CfsRq>, t: TaskId) {
+        let w = ctx.tasks[t].data.load.weight;
+        if rq.class.curr != Some(t) {
+            rq.class.timeline.remove(&mut ctx.tasks, t, ctx.ops);
+        }
+        let cpu = rq.cpu;
+        let se = &mut ctx.tasks[t].data;
+        se.on_rq = false;
+        se.left_min_vruntime = rq.class.min_vruntime;
+        se.left_cpu = Some(cpu);
+        rq.class.load.sub(w);
+        rq.class.nr_running -= 1;
+        rq.nr_running -= 1;
+    }
+
+    /// `task_hot`: it ran on its runqueue within the migration cost.
+    fn task_hot(&self, p: &T, now: u64) -> bool {
+        now.saturating_sub(p.data.exec_start) < self.migration_cost
+    }
+}
+
+impl SchedClass for Cfs {
+    type Rq = CfsRq;
+    type TaskData = CfsTask;
+
+    /// `yield_task_fair` without `sched_compat_yield` accounts the yielder and lets
+    /// schedule() pick the leftmost task, which may be the yielder itself.
+    const YIELD_GIVES_WAY: bool = false;
+
+    fn name(&self) -> &'static str {
+        "cfs"
+    }
+
+    fn lock_layout(&self) -> LockLayout {
+        LockLayout::PerCpu
+    }
+
+    fn new_rq(&self, _domain: usize, _topology: &Topology) -> CfsRq {
+        CfsRq::default()
+    }
+
+    fn task_fork(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        _rq: &mut Rq<CfsRq>,
+        _cpu: CpuId,
+        _parent: Option<TaskId>,
+        child: TaskId,
+    ) -> bool {
+        // sched_fork / __sched_fork: a fresh entity at the task's weight; placement happens
+        // when it is first queued (task_new_fair).
+        let c = &mut ctx.tasks[child];
+        let nice = c.nice;
+        c.data = CfsTask {
+            load: LoadWeight::of_nice(nice),
+            ..CfsTask::default()
+        };
+        false
+    }
+
+    fn task_exit(
+        &self,
+        _ctx: &mut Ctx<CfsTask>,
+        _rq: &mut Rq<CfsRq>,
+        _child: TaskId,
+        _parent: Option<TaskId>,
+    ) {
+    }
+
+    fn enqueue(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        rq: &mut Rq<CfsRq>,
+        cpu: CpuId,
+        t: TaskId,
+        kind: EnqueueKind,
+    ) {
+        self.update_curr(ctx, &mut rq.class);
+        // A task coming from another runqueue carries its vruntime over relative to
+        // min_vruntime (set_task_cpu).
+        let to_min = rq.class.min_vruntime;
+        {
+            let se = &mut ctx.tasks[t].data;
+            if se.left_cpu.is_some_and(|c| c != cpu) {
+                Cfs::renormalize(se, se.left_min_vruntime, to_min);
+            }
+            se.left_cpu = None;
+        }
+        match kind {
+            EnqueueKind::New => {
+                // task_new_fair.
+                let parent = ctx.tasks[t].parent;
+                let mut se = std::mem::take(&mut ctx.tasks[t].data);
+                self.place_entity(&rq.class, &mut se, true);
+                ctx.tasks[t].data = se;
+                if let Some(p) = parent.filter(|&p| self.child_runs_first && rq.curr() == Some(p)) {
+                    let (pv, cv) = (ctx.tasks[p].data.vruntime, ctx.tasks[t].data.vruntime);
+                    if before(pv, cv) {
+                        ctx.tasks[p].data.vruntime = cv;
+                        ctx.tasks[t].data.vruntime = pv;
+                    }
+                }
+                ctx.tasks[t].data.forked = true;
+            }
+            EnqueueKind::Wakeup { .. } => {
+                let mut se = std::mem::take(&mut ctx.tasks[t].data);
+                self.place_entity(&rq.class, &mut se, false);
+                ctx.tasks[t].data = se;
+            }
+            EnqueueKind::Restore => {
+                // set_user_nice / sched_setscheduler: a new weight, the same vruntime.
+                let nice = ctx.tasks[t].nice;
+                ctx.tasks[t].data.load = LoadWeight::of_nice(nice);
+            }
+            EnqueueKind::Migrate => {}
+        }
+        Cfs::enqueue_entity(ctx, rq, t);
+    }
+
+    fn dequeue(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        rq: &mut Rq<CfsRq>,
+        _cpu: CpuId,
+        t: TaskId,
+        _kind: DequeueKind,
+    ) {
+        if !ctx.tasks[t].data.on_rq {
+            return;
+        }
+        self.update_curr(ctx, &mut rq.class);
+        ctx.tasks[t].data.forked = false;
+        Cfs::dequeue_entity(ctx, rq, t);
+    }
+
+    fn put_prev(&self, ctx: &mut Ctx<CfsTask>, rq: &mut Rq<CfsRq>, _cpu: CpuId, prev: TaskId) {
+        // put_prev_entity: a runnable prev goes back into the timeline.
+        if rq.class.curr != Some(prev) {
+            return;
+        }
+        if ctx.tasks[prev].data.on_rq {
+            self.update_curr(ctx, &mut rq.class);
+            rq.class.curr = None;
+            rq.class.timeline.insert(&mut ctx.tasks, prev, ctx.ops);
+        } else {
+            rq.class.curr = None;
+        }
+    }
+
+    fn pick_next(&self, ctx: &mut Ctx<CfsTask>, rq: &mut Rq<CfsRq>, _cpu: CpuId) -> Option<TaskId> {
+        let next = rq.class.timeline.first()?;
+        // set_next_entity: out of the timeline while it runs; its slice starts now.
+        rq.class.timeline.remove(&mut ctx.tasks, next, ctx.ops);
+        rq.class.curr = Some(next);
+        let now = ctx.now;
+        let se = &mut ctx.tasks[next].data;
+        se.exec_start = now;
+        se.prev_sum_exec = se.sum_exec;
+        se.forked = false;
+        Some(next)
+    }
+
+    fn task_tick(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        rq: &mut Rq<CfsRq>,
+        _cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        self.update_curr(ctx, &mut rq.class);
+        if rq.class.nr_running <= 1 || rq.class.curr != Some(curr) {
+            return false;
+        }
+        // check_preempt_tick: past its slice of the period.
+        let w = ctx.tasks[curr].data.load.weight;
+        let ideal = self.sched_slice(&mut rq.class, w);
+        let se = &ctx.tasks[curr].data;
+        se.sum_exec - se.prev_sum_exec > ideal
+    }
+
+    fn yield_task(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        rq: &mut Rq<CfsRq>,
+        _cpu: CpuId,
+        _curr: TaskId,
+    ) -> bool {
+        // yield_task_fair without compat_yield: account, then schedule() picks the
+        // leftmost, which may be the yielder itself.
+        self.update_curr(ctx, &mut rq.class);
+        true
+    }
+
+    fn check_preempt_wakeup(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        rq: &mut Rq<CfsRq>,
+        cpu: CpuId,
+        woken: TaskId,
+        _sync: bool,
+    ) -> bool {
+        if std::mem::take(&mut ctx.tasks[woken].data.forked) {
+            // task_new_fair: resched_task(rq->curr).
+            return true;
+        }
+        let Some(curr) = rq.curr_on(cpu) else {
+            return false;
+        };
+        // Batch tasks do not preempt (their preemption is driven by the tick).
+        if ctx.tasks[woken].policy == SchedPolicy::Batch {
+            return false;
+        }
+        let mut gran = self.wakeup_granularity;
+        if ctx.tasks[curr].data.load.weight != NICE_0_LOAD {
+            gran = calc_delta_fair(gran, &mut ctx.tasks[curr].data.load);
+        }
+        before(
+            ctx.tasks[woken].data.vruntime.wrapping_add(gran),
+            ctx.tasks[curr].data.vruntime,
+        )
+    }
+
+    fn select_cpu(
+        &self,
+        tasks: &TaskView<'_, CfsTask>,
+        view: &CpuView,
+        _ops: &mut OpCounter,
+        t: TaskId,
+        waker_cpu: CpuId,
+        kind: WakeKind,
+    ) -> CpuId {
+        let p = &tasks[t];
+        let n = view.ncpus();
+        let allowed = |c: CpuId| c < n && p.cpus_allowed.contains(c);
+        let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
+        match kind {
+            // Fork balancing (SD_BALANCE_FORK): the least loaded allowed CPU, the parent's
+            // on a tie.
+            WakeKind::Fork => {
+                let mut best = if allowed(waker_cpu) { waker_cpu } else { first };
+                for c in p.cpus_allowed.iter(n) {
+                    if view.cpus[c].load < view.cpus[best].load {
+                        best = c;
+                    }
+                }
+                best
+            }
+            WakeKind::Wakeup { sync } => {
+                // wake_affine: a sync wakeup pulls the wakee to the waker (it is about to
+                // sleep, the pair shares a cache).
+                if sync && allowed(waker_cpu) {
+                    return waker_cpu;
+                }
+                let prev = if allowed(p.cpu) { p.cpu } else { first };
+                // wake_idle: a busy previous CPU hands over to an idle one.
+                if !view.is_idle(prev) {
+                    if let Some(idle) = p
+                        .cpus_allowed
+                        .iter(n)
+                        .find(|&c| view.is_idle(c) && view.cpus[c].nr_running == 0)
+                    {
+                        return idle;
+                    }
+                }
+                prev
+            }
+        }
+    }
+
+    fn load(&self, rq: &Rq<CfsRq>, _cpu: CpuId) -> u64 {
+        rq.class.load.weight
+    }
+
+    fn for_each_queued(
+        &self,
+        rq: &Rq<CfsRq>,
+        tasks: &TaskView<'_, CfsTask>,
+        f: &mut dyn FnMut(TaskId),
+    ) {
+        if let Some(c) = rq.class.curr {
+            if tasks[c].data.on_rq {
+                f(c);
+            }
+        }
+        let mut x = rq.class.timeline.first();
+        while let Some(t) = x {
+            f(t);
+            x = rq.class.timeline.next(tasks, t);
+        }
+    }
+
+    fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
+        // SD_CPU_INIT of 2.6.24: a 1 ms interval, times busy_factor 64 when busy.
+        let ms = |m: u64| (m * hz as u64 / 1000).max(1);
+        Some(if idle { ms(1) } else { ms(64) })
+    }
+
+    fn find_busiest(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        this: &mut Rq<CfsRq>,
+        this_cpu: CpuId,
+        view: &CpuView,
+        _idle: bool,
+    ) -> Option<Busiest> {
+        let _ = this;
+        let this_load = view.cpus[this_cpu].load;
+        let mut busiest = None;
+        let mut max_load = 0;
+        for c in 0..view.ncpus() {
+            ctx.ops.remote_touches += 1;
+            let s = &view.cpus[c];
+            if c != this_cpu && s.nr_running >= 2 && s.load > max_load {
+                max_load = s.load;
+                busiest = Some(c);
+            }
+        }
+        let cpu = busiest?;
+        // imbalance_pct 125: act only on a 25% difference; move half of it.
+        if max_load * 100 <= this_load * 125 {
+            return None;
+        }
+        Some(Busiest {
+            cpu,
+            imbalance: ((max_load - this_load) / 2) as usize,
+        })
+    }
+
+    fn move_tasks(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        this: &mut Rq<CfsRq>,
+        this_cpu: CpuId,
+        src: &mut Rq<CfsRq>,
+        _src_cpu: CpuId,
+        idle: bool,
+        imbalance: usize,
+    ) -> PullOutcome {
+        let mut out = PullOutcome::default();
+        let mut moved_load = 0u64;
+        let now = ctx.now;
+        let mut x = src.class.timeline.first();
+        while let Some(t) = x {
+            x = src.class.timeline.next(&ctx.tasks, t);
+            ctx.ops.remote_touches += 1;
+            let p = &ctx.tasks[t];
+            let w = p.data.load.weight;
+            // balance_tasks: skip a task whose half weight exceeds what is left to move.
+            let rem = (imbalance as u64).saturating_sub(moved_load);
+            if !p.cpus_allowed.contains(this_cpu) || (!idle && self.task_hot(p, now)) || w / 2 > rem
+            {
+                continue;
+            }
+            // pull_task: off the busiest runqueue, onto this one, vruntime carried over.
+            self.update_curr(ctx, &mut src.class);
+            Cfs::dequeue_entity(ctx, src, t);
+            ctx.tasks[t].cpu = this_cpu;
+            let (from, to) = (src.class.min_vruntime, this.class.min_vruntime);
+            Cfs::renormalize(&mut ctx.tasks[t].data, from, to);
+            ctx.tasks[t].data.left_cpu = None;
+            self.update_curr(ctx, &mut this.class);
+            Cfs::enqueue_entity(ctx, this, t);
+            out.moved += 1;
+            moved_load += w;
+            if let Some(c) = this.curr() {
+                let gran = self.wakeup_granularity;
+                out.resched |= before(
+                    ctx.tasks[t].data.vruntime.wrapping_add(gran),
+                    ctx.tasks[c].data.vruntime,
+                );
+            }
+            if moved_load >= imbalance as u64 {
+                break;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
