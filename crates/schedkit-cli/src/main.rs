@@ -20,7 +20,7 @@ use std::time::Duration;
     name = "schedkit",
     version,
     about = "Historical Linux CPU schedulers on a deterministic simulated SMP machine",
-    long_about = "Historical Linux CPU schedulers (the 2.4 goodness scheduler, Ingo Molnar's O(1)) \
+    long_about = "Historical Linux CPU schedulers (the 2.4 goodness scheduler, Ingo Molnar's O(1), CFS of 2.6.24, EEVDF of 6.6; `schedkit list policies`) \
 run on a deterministic discrete-event model of an SMP machine. A run is a pure function of \
 (policy, machine, workload, seed): the same inputs give the same figures, bit for bit \
 (except the host wall time the simulation took).",

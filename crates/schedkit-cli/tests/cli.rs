@@ -187,8 +187,23 @@ fn bench_runtime_validates_and_writes_rows() {
     assert!(out.contains("vs os-thr"), "{out}");
     let rows: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let runners: Vec<_> = rows.iter().map(|r| r["runner"].as_str().unwrap()).collect();
-    assert_eq!(runners, ["schedkit", "schedkit", "os-threads"]);
+    // One schedkit row per registered policy, in registry order, then the peer's.
+    let got: Vec<_> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["runner"].as_str().unwrap(),
+                r["policy"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let mut want: Vec<String> = schedkit::registry::PolicyKind::ALL
+        .iter()
+        .map(|k| format!("schedkit/{}", k.name()))
+        .collect();
+    want.push("os-threads/-".into());
+    assert_eq!(got, want);
     for r in &rows {
         for k in ["workload", "runner", "policy", "value", "unit"] {
             assert!(r.get(k).is_some(), "row lacks {k}: {r}");

@@ -11,7 +11,7 @@
 use crate::class::SchedClass;
 use crate::machine::Machine;
 use crate::policy::rt::RtBalance;
-use crate::policy::{cfs, goodness, o1};
+use crate::policy::{cfs, eevdf, goodness, o1};
 use crate::sched_core::Sched;
 
 /// What a class may need to know of the machine it is built for (boot-time facts).
@@ -123,6 +123,13 @@ registry! {
         hz: 1000,
         about: "CFS of Linux 2.6.24 (the first with vruntime): per-CPU red-black timeline, min_vruntime, sched_slice, START_DEBIT and sleeper placement, wakeup granularity; one machine-wide balancing domain (simplified)",
         build: |env| cfs::Cfs::v2_6_24(env.ncpus),
+    }
+    Eevdf => {
+        name: "eevdf",
+        aliases: ["6.6"],
+        hz: 1000,
+        about: "EEVDF of Linux 6.6+: eligible (lag >= 0) task with the earliest virtual deadline, avg_vruntime sums, deadline tree augmented with min vruntime, lag kept across sleep (PLACE_LAG), RUN_TO_PARITY; balancing as cfs (simplified)",
+        build: |env| eevdf::Eevdf::v6_6(env.ncpus),
     }
 }
 

@@ -201,6 +201,19 @@ fn nice_levels_divide_the_cpu_as_each_design_says() {
     );
     let c19 = share_of_b(PolicyKind::Cfs, 19);
     assert!((0.008..0.025).contains(&c19), "cfs nice 19 share {c19}");
+    // EEVDF keeps the weights (vruntime and deadlines both advance by 1/weight); its
+    // eligibility rule bounds each task's lag to about a slice, so the split is tighter.
+    for (nice, want) in [
+        (1, 820.0 / 1844.0),
+        (5, 335.0 / 1359.0),
+        (19, 15.0 / 1039.0),
+    ] {
+        let e = share_of_b(PolicyKind::Eevdf, nice);
+        assert!(
+            (e - want).abs() < 0.002,
+            "eevdf nice {nice} share {e:.4} (weights give {want:.4})"
+        );
+    }
     // Equal nice: equal shares in both.
     for &p in ALL {
         let s = share_of_b(p, 0);
@@ -382,4 +395,32 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
         .simulate(&m, &bad, SimConfig::default())
         .unwrap_err();
     assert!(e.to_string().contains("binds itself"), "{e}");
+}
+
+#[test]
+fn eevdf_makes_a_woken_task_repay_its_lag_where_cfs_credits_it() {
+    // Four yielders and a task that sleeps 20 ms and wakes to 1 ms of CPU, on one CPU at
+    // HZ=100. The 1 ms burst ends before any tick, so it runs whole while the yielders wait:
+    // it goes to sleep owing lag, V - v = -1 ms * 4/5 (well inside the 10 ms clamp of
+    // max(2 * slice, TICK_NSEC)). EEVDF keeps that lag across the sleep: PLACE_LAG puts the
+    // woken task 0.8 ms * 5/4 = 1 ms past V, so it is not eligible until each yielder has
+    // run about 1 ms more, 4 ms in all. CFS 2.6.24 places a sleeper at min_vruntime -
+    // latency: it runs at once.
+    let lat = |p| {
+        run(
+            p,
+            "up-2002",
+            "yield:instances=4+interactive:sleep=20ms,work=1ms",
+            1000,
+            0,
+        )
+        .metrics
+        .interactive_wakeup_latency_us
+        .expect("the interactive task woke")
+        .p50
+    };
+    let e = lat(PolicyKind::Eevdf);
+    assert!((3_800.0..4_200.0).contains(&e), "eevdf p50 {e} us");
+    let c = lat(PolicyKind::Cfs);
+    assert!(c < 100.0, "cfs p50 {c} us");
 }

@@ -3,6 +3,7 @@
 //! of them is `crate::registry`.
 
 pub mod cfs;
+pub mod eevdf;
 pub mod goodness;
 pub mod list;
 pub mod o1;

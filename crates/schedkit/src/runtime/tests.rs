@@ -291,10 +291,10 @@ fn nice_levels_weight_cpu_share() {
             );
             let ratio = a / b.max(1.0);
             // What each design promises: 2.4's NICE_TO_TICKS 6:3 and O(1)'s slices 100:50 ms
-            // give 2:1; CFS divides by weight, 1024:110.
+            // give 2:1; CFS and EEVDF divide by weight, 1024:110.
             let expected = match p.name() {
                 "goodness" | "o1" => 2.0,
-                "cfs" => 1024.0 / 110.0,
+                "cfs" | "eevdf" => 1024.0 / 110.0,
                 other => panic!("state the nice 0 : nice 10 share {other} promises"),
             };
             assert!(
