@@ -166,13 +166,22 @@ enum BenchWhat {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
-    /// Simulator events per second with 10, 1 000 and 100 000 tasks (4 busy, the rest asleep).
+    /// Simulator events per second with 10, 1 000 and 100 000 tasks (4 busy, the rest asleep),
+    /// and with 10 and 32 768 tasks all runnable under cfs and eevdf.
     Sim {
+        /// Task counts of the mostly-asleep runs (under o1).
         #[arg(long, value_delimiter = ',', default_value = "10,1000,100000")]
         sizes: Vec<usize>,
-        /// Simulated time per run.
+        /// Simulated time per mostly-asleep run.
         #[arg(long, default_value = "2s", value_parser = parse_dur)]
         duration: u64,
+        /// Task counts of the all-runnable runs (busy loops under cfs and eevdf).
+        #[arg(long, value_delimiter = ',', default_value = "10,32768")]
+        runnable_sizes: Vec<usize>,
+        /// Simulated time per all-runnable run (busy loops make few events per second: one
+        /// per tick and per switch).
+        #[arg(long, default_value = "1000s", value_parser = parse_dur)]
+        runnable_duration: u64,
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
@@ -366,12 +375,20 @@ fn run(cli: Cli) -> Result<()> {
             BenchWhat::Sim {
                 sizes,
                 duration,
+                runnable_sizes,
+                runnable_duration,
                 json,
             } => {
                 check_sizes(&sizes)?;
+                check_sizes(&runnable_sizes)?;
                 let pb = spinner();
-                let rows =
+                let mut rows =
                     schedkit::bench::sim(&sizes, duration, |m| pb.set_message(m.to_string()));
+                rows.extend(schedkit::bench::sim_runnable(
+                    &runnable_sizes,
+                    runnable_duration,
+                    |m| pb.set_message(m.to_string()),
+                ));
                 pb.finish_and_clear();
                 out(&schedkit::bench::sim_table(&rows));
                 write_json(json.as_ref(), &rows)?;

@@ -7,7 +7,7 @@ use super::{
     parse_duration, ChanKind, ChannelSpec, Dist, KernelWork, Op, ProgramBuilder, TaskSpec,
     Workload, WorkloadError,
 };
-use crate::task::{NICE_MAX, NICE_MIN};
+use crate::task::{SchedPolicy, NICE_MAX, NICE_MIN};
 
 /// (name, parameters with defaults, what it is).
 pub const BUILTINS: &[(&str, &str, &str)] = &[
@@ -45,6 +45,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "aim7",
         "tasks=2000,jobs=10,bkl=0.3,hold=10us",
         "AIM7 shared mix: N tasks each running a job list (user compute, disk I/O, fork+exec, system calls under the big kernel lock) beside an interactive task; jobs/min",
+    ),
+    (
+        "loops",
+        "n=4,policy=normal",
+        "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER or SCHED_BATCH; CPU-seconds/s",
     ),
     (
         "interactive",
@@ -212,6 +217,21 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 )));
             }
             aim7(tasks, jobs, bkl, hold)
+        }
+        "loops" => {
+            let n = p.int("n", 4, 1, super::limits::MAX_TASKS as i64)? as u32;
+            let policy = match p.raw("policy").unwrap_or("normal") {
+                "normal" | "other" => SchedPolicy::Normal,
+                "batch" => SchedPolicy::Batch,
+                "idle" => {
+                    return Err(p.err(
+                        "policy=idle: SCHED_IDLE is not modelled yet by any policy (use normal or batch)"
+                            .into(),
+                    ))
+                }
+                v => return Err(p.err(format!("policy={v}: must be normal or batch"))),
+            };
+            loops(n, policy)
         }
         "interactive" => {
             let sleep = p.dur("sleep", 20_000_000)?;
@@ -671,6 +691,31 @@ pub fn aim7(tasks: u32, jobs: u32, bkl_share: f64, hold_ns: u64) -> Workload {
     w
 }
 
+/// `n` endless busy loops. Each counts one unit per 10 ms of CPU it gets, scaled back to
+/// CPU-seconds per second, so the figure is the CPU the loops received (at most the CPU count).
+pub fn loops(n: u32, policy: SchedPolicy) -> Workload {
+    let pol = match policy {
+        SchedPolicy::Batch => ",policy=batch",
+        _ => "",
+    };
+    let mut w = base(format!("loops:n={n}{pol}"), "CPU-s/s");
+    let prog = ProgramBuilder::new()
+        .repeat(None)
+        .op(Op::Compute(Dist::Const(10_000_000)))
+        .op(Op::Count)
+        .end()
+        .build("loop");
+    w.programs.push(prog.with_working_set(4));
+    w.throughput_scale = 0.01;
+    for i in 0..n {
+        let mut t = TaskSpec::new(0);
+        t.mm = i;
+        t.policy = policy;
+        w.tasks.push(t);
+    }
+    w
+}
+
 /// An interactive task: sleeps uniformly between half and one and a half times `sleep`, then
 /// computes `work`, forever. Its wakeup latency is reported on its own.
 pub fn interactive(sleep_ns: u64, work_ns: u64) -> Workload {
@@ -735,6 +780,23 @@ mod tests {
             .filter(|o| matches!(o, Op::Send(_)))
             .count();
         assert_eq!(sends, 19);
+    }
+
+    #[test]
+    fn loops_are_busy_tasks_of_the_policy_asked() {
+        let w = parse("loops:n=3,policy=batch,nice=19").unwrap();
+        assert_eq!(w.tasks.len(), 3);
+        assert!(w
+            .tasks
+            .iter()
+            .all(|t| t.policy == SchedPolicy::Batch && t.nice == 19));
+        assert_eq!(w.name, "loops:n=3,policy=batch,nice=19");
+        // One count per 10 ms of CPU, reported as CPU-seconds per second.
+        assert_eq!(w.throughput_scale, 0.01);
+        let e = parse("loops:policy=idle").unwrap_err().to_string();
+        assert!(e.contains("SCHED_IDLE"), "{e}");
+        let e = parse("loops:policy=fifo").unwrap_err().to_string();
+        assert!(e.contains("policy=fifo"), "{e}");
     }
 
     #[test]
