@@ -305,6 +305,64 @@ fn nice_levels_weight_cpu_share() {
     });
 }
 
+/// The fair classes divide one CPU among three hogs by weight at every nice step, on real
+/// threads: nice 0, 3 and 6 weigh 1024, 526 and 272 (`prio_to_weight`), shares 56.4 %,
+/// 29.0 % and 15.0 %. Work counts stand in for CPU time; each share within ±20 % of its own
+/// value (preemption comes at the runtime's tick, so a share moves by slices).
+#[test]
+fn fair_classes_share_by_weight_at_several_nice_levels() {
+    within(60, || {
+        for &p in Policy::ALL {
+            if !matches!(p.name(), "cfs" | "eevdf") {
+                continue;
+            }
+            let rt = rt(p, 1);
+            if !rt.preemptive() {
+                return;
+            }
+            let nices = [0, 3, 6];
+            let stop = Arc::new(AtomicBool::new(false));
+            let counts: Arc<[AtomicU64; 3]> = Arc::new(Default::default());
+            let mut hs = Vec::new();
+            for (i, nice) in nices.into_iter().enumerate() {
+                let (stop, counts) = (stop.clone(), counts.clone());
+                hs.push(rt.spawn(TaskSpec::new().nice(nice), move || {
+                    let mut n = 0u64;
+                    while !stop.load(Relaxed) {
+                        n += 1;
+                        if n.is_multiple_of(1024) {
+                            counts[i].store(n, Relaxed);
+                        }
+                    }
+                }));
+            }
+            std::thread::sleep(Duration::from_millis(1500));
+            stop.store(true, Relaxed);
+            for h in hs {
+                h.join().unwrap();
+            }
+            let got: Vec<f64> = counts.iter().map(|c| c.load(Relaxed) as f64).collect();
+            let total: f64 = got.iter().sum();
+            let weights = [1024.0, 526.0, 272.0];
+            let wsum: f64 = weights.iter().sum();
+            eprintln!(
+                "{}: shares {:.3?}",
+                p.name(),
+                got.iter().map(|g| g / total).collect::<Vec<_>>()
+            );
+            for i in 0..3 {
+                let (share, want) = (got[i] / total, weights[i] / wsum);
+                assert!(
+                    (share - want).abs() <= 0.2 * want,
+                    "{p:?}: nice {} got {:.3} of the CPU (weights give {want:.3}); all: {got:?}",
+                    nices[i],
+                    share
+                );
+            }
+        }
+    });
+}
+
 #[test]
 fn mutex_serialises_many_tasks_across_cpus() {
     within(30, || {
