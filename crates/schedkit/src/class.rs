@@ -289,6 +289,11 @@ pub trait SchedClass: Send + Sync + 'static {
     /// CFS of 2.6.24 only re-picks the leftmost, which may be the yielder: false.
     const YIELD_GIVES_WAY: bool = true;
 
+    /// Whether the design this class models has `SCHED_IDLE` (2.6.23 and later fair
+    /// classes). Hosts refuse an idle task, or a change to the idle policy, under a class
+    /// without it rather than quietly run it as a normal task.
+    const HAS_SCHED_IDLE: bool = false;
+
     fn name(&self) -> &'static str;
     fn lock_layout(&self) -> LockLayout;
     /// Builds the class's part of the runqueue of lock domain `domain`.

@@ -29,7 +29,8 @@ impl fmt::Display for TaskId {
 /// A CPU number (0-based, dense).
 pub type CpuId = usize;
 
-/// The POSIX scheduling policy of a task (`SCHED_OTHER`, `SCHED_BATCH`, `SCHED_FIFO`, `SCHED_RR`).
+/// The scheduling policy of a task (`SCHED_OTHER`, `SCHED_BATCH`, `SCHED_IDLE`, `SCHED_FIFO`,
+/// `SCHED_RR`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedPolicy {
@@ -38,6 +39,10 @@ pub enum SchedPolicy {
     Normal,
     /// `SCHED_BATCH` (2.6.16+): a CPU hog by declaration.
     Batch,
+    /// `SCHED_IDLE` (2.6.23+): runs when nothing else wants the CPU; in CFS a tiny load
+    /// weight (2, later 3). Only the classes whose era has it accept it
+    /// ([`crate::class::SchedClass::supports_policy`]).
+    Idle,
     /// `SCHED_FIFO`: real time, runs until it blocks or yields.
     Fifo,
     /// `SCHED_RR`: real time, round robin among equal priorities.
@@ -53,6 +58,7 @@ impl SchedPolicy {
         match s.to_ascii_lowercase().as_str() {
             "normal" | "other" | "sched_other" | "sched_normal" => Some(SchedPolicy::Normal),
             "batch" | "sched_batch" => Some(SchedPolicy::Batch),
+            "idle" | "sched_idle" => Some(SchedPolicy::Idle),
             "fifo" | "sched_fifo" => Some(SchedPolicy::Fifo),
             "rr" | "sched_rr" => Some(SchedPolicy::Rr),
             _ => None,

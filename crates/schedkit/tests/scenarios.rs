@@ -397,6 +397,72 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
     assert!(e.to_string().contains("binds itself"), "{e}");
 }
 
+/// CPU share of a SCHED_IDLE hog beside a nice-0 hog on one CPU.
+fn share_of_idle_hog(policy: PolicyKind) -> f64 {
+    let text = r#"
+[[group]]
+name = "a"
+program = ["loop forever", "compute 10ms", "count", "end"]
+[[group]]
+name = "b"
+policy = "idle"
+program = ["loop forever", "compute 1s", "end"]
+"#;
+    let w = file::parse_str(text, "idle.toml", "idle").unwrap();
+    let m = Machine::load("up-2002").unwrap();
+    let r = policy
+        .simulate(
+            &m,
+            &w,
+            SimConfig {
+                duration_ns: 60_000_000_000,
+                seed: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let a_secs = r.metrics.throughput.value * r.simulated_s * 0.01;
+    1.0 - a_secs / r.metrics.cpu_time_s.user
+}
+
+#[test]
+fn sched_idle_gets_its_tiny_weight_under_the_fair_classes_and_is_refused_elsewhere() {
+    // WEIGHT_IDLEPRIO: 2 in 2.6.24 (share 2/1026 = 0.19 %), 3 in 6.6 (3/1027 = 0.29 %); a
+    // nice-19 task (weight 15) gets 1.4 %. At HZ=100 the idle task runs a whole tick when
+    // picked, and then waits until the nice-0 task has run 512 (341) times as long.
+    for (p, want) in [
+        (PolicyKind::Cfs, 2.0 / 1026.0),
+        (PolicyKind::Eevdf, 3.0 / 1027.0),
+    ] {
+        let s = share_of_idle_hog(p);
+        assert!(
+            (s - want).abs() < 0.001,
+            "{}: SCHED_IDLE share {s:.5} (weight gives {want:.5})",
+            p.name()
+        );
+        let nice19 = share_of_b(p, 19);
+        assert!(
+            s * 4.0 < nice19,
+            "{}: idle {s} vs nice 19 {nice19}",
+            p.name()
+        );
+    }
+    // 2.4 and O(1) have no SCHED_IDLE: the run is refused before it starts, naming the group.
+    let text = "[[group]]\nname = \"b\"\npolicy = \"idle\"\nprogram = [\"compute 1ms\"]\n";
+    let w = file::parse_str(text, "idle.toml", "idle").unwrap();
+    for p in [PolicyKind::Goodness, PolicyKind::O1] {
+        let e = p
+            .simulate(&Machine::load("up-2002").unwrap(), &w, SimConfig::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("SCHED_IDLE") && e.contains("idle.toml line 1"),
+            "{}: {e}",
+            p.name()
+        );
+    }
+}
+
 #[test]
 fn eevdf_makes_a_woken_task_repay_its_lag_where_cfs_credits_it() {
     // Four yielders and a task that sleeps 20 ms and wakes to 1 ms of CPU, on one CPU at

@@ -32,11 +32,11 @@
 //!   domain walk;
 //! - a task moved to another runqueue keeps its vruntime relative to the `min_vruntime` it
 //!   left (2.6.24's `set_task_cpu` renormalised against the old runqueue's current one);
-//! - no group scheduling, no SCHED_IDLE (2.6.24 had it; this policy set has no such
-//!   policy yet).
+//! - no group scheduling. SCHED_IDLE is what 2.6.24 made it: a weight of 2
+//!   (`WEIGHT_IDLEPRIO`), no other special case.
 
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
-use super::weight::{calc_delta_fair, calc_delta_mine, LoadWeight, NICE_0_LOAD};
+use super::weight::{calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
@@ -235,6 +235,11 @@ impl SchedClass for Cfs {
     /// schedule() pick the leftmost task, which may be the yielder itself.
     const YIELD_GIVES_WAY: bool = false;
 
+    /// SCHED_IDLE arrived with CFS in 2.6.23; in 2.6.24 it is only a weight (2): such a
+    /// wakee is judged by the same granularity test, which its fast-moving vruntime seldom
+    /// passes.
+    const HAS_SCHED_IDLE: bool = true;
+
     fn name(&self) -> &'static str {
         "cfs"
     }
@@ -258,9 +263,9 @@ impl SchedClass for Cfs {
         // sched_fork / __sched_fork: a fresh entity at the task's weight; placement happens
         // when it is first queued (task_new_fair).
         let c = &mut ctx.tasks[child];
-        let nice = c.nice;
+        let (nice, policy) = (c.nice, c.policy);
         c.data = CfsTask {
-            load: LoadWeight::of_nice(nice),
+            load: LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24),
             ..CfsTask::default()
         };
         false
@@ -317,8 +322,8 @@ impl SchedClass for Cfs {
             }
             EnqueueKind::Restore => {
                 // set_user_nice / sched_setscheduler: a new weight, the same vruntime.
-                let nice = ctx.tasks[t].nice;
-                ctx.tasks[t].data.load = LoadWeight::of_nice(nice);
+                let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
+                ctx.tasks[t].data.load = LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24);
             }
             EnqueueKind::Migrate => {}
         }

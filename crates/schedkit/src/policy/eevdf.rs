@@ -27,10 +27,12 @@
 //!
 //! Simplified, and said so: balancing and wakeup placement are those of `cfs` (one domain,
 //! weighted load; `select_idle_sibling` reduced to "an idle CPU, else the last"), no PELT
-//! yet, no SCHED_IDLE, no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
+//! yet (so no `sched_idle_cpu` preference for CPUs running only SCHED_IDLE tasks when
+//! placing a wakeup), no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
+//! SCHED_IDLE tasks weigh 3 and follow `check_preempt_wakeup_fair`'s two rules.
 
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
-use super::weight::{calc_delta, LoadWeight, NICE_0_LOAD};
+use super::weight::{calc_delta, LoadWeight, IDLEPRIO_LATER, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
@@ -326,6 +328,10 @@ impl SchedClass for Eevdf {
     /// deadline may then win, but an only eligible task keeps the CPU.
     const YIELD_GIVES_WAY: bool = false;
 
+    /// SCHED_IDLE: weight 3, and in `check_preempt_wakeup_fair` a non-idle wakee always
+    /// preempts an idle runner while an idle (or batch) wakee never preempts.
+    const HAS_SCHED_IDLE: bool = true;
+
     fn name(&self) -> &'static str {
         "eevdf"
     }
@@ -347,9 +353,9 @@ impl SchedClass for Eevdf {
         child: TaskId,
     ) -> bool {
         let c = &mut ctx.tasks[child];
-        let nice = c.nice;
+        let (nice, policy) = (c.nice, c.policy);
         c.data = EevdfTask {
-            load: LoadWeight::of_nice(nice),
+            load: LoadWeight::of_task(nice, policy, IDLEPRIO_LATER),
             slice: self.base_slice,
             ..EevdfTask::default()
         };
@@ -377,9 +383,12 @@ impl SchedClass for Eevdf {
             // A nice change (dequeue SAVE, set_load_weight, enqueue RESTORE): as
             // `reweight_entity` does for a dequeued entity, keep its lag `w * vlag` by
             // scaling `vlag` by old/new weight (div_s64 truncates towards zero).
-            let nice = ctx.tasks[t].nice;
+            let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
             let se = &mut ctx.tasks[t].data;
-            let (old, new) = (se.load.weight, LoadWeight::of_nice(nice));
+            let (old, new) = (
+                se.load.weight,
+                LoadWeight::of_task(nice, policy, IDLEPRIO_LATER),
+            );
             if old != new.weight {
                 se.vlag = (se.vlag as i128 * old as i128 / new.weight as i128) as i64;
             }
@@ -491,8 +500,17 @@ impl SchedClass for Eevdf {
         if rq.curr_on(cpu).is_none() {
             return false;
         }
-        // Only SCHED_NORMAL wakees preempt.
-        if ctx.tasks[woken].policy != SchedPolicy::Normal {
+        // "Idle tasks are by definition preempted by non-idle tasks"; "Batch and idle tasks
+        // do not preempt non-idle tasks" (check_preempt_wakeup_fair).
+        let curr = rq.curr_on(cpu).expect("checked above");
+        let (curr_idle, woken_policy) = (
+            ctx.tasks[curr].policy == SchedPolicy::Idle,
+            ctx.tasks[woken].policy,
+        );
+        if curr_idle && woken_policy != SchedPolicy::Idle {
+            return true;
+        }
+        if woken_policy != SchedPolicy::Normal {
             return false;
         }
         self.update_curr(ctx, &mut rq.class);

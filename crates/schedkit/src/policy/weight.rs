@@ -13,7 +13,7 @@
 //! build gives the same numbers back).
 
 pub use crate::task::PRIO_TO_WEIGHT;
-use crate::task::{NICE_MAX, NICE_MIN};
+use crate::task::{SchedPolicy, NICE_MAX, NICE_MIN};
 
 /// `NICE_0_LOAD`.
 pub const NICE_0_LOAD: u64 = 1024;
@@ -37,6 +37,20 @@ pub struct LoadWeight {
     pub inv_weight: u64,
 }
 
+/// SCHED_IDLE's weight in 2.6.23 and 2.6.24: `WEIGHT_IDLEPRIO 2`, `WMULT_IDLEPRIO (1 << 31)`
+/// (`v2.6.24:kernel/sched.c`; designs.md §5.1).
+pub const IDLEPRIO_2_6_24: LoadWeight = LoadWeight {
+    weight: 2,
+    inv_weight: 1 << 31,
+};
+
+/// SCHED_IDLE's weight from 2.6.32 on, EEVDF included: `WEIGHT_IDLEPRIO 3`,
+/// `WMULT_IDLEPRIO 1431655765` (2^32 / 3).
+pub const IDLEPRIO_LATER: LoadWeight = LoadWeight {
+    weight: 3,
+    inv_weight: 1_431_655_765,
+};
+
 impl LoadWeight {
     /// A sum of weights (a runqueue's load): its inverse is computed when first needed.
     pub fn new(weight: u64) -> LoadWeight {
@@ -52,6 +66,17 @@ impl LoadWeight {
         LoadWeight {
             weight: PRIO_TO_WEIGHT[i],
             inv_weight: PRIO_TO_WMULT[i],
+        }
+    }
+
+    /// `set_load_weight` for a fair task of `policy` at `nice`: the table's entry, or the
+    /// era's `WEIGHT_IDLEPRIO` / `WMULT_IDLEPRIO` pair for SCHED_IDLE (nice is then ignored,
+    /// as the kernel ignores it).
+    pub fn of_task(nice: i32, policy: SchedPolicy, idleprio: LoadWeight) -> LoadWeight {
+        if policy == SchedPolicy::Idle {
+            idleprio
+        } else {
+            LoadWeight::of_nice(nice)
         }
     }
 

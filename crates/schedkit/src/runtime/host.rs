@@ -346,6 +346,9 @@ impl<P: SchedClass> Shared<P> {
         entry: Box<dyn FnOnce() + Send>,
     ) -> Result<TaskId, String> {
         spec.validate(self.ncpus())?;
+        self.sched
+            .check_policy(spec.policy)
+            .map_err(|e| format!("{}: {e}", spec.name.as_deref().unwrap_or("task")))?;
         // Slots are handed out under `free`, which also serialises the high-water mark.
         let mut free = lock(&self.free);
         let (idx, fresh) = match free.0.pop() {
@@ -787,6 +790,7 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         rt_priority: u8,
     ) -> Result<(), String> {
         super::check_rt(policy, rt_priority)?;
+        self.sched.check_policy(policy)?;
         self.change_attr(cpu, &mut |t| {
             t.policy = policy;
             t.rt_priority = if policy.is_rt() { rt_priority } else { 0 };

@@ -85,6 +85,12 @@ impl TaskSpec {
         self.policy = SchedPolicy::Batch;
         self
     }
+    /// `SCHED_IDLE`: runs when nothing else wants the CPU. Only the fair policies (`Cfs`,
+    /// `Eevdf`) have it; spawning such a task under another policy fails.
+    pub fn idle(mut self) -> TaskSpec {
+        self.policy = SchedPolicy::Idle;
+        self
+    }
     /// The runtime CPUs this task may run on.
     pub fn affinity(mut self, cpus: impl IntoIterator<Item = usize>) -> TaskSpec {
         self.affinity = Some(mask_of(cpus));

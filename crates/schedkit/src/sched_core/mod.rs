@@ -223,6 +223,18 @@ impl<C: SchedClass> Sched<C> {
         self.class.name()
     }
 
+    /// Whether this stack can schedule tasks of `policy` (the RT class takes FIFO/RR; only
+    /// classes with [`SchedClass::HAS_SCHED_IDLE`] take `SCHED_IDLE`). The error says why.
+    pub fn check_policy(&self, policy: crate::task::SchedPolicy) -> Result<(), String> {
+        if policy == crate::task::SchedPolicy::Idle && !C::HAS_SCHED_IDLE {
+            return Err(format!(
+                "policy idle (SCHED_IDLE, Linux 2.6.23) is not part of the design '{}' models; the fair classes (cfs, eevdf) have it",
+                self.name()
+            ));
+        }
+        Ok(())
+    }
+
     #[inline]
     pub fn layout(&self) -> LockLayout {
         self.class.lock_layout()

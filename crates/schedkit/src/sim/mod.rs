@@ -239,10 +239,40 @@ pub fn simulate<P: SchedClass>(
     workload: &Workload,
     config: SimConfig<'_>,
 ) -> Result<RunResult, SimError> {
+    check_policies(&sched, workload)?;
     let started = std::time::Instant::now();
     let mut sim = Sim::new(sched, machine, workload, config)?;
     sim.run()?;
     Ok(sim.result(started.elapsed().as_secs_f64()))
+}
+
+/// Refuses, before anything runs, a task or a `policy` statement the class stack cannot
+/// schedule (SCHED_IDLE under a design that predates it), naming where it was written.
+fn check_policies<P: SchedClass>(sched: &Sched<P>, w: &Workload) -> Result<(), SimError> {
+    for (i, t) in w.tasks.iter().enumerate() {
+        if let Err(e) = sched.check_policy(t.policy) {
+            let at = t.origin.clone().unwrap_or_else(|| format!("task {i}"));
+            return Err(SimError::Impossible(format!("{at}: {e}")));
+        }
+    }
+    for p in &w.programs {
+        for (k, op) in p.ops.iter().enumerate() {
+            if let crate::workload::Op::SetPolicy(pol, _) = op {
+                if let Err(e) = sched.check_policy(*pol) {
+                    let at = match &p.source {
+                        Some(src) => format!(
+                            "{} line {}",
+                            src.path,
+                            src.lines.get(k).copied().unwrap_or(0)
+                        ),
+                        None => format!("program '{}'", p.name),
+                    };
+                    return Err(SimError::Impossible(format!("{at}: {e}")));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 impl crate::registry::PolicyKind {

@@ -49,7 +49,7 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
     (
         "loops",
         "n=4,policy=normal",
-        "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER or SCHED_BATCH; CPU-seconds/s",
+        "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; CPU-seconds/s",
     ),
     (
         "interactive",
@@ -223,13 +223,8 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
             let policy = match p.raw("policy").unwrap_or("normal") {
                 "normal" | "other" => SchedPolicy::Normal,
                 "batch" => SchedPolicy::Batch,
-                "idle" => {
-                    return Err(p.err(
-                        "policy=idle: SCHED_IDLE is not modelled yet by any policy (use normal or batch)"
-                            .into(),
-                    ))
-                }
-                v => return Err(p.err(format!("policy={v}: must be normal or batch"))),
+                "idle" => SchedPolicy::Idle,
+                v => return Err(p.err(format!("policy={v}: must be normal, batch or idle"))),
             };
             loops(n, policy)
         }
@@ -696,6 +691,7 @@ pub fn aim7(tasks: u32, jobs: u32, bkl_share: f64, hold_ns: u64) -> Workload {
 pub fn loops(n: u32, policy: SchedPolicy) -> Workload {
     let pol = match policy {
         SchedPolicy::Batch => ",policy=batch",
+        SchedPolicy::Idle => ",policy=idle",
         _ => "",
     };
     let mut w = base(format!("loops:n={n}{pol}"), "CPU-s/s");
@@ -793,8 +789,9 @@ mod tests {
         assert_eq!(w.name, "loops:n=3,policy=batch,nice=19");
         // One count per 10 ms of CPU, reported as CPU-seconds per second.
         assert_eq!(w.throughput_scale, 0.01);
-        let e = parse("loops:policy=idle").unwrap_err().to_string();
-        assert!(e.contains("SCHED_IDLE"), "{e}");
+        let w = parse("loops:n=2,policy=idle").unwrap();
+        assert!(w.tasks.iter().all(|t| t.policy == SchedPolicy::Idle));
+        assert_eq!(w.name, "loops:n=2,policy=idle");
         let e = parse("loops:policy=fifo").unwrap_err().to_string();
         assert!(e.contains("policy=fifo"), "{e}");
     }

@@ -14,8 +14,8 @@
 //! name = "member"
 //! count = 4                     # tasks started at time 0, 0..=1000000 (0: a template for `fork`)
 //! nice = 0                      # -20..=19
-//! policy = "normal"             # normal | batch | fifo | rr
-//! # rt_priority = 50            # 1..=99: required with fifo/rr, refused with normal/batch
+//! policy = "normal"             # normal | batch | idle | fifo | rr
+//! # rt_priority = 50            # 1..=99: required with fifo/rr, refused with normal/batch/idle
 //! affinity = [0, 1]             # CPUs; default all
 //! working_set_kb = 16
 //! threads = false               # true: the group's tasks share one address space
@@ -351,7 +351,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 err(
                     p.span().start,
                     format!(
-                        "group '{}': policy '{}' (use normal, batch, fifo, rr)",
+                        "group '{}': policy '{}' (use normal, batch, idle, fifo, rr)",
                         g.name,
                         p.get_ref()
                     ),
@@ -598,7 +598,9 @@ fn parse_stmt(
         }
         "policy" => {
             let mut it = arg.split_whitespace();
-            let p = it.next().ok_or("policy needs normal, batch, fifo or rr")?;
+            let p = it
+                .next()
+                .ok_or("policy needs normal, batch, idle, fifo or rr")?;
             let p = SchedPolicy::parse(p).ok_or_else(|| format!("unknown policy '{p}'"))?;
             let prio: u8 = match it.next() {
                 Some(v) if !p.is_rt() => {

@@ -377,3 +377,50 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sched_idle_weighs_3_is_preempted_by_normal_wakees_and_never_preempts() {
+    let mut fx = Fx::new();
+    let idle = fx.tasks.spawn();
+    fx.tasks[idle].policy = SchedPolicy::Idle;
+    {
+        let (mut c, rq, s) = fx.ctx();
+        s.class.task_fork(&mut c, rq, 0, None, idle);
+        s.enqueue(&mut c, rq, 0, idle, EnqueueKind::New);
+    }
+    assert_eq!(fx.tasks[idle].data.load.weight, 3, "WEIGHT_IDLEPRIO");
+    assert_eq!(fx.pick(), Some(idle));
+    fx.run_for(100 * US);
+    // The idle runner is still inside the slice it was picked with (its deadline is half
+    // of 750 us * 1024 / 3 away), so RUN_TO_PARITY alone would keep it: only the SCHED_IDLE
+    // rule preempts it.
+    assert_eq!(fx.tasks[idle].data.picked_deadline, Some(fx.d(idle)));
+    let normal = fx.spawn(0);
+    let (mut c, rq, s) = fx.ctx();
+    assert_eq!(s.class.pick_eevdf(&c.tasks, &rq.class), Some(idle));
+    assert!(s.class.check_preempt_wakeup(&mut c, rq, 0, normal, false));
+    // The other way round: an idle (or batch) wakee never preempts a normal runner, though
+    // the batch one is eligible with the earlier deadline (the runner left its first slice).
+    let mut fx = Fx::new();
+    let runner = fx.spawn(0);
+    assert_eq!(fx.pick(), Some(runner));
+    fx.run_for(5 * MS);
+    for policy in [SchedPolicy::Idle, SchedPolicy::Batch] {
+        let t = fx.tasks.spawn();
+        fx.tasks[t].policy = policy;
+        let (mut c, rq, s) = fx.ctx();
+        s.class.task_fork(&mut c, rq, 0, None, t);
+        s.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
+        assert!(
+            !s.class.check_preempt_wakeup(&mut c, rq, 0, t, false),
+            "{policy:?}"
+        );
+        if policy == SchedPolicy::Batch {
+            assert_eq!(
+                s.class.pick_eevdf(&c.tasks, &rq.class),
+                Some(t),
+                "the pick wants it"
+            );
+        }
+    }
+}
