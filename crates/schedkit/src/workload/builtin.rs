@@ -52,6 +52,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; CPU-seconds/s",
     ),
     (
+        "schbench",
+        "messages=2,workers=16,cputime=10ms,sleep=10ms",
+        "Chris Mason's schbench, 2016 design: message threads wake their workers, each spins `cputime` and waits again; worker wakeup latency is the interactive figure; requests/s",
+    ),
+    (
         "interactive",
         "sleep=20ms,work=1ms",
         "a task that sleeps (uniform around `sleep`) and wakes to `work` of CPU; run it beside another workload",
@@ -227,6 +232,22 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 v => return Err(p.err(format!("policy={v}: must be normal, batch or idle"))),
             };
             loops(n, policy)
+        }
+        "schbench" => {
+            let messages = p.int("messages", 2, 1, 1000)? as u32;
+            let workers = p.int("workers", 16, 1, 10_000)? as u32;
+            if messages as u64 * (workers as u64 + 1) > super::limits::MAX_TASKS {
+                return Err(p.err(format!(
+                    "messages={messages} with workers={workers} is more than {} tasks",
+                    super::limits::MAX_TASKS
+                )));
+            }
+            let cputime = p.dur("cputime", 10_000_000)?;
+            let sleep = p.dur("sleep", 10_000_000)?;
+            if cputime == 0 {
+                return Err(p.err("cputime must be longer than 0".into()));
+            }
+            schbench(messages, workers, cputime, sleep)
         }
         "interactive" => {
             let sleep = p.dur("sleep", 20_000_000)?;
@@ -712,6 +733,75 @@ pub fn loops(n: u32, policy: SchedPolicy) -> Workload {
     w
 }
 
+/// schbench as first published (benchmarks.md A7, `masoncl/schbench` 36d859a, 2016):
+/// `messages` message threads, each with `workers` workers, threads of one process. A worker
+/// spins `cputime`, posts itself to its messenger and waits (FUTEX_WAIT); the messenger
+/// sleeps `sleep` plus up to a quarter more, then wakes every worker that posted. schbench's
+/// figure, the time from that wake to the worker running, is the simulator's wakeup latency
+/// of the workers, reported as the interactive percentiles (p50/p99/max; schbench prints more
+/// percentiles from a log histogram). Futex wake/wait are modelled as semaphore up/down.
+/// Simplified, and said so: the messenger waits for all its workers to have posted before it
+/// wakes them (schbench wakes whoever is on its list and leaves late posters for the next
+/// round), which only matters when workers cannot finish `cputime` within a sleep.
+pub fn schbench(messages: u32, workers: u32, cputime_ns: u64, sleep_ns: u64) -> Workload {
+    let mut w = base(
+        format!(
+            "schbench:messages={messages},workers={workers},cputime={},sleep={}",
+            fmt_dur(cputime_ns),
+            fmt_dur(sleep_ns)
+        ),
+        "requests/s",
+    );
+    let sem = || ChannelSpec {
+        kind: ChanKind::Semaphore,
+        capacity: None,
+    };
+    for m in 0..messages {
+        // Channel of messenger m's posts, then one wake channel per worker.
+        let post = w.channels.len() as u32;
+        w.channels.push(sem());
+        let wake0 = w.channels.len() as u32;
+        for _ in 0..workers {
+            w.channels.push(sem());
+        }
+        let mut b = ProgramBuilder::new();
+        b.begin(None);
+        b.push(Op::Sleep {
+            dur: Dist::Uniform(sleep_ns, sleep_ns + sleep_ns / 4),
+            uninterruptible: false,
+        });
+        for _ in 0..workers {
+            b.push(Op::Recv(post));
+        }
+        for j in 0..workers {
+            b.push(Op::Send(wake0 + j));
+        }
+        b.close();
+        let prog = w.programs.len() as u32;
+        w.programs
+            .push(b.build(format!("schbench_message{m}")).with_working_set(16));
+        w.tasks.push(TaskSpec::new(prog));
+        for j in 0..workers {
+            let mut b = ProgramBuilder::new();
+            b.begin(None);
+            b.push(Op::Compute(Dist::Const(cputime_ns)));
+            b.push(Op::Send(post));
+            b.push(Op::Recv(wake0 + j));
+            b.push(Op::Count);
+            b.close();
+            let prog = w.programs.len() as u32;
+            w.programs.push(
+                b.build(format!("schbench_worker{m}.{j}"))
+                    .with_working_set(16),
+            );
+            let mut t = TaskSpec::new(prog);
+            t.interactive = true;
+            w.tasks.push(t);
+        }
+    }
+    w
+}
+
 /// An interactive task: sleeps uniformly between half and one and a half times `sleep`, then
 /// computes `work`, forever. Its wakeup latency is reported on its own.
 pub fn interactive(sleep_ns: u64, work_ns: u64) -> Workload {
@@ -794,6 +884,35 @@ mod tests {
         assert_eq!(w.name, "loops:n=2,policy=idle");
         let e = parse("loops:policy=fifo").unwrap_err().to_string();
         assert!(e.contains("policy=fifo"), "{e}");
+    }
+
+    #[test]
+    fn schbench_has_messengers_and_their_waiting_workers() {
+        let w = parse("schbench:messages=2,workers=3,cputime=5ms,sleep=20ms").unwrap();
+        // Per messenger: itself and 3 workers; one post channel and 3 wake channels.
+        assert_eq!(w.tasks.len(), 8);
+        assert_eq!(w.channels.len(), 8);
+        assert_eq!(w.tasks.iter().filter(|t| t.interactive).count(), 6);
+        let messenger = &w.programs[w.tasks[0].prog as usize].ops;
+        let recvs = messenger
+            .iter()
+            .filter(|o| matches!(o, Op::Recv(0)))
+            .count();
+        let wakes = messenger
+            .iter()
+            .filter(|o| matches!(o, Op::Send(1..=3)))
+            .count();
+        assert_eq!((recvs, wakes), (3, 3), "{messenger:?}");
+        assert!(matches!(
+            messenger[1],
+            Op::Sleep {
+                dur: Dist::Uniform(20_000_000, 25_000_000),
+                ..
+            }
+        ));
+        let e = parse("schbench:cputime=0").unwrap_err().to_string();
+        assert!(e.contains("cputime"), "{e}");
+        assert!(parse("schbench:messages=1000,workers=10000").is_err());
     }
 
     #[test]
