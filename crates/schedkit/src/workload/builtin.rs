@@ -52,6 +52,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; CPU-seconds/s",
     ),
     (
+        "hackbench",
+        "groups=10,fds=20,loops=100,mode=pipe,threads=0",
+        "rt-tests hackbench: per group `fds` senders each writing `loops` 100-byte messages to each of `fds` receivers, over pipes or sockets, as processes or threads; the run's simulated time is hackbench's Time; messages/s",
+    ),
+    (
         "schbench",
         "messages=2,workers=16,cputime=10ms,sleep=10ms",
         "Chris Mason's schbench, 2016 design: message threads wake their workers, each spins `cputime` and waits again; worker wakeup latency is the interactive figure; requests/s",
@@ -232,6 +237,29 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 v => return Err(p.err(format!("policy={v}: must be normal, batch or idle"))),
             };
             loops(n, policy)
+        }
+        "hackbench" => {
+            let groups = p.int("groups", 10, 1, 10_000)? as u32;
+            let fds = p.int("fds", 20, 1, 1_000)? as u32;
+            let loops = p.int("loops", 100, 1, 100_000_000)? as u64;
+            if groups as u64 * fds as u64 * 2 > super::limits::MAX_TASKS {
+                return Err(p.err(format!(
+                    "groups={groups} with fds={fds} is {} tasks, more than {}",
+                    groups as u64 * fds as u64 * 2,
+                    super::limits::MAX_TASKS
+                )));
+            }
+            let socket = match p.raw("mode").unwrap_or("pipe") {
+                "pipe" => false,
+                "socket" => true,
+                m => return Err(p.err(format!("mode={m}: must be pipe or socket"))),
+            };
+            let threads = match p.raw("threads").unwrap_or("0") {
+                "0" => false,
+                "1" => true,
+                v => return Err(p.err(format!("threads={v}: must be 0 (processes) or 1"))),
+            };
+            hackbench(groups, fds, loops, socket, threads)
         }
         "schbench" => {
             let messages = p.int("messages", 2, 1, 1000)? as u32;
@@ -733,6 +761,85 @@ pub fn loops(n: u32, policy: SchedPolicy) -> Workload {
     w
 }
 
+/// Pipe capacity since Linux 2.6.11, pipe(7): 16 pages of 4 KB = 65 536 bytes, i.e. this many
+/// of hackbench's 100-byte messages.
+const PIPE_CAPACITY_MSGS: u32 = 65_536 / 100;
+
+/// hackbench of rt-tests v2.4 (benchmarks.md A1b): `groups` groups, each of `fds` receivers
+/// (one channel each) and `fds` senders; every sender writes `loops` times to each receiver
+/// in turn, every receiver reads `fds * loops` messages. The run ends when all have finished,
+/// so the simulated time is hackbench's `Time:`. Processes (each its own address space) or,
+/// with `threads`, threads of one process. Simplified, and said so: the ready/wake start
+/// barrier is left out (every task starts at time 0); socket mode (AF_UNIX `socketpair`) uses
+/// the socket cost model with chat's 2.4 TCP receive buffer as its capacity, not AF_UNIX's
+/// own send-buffer accounting.
+pub fn hackbench(groups: u32, fds: u32, loops: u64, socket: bool, threads: bool) -> Workload {
+    let mut w = base(
+        format!(
+            "hackbench:groups={groups},fds={fds},loops={loops},mode={},threads={}",
+            if socket { "socket" } else { "pipe" },
+            threads as u8
+        ),
+        "messages/s",
+    );
+    let chan = ChannelSpec {
+        kind: if socket {
+            ChanKind::Socket
+        } else {
+            ChanKind::Pipe
+        },
+        capacity: Some(if socket {
+            CHAT_SOCKET_CAPACITY
+        } else {
+            PIPE_CAPACITY_MSGS
+        }),
+    };
+    let mut mm = 0u32;
+    for g in 0..groups {
+        let base_ch = w.channels.len() as u32;
+        for _ in 0..fds {
+            w.channels.push(chan.clone());
+        }
+        let mut sender = ProgramBuilder::new();
+        sender.begin(Some(loops));
+        for j in 0..fds {
+            sender.push(Op::Send(base_ch + j));
+        }
+        sender.close();
+        let sender_prog = w.programs.len() as u32;
+        w.programs.push(
+            sender
+                .build(format!("hackbench_sender{g}"))
+                .with_working_set(8),
+        );
+        let mut receiver = ProgramBuilder::new();
+        receiver.begin(Some(fds as u64 * loops));
+        receiver.push(Op::RecvMember {
+            base: base_ch,
+            count: fds,
+            offset: 0,
+        });
+        receiver.push(Op::Count);
+        receiver.close();
+        let receiver_prog = w.programs.len() as u32;
+        w.programs.push(
+            receiver
+                .build(format!("hackbench_receiver{g}"))
+                .with_working_set(8),
+        );
+        for (prog, _) in [(receiver_prog, "receiver"), (sender_prog, "sender")] {
+            for j in 0..fds {
+                let mut t = TaskSpec::new(prog);
+                t.member = j;
+                t.mm = if threads { 0 } else { mm };
+                mm += 1;
+                w.tasks.push(t);
+            }
+        }
+    }
+    w
+}
+
 /// schbench as first published (benchmarks.md A7, `masoncl/schbench` 36d859a, 2016):
 /// `messages` message threads, each with `workers` workers, threads of one process. A worker
 /// spins `cputime`, posts itself to its messenger and waits (FUTEX_WAIT); the messenger
@@ -884,6 +991,39 @@ mod tests {
         assert_eq!(w.name, "loops:n=2,policy=idle");
         let e = parse("loops:policy=fifo").unwrap_err().to_string();
         assert!(e.contains("policy=fifo"), "{e}");
+    }
+
+    #[test]
+    fn hackbench_has_the_benchmark_shape() {
+        let w = parse("hackbench:groups=2,fds=3,loops=5").unwrap();
+        // groups * 2 * fds tasks, one channel per receiver, pipes of 655 messages.
+        assert_eq!(w.tasks.len(), 12);
+        assert_eq!(w.channels.len(), 6);
+        assert!(w
+            .channels
+            .iter()
+            .all(|c| c.kind == ChanKind::Pipe && c.capacity == Some(655)));
+        // A sender writes loops times to each of its group's receivers; a receiver reads
+        // fds * loops messages from its own channel.
+        let sender = &w.programs[0].ops;
+        assert!(matches!(sender[0], Op::Loop { times: Some(5), .. }));
+        let sends: Vec<_> = sender.iter().filter(|o| matches!(o, Op::Send(_))).collect();
+        assert_eq!(sends.len(), 3);
+        assert!(matches!(
+            w.programs[1].ops[0],
+            Op::Loop {
+                times: Some(15),
+                ..
+            }
+        ));
+        // Processes: every task its own address space; threads: one.
+        let mms: std::collections::HashSet<_> = w.tasks.iter().map(|t| t.mm).collect();
+        assert_eq!(mms.len(), 12);
+        let t = parse("hackbench:groups=2,fds=3,mode=socket,threads=1").unwrap();
+        assert!(t.tasks.iter().all(|t| t.mm == 0));
+        assert!(t.channels.iter().all(|c| c.kind == ChanKind::Socket));
+        assert!(parse("hackbench:mode=fifo").is_err());
+        assert!(parse("hackbench:threads=2").is_err());
     }
 
     #[test]
