@@ -166,15 +166,22 @@ pub fn idle_heavy_workload(n: usize) -> Workload {
     w
 }
 
-/// Simulator speed with mostly sleeping tasks.
-pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<SimRow> {
+/// Times one simulated run of `kind` per size, on the 2-CPU 2002 machine, and reports its
+/// events per second against the first size's. `tasks_are` names the shape of `workload(n)`.
+fn sim_rows(
+    kind: PolicyKind,
+    tasks_are: &str,
+    workload: impl Fn(usize) -> Workload,
+    sizes: &[usize],
+    sim_ns: u64,
+    progress: &mut impl FnMut(&str),
+) -> Vec<SimRow> {
     let m = Machine::load("smp2-2002").expect("shipped profile");
-    let mut rows = Vec::new();
-    let kind = PolicyKind::O1;
     let mut base = None;
+    let mut rows = Vec::new();
     for &n in sizes {
-        progress(&format!("{} with {n} tasks", kind.name()));
-        let w = idle_heavy_workload(n);
+        progress(&format!("{} with {n} tasks ({tasks_are})", kind.name()));
+        let w = workload(n);
         let cfg = SimConfig {
             lock_mode: Default::default(),
             max_live_tasks: crate::workload::limits::MAX_TASKS,
@@ -190,7 +197,7 @@ pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<
         let b = *base.get_or_insert(eps);
         rows.push(SimRow {
             policy: kind.name().into(),
-            workload: "sleepers".into(),
+            workload: tasks_are.into(),
             tasks: n,
             events: r.metrics.sim.events,
             wall_s: wall,
@@ -201,43 +208,28 @@ pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<
     rows
 }
 
+/// Simulator speed with mostly sleeping tasks.
+pub fn sim(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<SimRow> {
+    sim_rows(
+        PolicyKind::O1,
+        "sleepers",
+        idle_heavy_workload,
+        sizes,
+        sim_ns,
+        &mut progress,
+    )
+}
+
 /// Simulator speed with every task runnable: `n` busy loops on two CPUs under each fair
 /// class (the CFS v19 report's first situation is 32 768 of them). Per event the cost should
 /// grow only with the tree's depth; what it costs beyond that is memory traffic over the
 /// larger task table.
 pub fn sim_runnable(sizes: &[usize], sim_ns: u64, mut progress: impl FnMut(&str)) -> Vec<SimRow> {
-    let m = Machine::load("smp2-2002").expect("shipped profile");
-    let mut rows = Vec::new();
-    for kind in [PolicyKind::Cfs, PolicyKind::Eevdf] {
-        let mut base = None;
-        for &n in sizes {
-            progress(&format!("{} with {n} runnable tasks", kind.name()));
-            let w = builtin::loops(n as u32, crate::task::SchedPolicy::Normal);
-            let cfg = SimConfig {
-                lock_mode: Default::default(),
-                max_live_tasks: crate::workload::limits::MAX_TASKS,
-                duration_ns: sim_ns,
-                seed: 1,
-                audit_every: 0,
-                progress: None,
-            };
-            let start = Instant::now();
-            let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");
-            let wall = start.elapsed().as_secs_f64();
-            let eps = r.metrics.sim.events as f64 / wall;
-            let b = *base.get_or_insert(eps);
-            rows.push(SimRow {
-                policy: kind.name().into(),
-                workload: "runnable".into(),
-                tasks: n,
-                events: r.metrics.sim.events,
-                wall_s: wall,
-                events_per_s: eps,
-                vs_smallest: eps / b,
-            });
-        }
-    }
-    rows
+    let loops = |n: usize| builtin::loops(n as u32, crate::task::SchedPolicy::Normal);
+    [PolicyKind::Cfs, PolicyKind::Eevdf]
+        .into_iter()
+        .flat_map(|kind| sim_rows(kind, "runnable", loops, sizes, sim_ns, &mut progress))
+        .collect()
 }
 
 pub fn ops_table(rows: &[OpsRow]) -> String {

@@ -29,12 +29,13 @@
 //!   tasks (run within `sysctl_sched_migration_cost`, 0.5 ms) unless idle;
 //! - wakeup placement: the task's last CPU, the waker's on a sync wakeup (what wake_affine
 //!   usually decided), or an idle CPU when the last one is busy (wake_idle), instead of the
-//!   domain walk;
+//!   domain walk (both in `fair_balance`, shared with `eevdf`);
 //! - a task moved to another runqueue keeps its vruntime relative to the `min_vruntime` it
 //!   left (2.6.24's `set_task_cpu` renormalised against the old runqueue's current one);
 //! - no group scheduling. SCHED_IDLE is what 2.6.24 made it: a weight of 2
 //!   (`WEIGHT_IDLEPRIO`), no other special case.
 
+use super::fair_balance;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
 use super::weight::{calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
 use crate::class::*;
@@ -442,42 +443,7 @@ impl SchedClass for Cfs {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        let p = &tasks[t];
-        let n = view.ncpus();
-        let allowed = |c: CpuId| c < n && p.cpus_allowed.contains(c);
-        let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
-        match kind {
-            // Fork balancing (SD_BALANCE_FORK): the least loaded allowed CPU, the parent's
-            // on a tie.
-            WakeKind::Fork => {
-                let mut best = if allowed(waker_cpu) { waker_cpu } else { first };
-                for c in p.cpus_allowed.iter(n) {
-                    if view.cpus[c].load < view.cpus[best].load {
-                        best = c;
-                    }
-                }
-                best
-            }
-            WakeKind::Wakeup { sync } => {
-                // wake_affine: a sync wakeup pulls the wakee to the waker (it is about to
-                // sleep, the pair shares a cache).
-                if sync && allowed(waker_cpu) {
-                    return waker_cpu;
-                }
-                let prev = if allowed(p.cpu) { p.cpu } else { first };
-                // wake_idle: a busy previous CPU hands over to an idle one.
-                if !view.is_idle(prev) {
-                    if let Some(idle) = p
-                        .cpus_allowed
-                        .iter(n)
-                        .find(|&c| view.is_idle(c) && view.cpus[c].nr_running == 0)
-                    {
-                        return idle;
-                    }
-                }
-                prev
-            }
-        }
+        fair_balance::select_cpu(tasks, view, t, waker_cpu, kind)
     }
 
     fn load(&self, rq: &Rq<CfsRq>, _cpu: CpuId) -> u64 {
@@ -503,40 +469,18 @@ impl SchedClass for Cfs {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        // SD_CPU_INIT of 2.6.24: a 1 ms interval, times busy_factor 64 when busy.
-        let ms = |m: u64| (m * hz as u64 / 1000).max(1);
-        Some(if idle { ms(1) } else { ms(64) })
+        fair_balance::balance_interval_ticks(idle, hz)
     }
 
     fn find_busiest(
         &self,
         ctx: &mut Ctx<CfsTask>,
-        this: &mut Rq<CfsRq>,
+        _this: &mut Rq<CfsRq>,
         this_cpu: CpuId,
         view: &CpuView,
         _idle: bool,
     ) -> Option<Busiest> {
-        let _ = this;
-        let this_load = view.cpus[this_cpu].load;
-        let mut busiest = None;
-        let mut max_load = 0;
-        for c in 0..view.ncpus() {
-            ctx.ops.remote_touches += 1;
-            let s = &view.cpus[c];
-            if c != this_cpu && s.nr_running >= 2 && s.load > max_load {
-                max_load = s.load;
-                busiest = Some(c);
-            }
-        }
-        let cpu = busiest?;
-        // imbalance_pct 125: act only on a 25% difference; move half of it.
-        if max_load * 100 <= this_load * 125 {
-            return None;
-        }
-        Some(Busiest {
-            cpu,
-            imbalance: ((max_load - this_load) / 2) as usize,
-        })
+        fair_balance::find_busiest(ctx.ops, this_cpu, view)
     }
 
     fn move_tasks(
@@ -558,10 +502,8 @@ impl SchedClass for Cfs {
             ctx.ops.remote_touches += 1;
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
-            // balance_tasks: skip a task whose half weight exceeds what is left to move.
-            let rem = (imbalance as u64).saturating_sub(moved_load);
-            if !p.cpus_allowed.contains(this_cpu) || (!idle && self.task_hot(p, now)) || w / 2 > rem
-            {
+            let left = (imbalance as u64).saturating_sub(moved_load);
+            if !fair_balance::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
                 continue;
             }
             // pull_task: off the busiest runqueue, onto this one, vruntime carried over.

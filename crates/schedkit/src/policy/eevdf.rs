@@ -25,12 +25,14 @@
 //!   never do;
 //! - yield: the deadline moves one slice later.
 //!
-//! Simplified, and said so: balancing and wakeup placement are those of `cfs` (one domain,
-//! weighted load; `select_idle_sibling` reduced to "an idle CPU, else the last"), no PELT
+//! Simplified, and said so: balancing and wakeup placement are `fair_balance`'s, as for
+//! `cfs` (one domain, weighted load; `select_idle_sibling` reduced to "an idle CPU, else the
+//! last"), no PELT
 //! yet (so no `sched_idle_cpu` preference for CPUs running only SCHED_IDLE tasks when
 //! placing a wakeup), no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
 //! SCHED_IDLE tasks weigh 3 and follow `check_preempt_wakeup_fair`'s two rules.
 
+use super::fair_balance;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
 use super::weight::{calc_delta, LoadWeight, IDLEPRIO_LATER, NICE_0_LOAD};
 use crate::class::*;
@@ -497,17 +499,13 @@ impl SchedClass for Eevdf {
         woken: TaskId,
         _sync: bool,
     ) -> bool {
-        if rq.curr_on(cpu).is_none() {
+        let Some(curr) = rq.curr_on(cpu) else {
             return false;
-        }
+        };
         // "Idle tasks are by definition preempted by non-idle tasks"; "Batch and idle tasks
         // do not preempt non-idle tasks" (check_preempt_wakeup_fair).
-        let curr = rq.curr_on(cpu).expect("checked above");
-        let (curr_idle, woken_policy) = (
-            ctx.tasks[curr].policy == SchedPolicy::Idle,
-            ctx.tasks[woken].policy,
-        );
-        if curr_idle && woken_policy != SchedPolicy::Idle {
+        let woken_policy = ctx.tasks[woken].policy;
+        if ctx.tasks[curr].policy == SchedPolicy::Idle && woken_policy != SchedPolicy::Idle {
             return true;
         }
         if woken_policy != SchedPolicy::Normal {
@@ -529,37 +527,7 @@ impl SchedClass for Eevdf {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        let p = &tasks[t];
-        let n = view.ncpus();
-        let allowed = |c: CpuId| c < n && p.cpus_allowed.contains(c);
-        let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
-        match kind {
-            WakeKind::Fork => {
-                let mut best = if allowed(waker_cpu) { waker_cpu } else { first };
-                for c in p.cpus_allowed.iter(n) {
-                    if view.cpus[c].load < view.cpus[best].load {
-                        best = c;
-                    }
-                }
-                best
-            }
-            WakeKind::Wakeup { sync } => {
-                if sync && allowed(waker_cpu) {
-                    return waker_cpu;
-                }
-                let prev = if allowed(p.cpu) { p.cpu } else { first };
-                if !view.is_idle(prev) {
-                    if let Some(idle) = p
-                        .cpus_allowed
-                        .iter(n)
-                        .find(|&c| view.is_idle(c) && view.cpus[c].nr_running == 0)
-                    {
-                        return idle;
-                    }
-                }
-                prev
-            }
-        }
+        fair_balance::select_cpu(tasks, view, t, waker_cpu, kind)
     }
 
     fn load(&self, rq: &Rq<EevdfRq>, _cpu: CpuId) -> u64 {
@@ -585,8 +553,7 @@ impl SchedClass for Eevdf {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        let ms = |m: u64| (m * hz as u64 / 1000).max(1);
-        Some(if idle { ms(1) } else { ms(64) })
+        fair_balance::balance_interval_ticks(idle, hz)
     }
 
     fn find_busiest(
@@ -597,25 +564,7 @@ impl SchedClass for Eevdf {
         view: &CpuView,
         _idle: bool,
     ) -> Option<Busiest> {
-        let this_load = view.cpus[this_cpu].load;
-        let mut busiest = None;
-        let mut max_load = 0;
-        for c in 0..view.ncpus() {
-            ctx.ops.remote_touches += 1;
-            let s = &view.cpus[c];
-            if c != this_cpu && s.nr_running >= 2 && s.load > max_load {
-                max_load = s.load;
-                busiest = Some(c);
-            }
-        }
-        let cpu = busiest?;
-        if max_load * 100 <= this_load * 125 {
-            return None;
-        }
-        Some(Busiest {
-            cpu,
-            imbalance: ((max_load - this_load) / 2) as usize,
-        })
+        fair_balance::find_busiest(ctx.ops, this_cpu, view)
     }
 
     fn move_tasks(
@@ -637,9 +586,8 @@ impl SchedClass for Eevdf {
             ctx.ops.remote_touches += 1;
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
-            let rem = (imbalance as u64).saturating_sub(moved_load);
-            if !p.cpus_allowed.contains(this_cpu) || (!idle && self.task_hot(p, now)) || w / 2 > rem
-            {
+            let left = (imbalance as u64).saturating_sub(moved_load);
+            if !fair_balance::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
                 continue;
             }
             // Detach with its lag, attach placed by it: lag-preserving migration.

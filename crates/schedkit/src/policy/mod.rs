@@ -4,6 +4,7 @@
 
 pub mod cfs;
 pub mod eevdf;
+pub mod fair_balance;
 pub mod goodness;
 pub mod list;
 pub mod o1;
