@@ -11,7 +11,7 @@
 use crate::class::SchedClass;
 use crate::machine::Machine;
 use crate::policy::rt::RtBalance;
-use crate::policy::{cfs, eevdf, goodness, o1};
+use crate::policy::{cfs, cfs_fair_clock, eevdf, goodness, o1};
 use crate::sched_core::Sched;
 
 /// What a class may need to know of the machine it is built for (boot-time facts).
@@ -116,6 +116,13 @@ registry! {
         hz: 1000,
         about: "Ingo Molnar's O(1) (2002; 2.6 code where the announcement is silent): per-CPU active/expired priority arrays, bitmap pick, sleep_avg estimator, balancer",
         build: |env| o1::O1::from_env(env),
+    }
+    Cfs2623 => {
+        name: "cfs:era=2.6.23",
+        aliases: ["2.6.23"],
+        hz: 1000,
+        about: "CFS as released in Linux 2.6.23 (the v19/v20 model): per-CPU fair_clock, wait_runtime within +-runtime_limit, fair_key = fair_clock - wait_runtime in a red-black tree, sleeper credit and sleeper_bonus, granularity rules of that era; one machine-wide balancing domain (simplified)",
+        build: |env| cfs_fair_clock::CfsFairClock::v2_6_23(env.ncpus),
     }
     Cfs => {
         name: "cfs",

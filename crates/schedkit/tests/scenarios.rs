@@ -201,6 +201,15 @@ fn nice_levels_divide_the_cpu_as_each_design_says() {
     );
     let c19 = share_of_b(PolicyKind::Cfs, 19);
     assert!((0.008..0.025).contains(&c19), "cfs nice 19 share {c19}");
+    // 2.6.23's fair_clock model divides by the same weights (wait_runtime grows by
+    // delta * w / W while waiting and shrinks by delta * (1 - w/W) while running).
+    for (nice, want) in [(1, 820.0 / 1844.0), (5, 335.0 / 1359.0)] {
+        let c = share_of_b(PolicyKind::Cfs2623, nice);
+        assert!(
+            (c - want).abs() < 0.015,
+            "cfs:era=2.6.23 nice {nice} share {c:.4} (weights give {want:.4})"
+        );
+    }
     // EEVDF keeps the weights (vruntime and deadlines both advance by 1/weight); its
     // eligibility rule bounds each task's lag to about a slice, so the split is tighter.
     for (nice, want) in [
@@ -431,6 +440,7 @@ fn sched_idle_gets_its_tiny_weight_under_the_fair_classes_and_is_refused_elsewhe
     // nice-19 task (weight 15) gets 1.4 %. At HZ=100 the idle task runs a whole tick when
     // picked, and then waits until the nice-0 task has run 512 (341) times as long.
     for (p, want) in [
+        (PolicyKind::Cfs2623, 2.0 / 1026.0),
         (PolicyKind::Cfs, 2.0 / 1026.0),
         (PolicyKind::Eevdf, 3.0 / 1027.0),
     ] {

@@ -3,6 +3,7 @@
 //! of them is `crate::registry`.
 
 pub mod cfs;
+pub mod cfs_fair_clock;
 pub mod eevdf;
 pub mod fair_balance;
 pub mod goodness;

@@ -320,7 +320,7 @@ fn nice_levels_weight_cpu_share() {
             // give 2:1; CFS and EEVDF divide by weight, 1024:110.
             let expected = match p.name() {
                 "goodness" | "o1" => 2.0,
-                "cfs" | "eevdf" => 1024.0 / 110.0,
+                "cfs:era=2.6.23" | "cfs" | "eevdf" => 1024.0 / 110.0,
                 other => panic!("state the nice 0 : nice 10 share {other} promises"),
             };
             assert!(
@@ -341,7 +341,7 @@ fn nice_levels_weight_cpu_share() {
 fn fair_classes_share_by_weight_at_several_nice_levels() {
     within(60, || {
         for &p in Policy::ALL {
-            if !matches!(p.name(), "cfs" | "eevdf") {
+            if !matches!(p.name(), "cfs:era=2.6.23" | "cfs" | "eevdf") {
                 continue;
             }
             let rt = rt(p, 1);
