@@ -127,7 +127,7 @@ type T = Task<FairClockTask>;
 
 /// `calc_weighted(delta, se)`: `delta * w >> NICE_0_SHIFT`.
 fn calc_weighted(delta: u64, w: u64) -> u64 {
-    delta * w >> NICE_0_SHIFT
+    (delta * w) >> NICE_0_SHIFT
 }
 
 impl CfsFairClock {
@@ -163,10 +163,10 @@ impl CfsFairClock {
             gran
         } else if load.weight < NICE_0_LOAD {
             // Positive nice levels: linearly coarser keys, the same wall-time granularity.
-            load.weight * gran >> NICE_0_SHIFT
+            (load.weight * gran) >> NICE_0_SHIFT
         } else {
             // Negative nice levels get linearly finer granularity.
-            load.inv_weight * gran >> (WMULT_SHIFT - NICE_0_SHIFT)
+            (load.inv_weight * gran) >> (WMULT_SHIFT - NICE_0_SHIFT)
         }
     }
 
@@ -176,7 +176,7 @@ impl CfsFairClock {
         if se.load.weight == NICE_0_LOAD {
             return fair_clock.wrapping_sub(se.wait_runtime as u64);
         }
-        let scaled = |x: u64| x * se.load.inv_weight >> (WMULT_SHIFT - NICE_0_SHIFT);
+        let scaled = |x: u64| (x * se.load.inv_weight) >> (WMULT_SHIFT - NICE_0_SHIFT);
         if se.wait_runtime < 0 {
             fair_clock.wrapping_add(scaled(se.wait_runtime.unsigned_abs()))
         } else {
