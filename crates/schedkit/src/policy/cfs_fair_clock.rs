@@ -409,11 +409,9 @@ impl SchedClass for CfsFairClock {
             if let Some(old) = se.left_cpu.take() {
                 if old != cpu && se.sleep_start_fair != 0 {
                     let elapsed = ctx.now.saturating_sub(se.left_at);
-                    let advanced = if se.left_load == 0 {
-                        0
-                    } else {
-                        elapsed * NICE_0_LOAD / se.left_load
-                    };
+                    let advanced = (elapsed * NICE_0_LOAD)
+                        .checked_div(se.left_load)
+                        .unwrap_or(0);
                     se.sleep_start_fair = fc.wrapping_sub(advanced.min(2 * self.runtime_limit));
                 }
             }
