@@ -131,6 +131,13 @@ registry! {
         about: "CFS of Linux 2.6.24 (the first with vruntime): per-CPU red-black timeline, min_vruntime, sched_slice, START_DEBIT and sleeper placement, wakeup granularity; one machine-wide balancing domain (simplified)",
         build: |env| cfs::Cfs::v2_6_24(env.ncpus),
     }
+    Cfs2632 => {
+        name: "cfs:era=2.6.32",
+        aliases: ["2.6.32"],
+        hz: 1000,
+        about: "CFS of Linux 2.6.32: as cfs with 5 ms latency / 1 ms granularities, GENTLE_FAIR_SLEEPERS, wakeup_preempt_entity with the wakee's granularity, LAST_BUDDY, child_runs_first off, SCHED_IDLE weight 3 and never-preempting batch/idle wakees; one machine-wide balancing domain (simplified)",
+        build: |env| cfs::Cfs::v2_6_32(env.ncpus),
+    }
     Eevdf => {
         name: "eevdf",
         aliases: ["6.6"],

@@ -201,14 +201,17 @@ fn nice_levels_divide_the_cpu_as_each_design_says() {
     );
     let c19 = share_of_b(PolicyKind::Cfs, 19);
     assert!((0.008..0.025).contains(&c19), "cfs nice 19 share {c19}");
-    // 2.6.23's fair_clock model divides by the same weights (wait_runtime grows by
+    // 2.6.23's fair_clock model (and 2.6.32's vruntime) divides by the same weights (wait_runtime grows by
     // delta * w / W while waiting and shrinks by delta * (1 - w/W) while running).
-    for (nice, want) in [(1, 820.0 / 1844.0), (5, 335.0 / 1359.0)] {
-        let c = share_of_b(PolicyKind::Cfs2623, nice);
-        assert!(
-            (c - want).abs() < 0.015,
-            "cfs:era=2.6.23 nice {nice} share {c:.4} (weights give {want:.4})"
-        );
+    for p in [PolicyKind::Cfs2623, PolicyKind::Cfs2632] {
+        for (nice, want) in [(1, 820.0 / 1844.0), (5, 335.0 / 1359.0)] {
+            let c = share_of_b(p, nice);
+            assert!(
+                (c - want).abs() < 0.015,
+                "{} nice {nice} share {c:.4} (weights give {want:.4})",
+                p.name()
+            );
+        }
     }
     // EEVDF keeps the weights (vruntime and deadlines both advance by 1/weight); its
     // eligibility rule bounds each task's lag to about a slice, so the split is tighter.
@@ -442,6 +445,7 @@ fn sched_idle_gets_its_tiny_weight_under_the_fair_classes_and_is_refused_elsewhe
     for (p, want) in [
         (PolicyKind::Cfs2623, 2.0 / 1026.0),
         (PolicyKind::Cfs, 2.0 / 1026.0),
+        (PolicyKind::Cfs2632, 3.0 / 1027.0),
         (PolicyKind::Eevdf, 3.0 / 1027.0),
     ] {
         let s = share_of_idle_hog(p);

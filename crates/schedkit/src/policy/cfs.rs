@@ -1,5 +1,6 @@
 //! `cfs`: the Completely Fair Scheduler of Linux 2.6.24, the first with `vruntime`
-//! (designs.md §5.3; `v2.6.24:kernel/sched_fair.c`, e9acbff6484 "introduce se->vruntime").
+//! (designs.md §5.3; `v2.6.24:kernel/sched_fair.c`, e9acbff6484 "introduce se->vruntime"),
+//! and `cfs:era=2.6.32`, the same class two years on (see "The 2.6.32 era" below).
 //!
 //! Per CPU, a `cfs_rq`: the runnable tasks in a red-black tree by `vruntime` (the running
 //! one is taken out while it runs, as `set_next_entity` does), `min_vruntime`, and the summed
@@ -34,10 +35,33 @@
 //!   left (2.6.24's `set_task_cpu` renormalised against the old runqueue's current one);
 //! - no group scheduling. SCHED_IDLE is what 2.6.24 made it: a weight of 2
 //!   (`WEIGHT_IDLEPRIO`), no other special case.
+//!
+//! The 2.6.32 era (`Cfs::v2_6_32`, designs.md §5.3), what changed from 2.6.24:
+//! - tunables latency 5 ms, min_granularity 1 ms, nr_latency 5, wakeup_granularity 1 ms,
+//!   each times `1 + ilog2(min(ncpus, 8))`;
+//! - GENTLE_FAIR_SLEEPERS (51e0304ce6e, Sep 2009): a sleeper is placed at most half a
+//!   latency left of min_vruntime; NORMALIZED_SLEEPER is off; a new task is placed no
+//!   earlier than its parent (`place_entity` keeps `max(se.vruntime, v)` for both cases,
+//!   and `task_fork_fair` starts the child at the parent's vruntime);
+//! - child_runs_first defaults to 0: fork does not swap or reschedule; the child's wakeup
+//!   is judged like any other;
+//! - wakeup preemption by `wakeup_preempt_entity(curr, se)`: preempt when `curr.vruntime -
+//!   se.vruntime > wakeup_gran(se)`, the granularity converted to virtual time at the
+//!   *wakee's* weight (so light wakees preempt less easily);
+//! - SCHED_BATCH and SCHED_IDLE wakees never preempt; a SCHED_IDLE curr is always
+//!   preempted by a SCHED_NORMAL wakee; SCHED_IDLE weighs 3 (`WEIGHT_IDLEPRIO`);
+//! - buddies: LAST_BUDDY on (a task preempted by a wakeup is remembered as `last`, and
+//!   the next pick returns the CPU to it if it is within `wakeup_gran` of the leftmost),
+//!   NEXT_BUDDY off (its default); a buddy is forgotten when picked, dequeued, or when its
+//!   slice runs out at the tick;
+//! - not modelled: the later "missed wakeup preemption by a narrow margin" tick check
+//!   (2.6.33) and WAKEUP_OVERLAP / avg_overlap (off by default).
 
 use super::fair_balance;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
-use super::weight::{calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
+use super::weight::{
+    calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, IDLEPRIO_LATER, NICE_0_LOAD,
+};
 use crate::class::*;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
@@ -87,6 +111,15 @@ pub struct CfsRq {
     pub nr_running: usize,
     /// The entity running now (`cfs_rq->curr`), not in the timeline.
     pub curr: Option<TaskId>,
+    /// 2.6.32's LAST_BUDDY: the task a wakeup preempted here (`cfs_rq->last`).
+    pub last: Option<TaskId>,
+}
+
+/// Which kernel's CFS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CfsEra {
+    V2_6_24,
+    V2_6_32,
 }
 
 /// The CFS class with its era's tunables (ns).
@@ -99,6 +132,9 @@ pub struct Cfs {
     pub child_runs_first: bool,
     /// `sysctl_sched_migration_cost`: a task that ran this recently is cache-hot.
     pub migration_cost: u64,
+    pub era: CfsEra,
+    /// SCHED_IDLE's weight in this era.
+    pub idleprio: LoadWeight,
 }
 
 type T = Task<CfsTask>;
@@ -114,6 +150,48 @@ impl Cfs {
             nr_latency: 5,
             child_runs_first: true,
             migration_cost: 500_000,
+            era: CfsEra::V2_6_24,
+            idleprio: IDLEPRIO_2_6_24,
+        }
+    }
+
+    /// 2.6.32's defaults (designs.md §5.3: times `1 + ilog2(min(ncpus, 8))`).
+    pub fn v2_6_32(ncpus: usize) -> Cfs {
+        let n = ncpus.clamp(1, 8);
+        let factor = 1 + (usize::BITS - 1 - n.leading_zeros()) as u64;
+        Cfs {
+            latency: 5_000_000 * factor,
+            min_granularity: 1_000_000 * factor,
+            wakeup_granularity: 1_000_000 * factor,
+            nr_latency: 5,
+            child_runs_first: false,
+            migration_cost: 500_000,
+            era: CfsEra::V2_6_32,
+            idleprio: IDLEPRIO_LATER,
+        }
+    }
+
+    /// 2.6.32's `wakeup_preempt_entity(curr, se)`: -1 if `se` is not left of `curr`, 1 if
+    /// it leads by more than `wakeup_gran(se)` (the wakeup granularity in `se`'s virtual
+    /// time), 0 in between.
+    pub fn wakeup_preempt_entity(&self, curr: &CfsTask, se: &CfsTask) -> i32 {
+        let vdiff = curr.vruntime.wrapping_sub(se.vruntime) as i64;
+        if vdiff <= 0 {
+            return -1;
+        }
+        let mut load = se.load;
+        let gran = calc_delta_fair(self.wakeup_granularity, &mut load);
+        if vdiff > gran as i64 {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// `clear_buddies(cfs_rq, se)`.
+    fn clear_buddies(rq: &mut CfsRq, t: TaskId) {
+        if rq.last == Some(t) {
+            rq.last = None;
         }
     }
 
@@ -177,6 +255,20 @@ impl Cfs {
     /// `place_entity`.
     fn place_entity(&self, rq: &CfsRq, se: &mut CfsTask, initial: bool) {
         let mut v = rq.min_vruntime;
+        if self.era == CfsEra::V2_6_32 {
+            if initial {
+                // START_DEBIT.
+                v = v.wrapping_add(self.vslice_add(rq, se.load.weight));
+            } else {
+                // FAIR_SLEEPERS with GENTLE_FAIR_SLEEPERS: half a latency of credit.
+                v = v.wrapping_sub(self.latency / 2);
+            }
+            // "ensure we never gain time by being placed backwards".
+            if before(se.vruntime, v) {
+                se.vruntime = v;
+            }
+            return;
+        }
         if initial {
             // START_DEBIT: a new task waits one virtual slice before it gets the CPU.
             v = v.wrapping_add(self.vslice_add(rq, se.load.weight));
@@ -242,7 +334,10 @@ impl SchedClass for Cfs {
     const HAS_SCHED_IDLE: bool = true;
 
     fn name(&self) -> &'static str {
-        "cfs"
+        match self.era {
+            CfsEra::V2_6_24 => "cfs",
+            CfsEra::V2_6_32 => "cfs:era=2.6.32",
+        }
     }
 
     fn lock_layout(&self) -> LockLayout {
@@ -266,7 +361,7 @@ impl SchedClass for Cfs {
         let c = &mut ctx.tasks[child];
         let (nice, policy) = (c.nice, c.policy);
         c.data = CfsTask {
-            load: LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24),
+            load: LoadWeight::of_task(nice, policy, self.idleprio),
             ..CfsTask::default()
         };
         false
@@ -305,6 +400,12 @@ impl SchedClass for Cfs {
                 // task_new_fair.
                 let parent = ctx.tasks[t].parent;
                 let mut se = std::mem::take(&mut ctx.tasks[t].data);
+                if self.era == CfsEra::V2_6_32 {
+                    // task_fork_fair: the child starts from its parent's vruntime.
+                    if let Some(p) = parent.filter(|&p| rq.class.curr == Some(p)) {
+                        se.vruntime = ctx.tasks[p].data.vruntime;
+                    }
+                }
                 self.place_entity(&rq.class, &mut se, true);
                 ctx.tasks[t].data = se;
                 if let Some(p) = parent.filter(|&p| self.child_runs_first && rq.curr() == Some(p)) {
@@ -314,7 +415,9 @@ impl SchedClass for Cfs {
                         ctx.tasks[t].data.vruntime = pv;
                     }
                 }
-                ctx.tasks[t].data.forked = true;
+                // 2.6.24's task_new_fair reschedules the parent; 2.6.32 only when
+                // child_runs_first (off), so its child is judged as any wakee.
+                ctx.tasks[t].data.forked = self.era == CfsEra::V2_6_24;
             }
             EnqueueKind::Wakeup { .. } => {
                 let mut se = std::mem::take(&mut ctx.tasks[t].data);
@@ -324,7 +427,7 @@ impl SchedClass for Cfs {
             EnqueueKind::Restore => {
                 // set_user_nice / sched_setscheduler: a new weight, the same vruntime.
                 let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
-                ctx.tasks[t].data.load = LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24);
+                ctx.tasks[t].data.load = LoadWeight::of_task(nice, policy, self.idleprio);
             }
             EnqueueKind::Migrate => {}
         }
@@ -344,6 +447,7 @@ impl SchedClass for Cfs {
         }
         self.update_curr(ctx, &mut rq.class);
         ctx.tasks[t].data.forked = false;
+        Cfs::clear_buddies(&mut rq.class, t);
         Cfs::dequeue_entity(ctx, rq, t);
     }
 
@@ -362,7 +466,14 @@ impl SchedClass for Cfs {
     }
 
     fn pick_next(&self, ctx: &mut Ctx<CfsTask>, rq: &mut Rq<CfsRq>, _cpu: CpuId) -> Option<TaskId> {
-        let next = rq.class.timeline.first()?;
+        let mut next = rq.class.timeline.first()?;
+        // 2.6.32: "prefer last buddy, try to return the CPU to a preempted task".
+        if let Some(last) = rq.class.last {
+            if self.wakeup_preempt_entity(&ctx.tasks[last].data, &ctx.tasks[next].data) < 1 {
+                next = last;
+            }
+            Cfs::clear_buddies(&mut rq.class, next);
+        }
         // set_next_entity: out of the timeline while it runs; its slice starts now.
         rq.class.timeline.remove(&mut ctx.tasks, next, ctx.ops);
         rq.class.curr = Some(next);
@@ -389,7 +500,12 @@ impl SchedClass for Cfs {
         let w = ctx.tasks[curr].data.load.weight;
         let ideal = self.sched_slice(&mut rq.class, w);
         let se = &ctx.tasks[curr].data;
-        se.sum_exec - se.prev_sum_exec > ideal
+        let expired = se.sum_exec - se.prev_sum_exec > ideal;
+        if expired {
+            // 2.6.32: "ensure it doesn't get re-elected due to buddy favours".
+            Cfs::clear_buddies(&mut rq.class, curr);
+        }
+        expired
     }
 
     fn yield_task(
@@ -420,6 +536,23 @@ impl SchedClass for Cfs {
         let Some(curr) = rq.curr_on(cpu) else {
             return false;
         };
+        if self.era == CfsEra::V2_6_32 {
+            // "Batch and idle tasks do not preempt (their preemption is driven by the
+            // tick)"; "Idle tasks are by definition preempted by everybody".
+            if ctx.tasks[woken].policy != SchedPolicy::Normal {
+                return false;
+            }
+            if ctx.tasks[curr].policy == SchedPolicy::Idle {
+                return true;
+            }
+            self.update_curr(ctx, &mut rq.class);
+            let preempt =
+                self.wakeup_preempt_entity(&ctx.tasks[curr].data, &ctx.tasks[woken].data) == 1;
+            if preempt && ctx.tasks[curr].data.on_rq && rq.class.curr == Some(curr) {
+                rq.class.last = Some(curr); // LAST_BUDDY
+            }
+            return preempt;
+        }
         // Batch tasks do not preempt (their preemption is driven by the tick).
         if ctx.tasks[woken].policy == SchedPolicy::Batch {
             return false;
@@ -508,6 +641,7 @@ impl SchedClass for Cfs {
             }
             // pull_task: off the busiest runqueue, onto this one, vruntime carried over.
             self.update_curr(ctx, &mut src.class);
+            Cfs::clear_buddies(&mut src.class, t);
             Cfs::dequeue_entity(ctx, src, t);
             ctx.tasks[t].cpu = this_cpu;
             let (from, to) = (src.class.min_vruntime, this.class.min_vruntime);

@@ -282,7 +282,10 @@ fn o1_runs_higher_priority_first() {
 
 /// Two CPU hogs on one CPU share it by their timeslices: nice 0 gets 100 ms per epoch under
 /// O(1) (`task_timeslice`) and 6 ticks under 2.4 (`NICE_TO_TICKS` at HZ=100), nice 10 gets
-/// 50 ms and 3 ticks; both designs predict 2:1. Measured within ±25 %.
+/// 50 ms and 3 ticks; both designs predict 2:1; the fair classes divide by weight,
+/// 1024:110. The CPU time compared is the runtime's own account of each task (wall time
+/// holding the worker), so that other processes taking the worker's core away on a loaded
+/// machine cannot bias it. Measured within ±25 %.
 #[test]
 fn nice_levels_weight_cpu_share() {
     within(60, || {
@@ -292,40 +295,30 @@ fn nice_levels_weight_cpu_share() {
                 return;
             }
             let stop = Arc::new(AtomicBool::new(false));
-            let counts: Arc<[AtomicU64; 2]> = Arc::new([AtomicU64::new(0), AtomicU64::new(0)]);
             let mut hs = Vec::new();
-            for (i, nice) in [0, 10].into_iter().enumerate() {
-                let (stop, counts) = (stop.clone(), counts.clone());
+            for nice in [0, 10] {
+                let stop = stop.clone();
                 hs.push(rt.spawn(TaskSpec::new().nice(nice), move || {
-                    let mut n = 0u64;
                     while !stop.load(Relaxed) {
-                        n += 1;
-                        if n.is_multiple_of(1024) {
-                            counts[i].store(n, Relaxed);
-                        }
+                        std::hint::spin_loop();
                     }
+                    crate::runtime::current_info().expect("inside a task").3 as f64
                 }));
             }
             std::thread::sleep(Duration::from_millis(1500));
             stop.store(true, Relaxed);
-            for h in hs {
-                h.join().unwrap();
-            }
-            let (a, b) = (
-                counts[0].load(Relaxed) as f64,
-                counts[1].load(Relaxed) as f64,
-            );
-            let ratio = a / b.max(1.0);
+            let got: Vec<f64> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+            let ratio = got[0] / got[1].max(1.0);
             // What each design promises: 2.4's NICE_TO_TICKS 6:3 and O(1)'s slices 100:50 ms
             // give 2:1; CFS and EEVDF divide by weight, 1024:110.
             let expected = match p.name() {
                 "goodness" | "o1" => 2.0,
-                "cfs:era=2.6.23" | "cfs" | "eevdf" => 1024.0 / 110.0,
+                "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf" => 1024.0 / 110.0,
                 other => panic!("state the nice 0 : nice 10 share {other} promises"),
             };
             assert!(
                 (expected * 0.75..expected * 1.25).contains(&ratio),
-                "{p:?}: nice 0 / nice 10 work ratio {ratio:.2} (expected {expected:.2})"
+                "{p:?}: nice 0 / nice 10 CPU time ratio {ratio:.2} (expected {expected:.2}); ns {got:?}"
             );
         }
     });
@@ -341,7 +334,10 @@ fn nice_levels_weight_cpu_share() {
 fn fair_classes_share_by_weight_at_several_nice_levels() {
     within(60, || {
         for &p in Policy::ALL {
-            if !matches!(p.name(), "cfs:era=2.6.23" | "cfs" | "eevdf") {
+            if !matches!(
+                p.name(),
+                "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf"
+            ) {
                 continue;
             }
             let rt = rt(p, 1);

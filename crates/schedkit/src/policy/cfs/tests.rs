@@ -19,9 +19,12 @@ struct Fx {
 
 impl Fx {
     fn new() -> Fx {
+        Fx::with(Cfs::v2_6_24(1))
+    }
+    fn with(cfs: Cfs) -> Fx {
         lockdep::forget_held();
         lockdep::acquire(0);
-        let s = Sched::new(Cfs::v2_6_24(1), RtBalance::Passive, 1);
+        let s = Sched::new(cfs, RtBalance::Passive, 1);
         let rq = s.new_rq(0, &Topology::flat(1));
         Fx {
             tasks: Tasks::new(),
@@ -253,4 +256,128 @@ fn min_vruntime_only_moves_forward() {
         Cfs::update_min_vruntime(&c, &mut rq.class);
     }
     assert_eq!(fx.rq.class.min_vruntime, m);
+}
+
+// ---- The 2.6.32 era ----
+
+/// Re-queues a waiting task at a chosen vruntime (as a migration: no placement).
+fn requeue_at(fx: &mut Fx, t: TaskId, v: u64) {
+    let (mut c, rq, s) = fx.ctx();
+    s.dequeue(&mut c, rq, 0, t, DequeueKind::Migrate);
+    c.tasks[t].data.vruntime = v;
+    s.enqueue(&mut c, rq, 0, t, EnqueueKind::Migrate);
+}
+
+#[test]
+fn era_2_6_32_tunables() {
+    let c = Cfs::v2_6_32(1);
+    assert_eq!(
+        (
+            c.latency,
+            c.min_granularity,
+            c.wakeup_granularity,
+            c.nr_latency
+        ),
+        (5 * MS, MS, MS, 5)
+    );
+    assert!(!c.child_runs_first);
+    assert_eq!(Cfs::v2_6_32(2).latency, 10 * MS);
+    // The factor stops growing at 8 CPUs: 1 + ilog2(8) = 4.
+    assert_eq!(Cfs::v2_6_32(64).latency, 20 * MS);
+    assert_eq!(c.idleprio.weight, 3);
+}
+
+#[test]
+fn era_2_6_32_gentle_sleepers_get_half_a_latency() {
+    let c = Cfs::v2_6_32(1);
+    let rq = CfsRq {
+        min_vruntime: 100 * MS,
+        ..Default::default()
+    };
+    let mut long_sleeper = CfsTask {
+        vruntime: 10 * MS,
+        ..Default::default()
+    };
+    c.place_entity(&rq, &mut long_sleeper, false);
+    assert_eq!(long_sleeper.vruntime, 100 * MS - 5 * MS / 2);
+    // A new task is never placed before where it starts (its parent's vruntime).
+    let mut child = CfsTask {
+        vruntime: 200 * MS,
+        ..Default::default()
+    };
+    c.place_entity(&rq, &mut child, true);
+    assert_eq!(child.vruntime, 200 * MS);
+}
+
+#[test]
+fn era_2_6_32_wakeup_granularity_is_in_the_wakees_virtual_time() {
+    let c = Cfs::v2_6_32(1);
+    let curr = CfsTask {
+        vruntime: 100 * MS,
+        load: LoadWeight::of_nice(0),
+        ..Default::default()
+    };
+    let at = |v: u64, nice: i32| CfsTask {
+        vruntime: v,
+        load: LoadWeight::of_nice(nice),
+        ..Default::default()
+    };
+    assert_eq!(c.wakeup_preempt_entity(&curr, &at(100 * MS, 0)), -1);
+    assert_eq!(
+        c.wakeup_preempt_entity(&curr, &at(99 * MS, 0)),
+        0,
+        "1 ms lead = gran"
+    );
+    assert_eq!(c.wakeup_preempt_entity(&curr, &at(98_900_000, 0)), 1);
+    // A nice-5 wakee: calc_delta_fair(1 ms, 335) = 3 056 716 ns of lead needed.
+    assert_eq!(
+        c.wakeup_preempt_entity(&curr, &at(100 * MS - 3_056_716, 5)),
+        0
+    );
+    assert_eq!(
+        c.wakeup_preempt_entity(&curr, &at(100 * MS - 3_056_717, 5)),
+        1
+    );
+}
+
+#[test]
+fn era_2_6_32_idle_and_batch_rules_and_the_last_buddy() {
+    let mut fx = Fx::with(Cfs::v2_6_32(1));
+    let spawned = [fx.spawn(0), fx.spawn(0), fx.spawn(0)];
+    // START_DEBIT with a shrinking vslice puts the last-forked leftmost.
+    let a = fx.pick().unwrap();
+    assert_eq!(a, spawned[2]);
+    let (b, c) = (spawned[0], spawned[1]);
+    requeue_at(&mut fx, b, 0);
+    fx.tasks[a].data.vruntime = 50 * MS;
+    let preempts = |fx: &mut Fx, w: TaskId| {
+        let (mut cx, rq, s) = fx.ctx();
+        s.class.check_preempt_wakeup(&mut cx, rq, 0, w, false)
+    };
+    // Batch and idle wakees never preempt, whatever their lead.
+    fx.tasks[b].policy = SchedPolicy::Batch;
+    assert!(!preempts(&mut fx, b));
+    fx.tasks[b].policy = SchedPolicy::Idle;
+    assert!(!preempts(&mut fx, b));
+    assert_eq!(fx.rq.class.last, None);
+    // A normal wakee 50 ms ahead preempts, and the preempted task becomes the last buddy.
+    fx.tasks[b].policy = SchedPolicy::Normal;
+    assert!(preempts(&mut fx, b));
+    assert_eq!(fx.rq.class.last, Some(a));
+    // An idle curr is preempted by any normal wakee, even one behind it.
+    fx.tasks[a].policy = SchedPolicy::Idle;
+    requeue_at(&mut fx, b, 900 * MS);
+    assert!(preempts(&mut fx, b));
+    fx.tasks[a].policy = SchedPolicy::Normal;
+    // Pick with a last buddy: a (10.5 ms) within 1 ms of the leftmost c (10 ms) gets the
+    // CPU back; the favour is used once.
+    requeue_at(&mut fx, c, 10 * MS);
+    fx.tasks[a].data.vruntime = 10_500_000;
+    fx.rq.class.last = Some(a);
+    assert_eq!(fx.pick(), Some(a), "last buddy within the granularity");
+    assert_eq!(fx.rq.class.last, None);
+    // Out of range: the leftmost wins.
+    fx.tasks[a].data.vruntime = 11_500_000;
+    fx.rq.class.last = Some(a);
+    assert_eq!(fx.pick(), Some(c));
 }
