@@ -46,6 +46,14 @@ pub struct Metrics {
     pub interactive_wakeup_latency_us: Option<Latency>,
     /// Jain's index over CPU time / (weight x lifetime) of the tasks (1 = perfectly fair).
     pub fairness_jain: f64,
+    /// Starvation: the longest any runnable task waited for a CPU (from its wakeup, fork or
+    /// preemption to running; a task still waiting when the run ended counts until then).
+    pub longest_runnable_wait_us: f64,
+    /// Runnable tasks machine-wide, the running ones included, sampled at CPU 0's ticks.
+    pub runqueue_length: RunqueueLength,
+    /// What the audio players (the `audio` workload) achieved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio: Option<AudioReport>,
     pub throughput: Throughput,
     /// Derived per-operation figures (lmbench style: µs per fork, per hop).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -204,6 +212,22 @@ pub fn rtmigrate_report(
         worst_start_delay_highest_us: worst,
         start_delay_us,
     }
+}
+
+/// Audio playback: periods written, audible skips, deadlines missed, and how late each
+/// period was past its deadline (0 when on time; shown as the 1 ns floor of the histogram).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]
+pub struct AudioReport {
+    pub chunks: u64,
+    pub underruns: u64,
+    pub deadline_misses: u64,
+    pub lateness_us: Latency,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]
+pub struct RunqueueLength {
+    pub avg: f64,
+    pub max: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]

@@ -111,6 +111,24 @@ pub fn table(runs: &[RunResult]) -> String {
             r.metrics.interactive_wakeup_latency_us.map(|l| l.max)
         }),
         ("fairness (Jain)".into(), |r| Some(r.metrics.fairness_jain)),
+        ("longest runnable wait (ms)".into(), |r| {
+            Some(r.metrics.longest_runnable_wait_us / 1e3)
+        }),
+        ("runqueue length avg".into(), |r| {
+            Some(r.metrics.runqueue_length.avg)
+        }),
+        ("audio underruns".into(), |r| {
+            r.metrics.audio.map(|a| a.underruns as f64)
+        }),
+        ("audio deadline misses".into(), |r| {
+            r.metrics.audio.map(|a| a.deadline_misses as f64)
+        }),
+        ("audio lateness p99 (us)".into(), |r| {
+            r.metrics.audio.map(|a| a.lateness_us.p99)
+        }),
+        ("audio lateness max (us)".into(), |r| {
+            r.metrics.audio.map(|a| a.lateness_us.max)
+        }),
         ("sched CPU time (s)".into(), |r| {
             Some(r.metrics.cpu_time_s.sched)
         }),

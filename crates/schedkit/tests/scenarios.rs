@@ -37,6 +37,8 @@ fn every_builtin_runs_with_invariants_checked_on_every_event() {
                 "fork:mode=sh",
                 "ctx:procs=3,size=16",
                 "makej:jobs=4,units=8+interactive",
+                "pipechain:groups=2,len=3",
+                "audio:period=10ms,work=1ms+loops:n=2",
             ] {
                 // audit_every = 1: the full audit (no task lost, queued twice or run twice)
                 // after every event; CPU-time conservation is checked at the end of every run.
@@ -503,4 +505,102 @@ fn eevdf_makes_a_woken_task_repay_its_lag_where_cfs_credits_it() {
     assert!((3_800.0..4_200.0).contains(&e), "eevdf p50 {e} us");
     let c = lat(PolicyKind::Cfs);
     assert!(c < 100.0, "cfs p50 {c} us");
+}
+
+/// The audio device model against a hand-computed case: a player that needs 15 ms of CPU
+/// per 10 ms period, alone on one CPU, with a two-period ring. Chunk 0 is written at 15 ms
+/// and starts the device; chunk k (k >= 1) is released (room in the ring) the moment chunk
+/// k-1 is written and written 15 ms later: 5 ms past its deadline (release + period), and
+/// after the device needed it, so every chunk after the first is a deadline miss and an
+/// underrun. In one second: 66 chunks (15, 30, ..., 990 ms).
+#[test]
+fn audio_device_counts_underruns_and_lateness_as_computed_by_hand() {
+    let r = run(
+        PolicyKind::O1,
+        "up-2002",
+        "audio:period=10ms,work=15ms,buffer=2",
+        1000,
+        0,
+    );
+    let a = r.metrics.audio.expect("audio figures");
+    assert_eq!(a.chunks, 66, "{a:?}");
+    assert_eq!((a.underruns, a.deadline_misses), (65, 65), "{a:?}");
+    // 5 ms late, plus the system calls' few microseconds.
+    assert!((5_000.0..5_050.0).contains(&a.lateness_us.p50), "{a:?}");
+    // Within its means (4 ms of work per 10 ms period): never late.
+    let ok = run(
+        PolicyKind::O1,
+        "up-2002",
+        "audio:period=10ms,work=4ms,buffer=2",
+        1000,
+        0,
+    );
+    let a = ok.metrics.audio.unwrap();
+    assert_eq!((a.underruns, a.deadline_misses), (0, 0), "{a:?}");
+    assert!((99..=101).contains(&a.chunks), "{a:?}");
+}
+
+/// Starvation and runqueue length against hand-computed cases: a SCHED_IDLE loop beside a
+/// nice-0 loop under CFS 2.6.24 at HZ=100 runs one tick (10 ms) whenever it is picked and
+/// then waits until the nice-0 loop's vruntime catches up: 10 ms * 1024/2 = 5.12 s of waiting
+/// (weights 1024 and 2). Both are always runnable: the runqueue holds exactly 2.
+#[test]
+fn starvation_and_runqueue_length_figures() {
+    let text = r#"
+[[group]]
+name = "a"
+program = ["loop forever", "compute 10ms", "count", "end"]
+[[group]]
+name = "b"
+policy = "idle"
+program = ["loop forever", "compute 1s", "end"]
+"#;
+    let w = file::parse_str(text, "starve.toml", "starve").unwrap();
+    let r = PolicyKind::Cfs
+        .simulate(
+            &Machine::load("up-2002").unwrap(),
+            &w,
+            SimConfig {
+                duration_ns: 20_000_000_000,
+                seed: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let wait_s = r.metrics.longest_runnable_wait_us / 1e6;
+    assert!((4.9..5.4).contains(&wait_s), "longest wait {wait_s} s");
+    assert_eq!(r.metrics.runqueue_length.avg, 2.0);
+    assert_eq!(r.metrics.runqueue_length.max, 2);
+}
+
+/// pipechain: G independent rings; each hop is a pipe read and write, so on one CPU hops/s
+/// is the same for one ring as for several (one token each, the CPU shared), and a ring of
+/// L processes switches once per hop.
+#[test]
+fn pipechain_rings_pass_one_byte_each() {
+    let one = run(
+        PolicyKind::O1,
+        "up-2002",
+        "pipechain:groups=1,len=4",
+        500,
+        0,
+    );
+    let four = run(
+        PolicyKind::O1,
+        "up-2002",
+        "pipechain:groups=4,len=4",
+        500,
+        0,
+    );
+    let (h1, h4) = (one.metrics.throughput.value, four.metrics.throughput.value);
+    assert!(h1 > 10_000.0, "hops/s {h1}");
+    assert!(
+        (h4 / h1 - 1.0).abs() < 0.15,
+        "one ring {h1}, four rings {h4}"
+    );
+    let cs_per_hop = one.metrics.context_switches_per_s / h1;
+    assert!(
+        (0.95..1.05).contains(&cs_per_hop),
+        "{cs_per_hop} switches per hop"
+    );
 }

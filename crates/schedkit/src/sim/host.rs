@@ -206,10 +206,15 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
     fn task_queued(&mut self, t: TaskId, kind: EnqueueKind) {
         // Wakeup latency runs from here; a task moved off a CPU it may no longer use was
         // not woken.
-        self.procs[t.index()].runnable_since = match kind {
+        let pr = &mut self.procs[t.index()];
+        pr.runnable_since = match kind {
             EnqueueKind::Migrate => None,
             _ => Some(self.now),
         };
+        // A queued task moved elsewhere keeps waiting since when it started to.
+        if kind != EnqueueKind::Migrate || pr.waiting_since.is_none() {
+            pr.waiting_since = Some(self.now);
+        }
     }
 
     fn switched(
@@ -220,6 +225,12 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
     ) -> Result<(), CoreError> {
         if next != prev {
             self.switches += 1;
+            if let Some(p) = prev {
+                if self.tasks[p].state == TaskState::Queued {
+                    // Preempted: it waits again from now.
+                    self.procs[p.index()].waiting_since = Some(self.cursor);
+                }
+            }
             self.cursor += self.machine.profile.costs.context_switch_ns as u64;
             self.status[cpu].last_schedule_ns = self.now;
             if let Some(n) = next {
@@ -228,6 +239,11 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                     self.migrations += 1;
                 }
                 pr.last_cpu = Some(cpu);
+                if let Some(since) = pr.waiting_since.take() {
+                    self.max_runnable_wait = self
+                        .max_runnable_wait
+                        .max(self.cursor.saturating_sub(since));
+                }
                 // Latency ends when the switch completes and the task executes; the refill of
                 // its working set happens while it runs (its first accesses miss).
                 if let Some(since) = pr.runnable_since.take() {
@@ -244,6 +260,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             }
         } else if let Some(n) = next {
             self.procs[n.index()].runnable_since = None;
+            self.procs[n.index()].waiting_since = None;
         }
         self.cpus[cpu].curr = next;
         self.status[cpu].curr = next;

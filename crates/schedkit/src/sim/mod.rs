@@ -168,6 +168,8 @@ struct Proc {
     entered: bool,
     /// A `SpinUntil` in progress.
     spin: Option<SpinState>,
+    /// Its sound device, once it has written to one (`AudioWrite`).
+    audio: Option<AudioStream>,
     /// When the current lock attempt began, and whether it has slept or spun yet.
     lock_since: Option<u64>,
     lock_waited: bool,
@@ -186,12 +188,33 @@ struct Proc {
     sleep_gen: u32,
     /// When it became runnable after a wakeup or fork, for the latency histogram.
     runnable_since: Option<u64>,
+    /// When it last started waiting for a CPU while runnable (woken, forked or preempted),
+    /// for the starvation figure.
+    waiting_since: Option<u64>,
     last_cpu: Option<CpuId>,
     warmth: Warmth,
     children: u32,
     zombies: u32,
     born: u64,
     died: Option<u64>,
+}
+
+/// A task's sound device: when its chunk 0 would have started playing (moved on an underrun,
+/// as a restarted stream), chunks written, and when the ring had room for the next one.
+#[derive(Clone, Copy, Debug)]
+struct AudioStream {
+    t0: u64,
+    written: u64,
+    released: u64,
+}
+
+/// What the audio players of a run achieved.
+pub(crate) struct AudioTally {
+    pub chunks: u64,
+    pub underruns: u64,
+    pub deadline_misses: u64,
+    /// Per chunk after the first: how late past its deadline it was written (1 ns floor).
+    pub lateness: Histogram<u64>,
 }
 
 /// A busy loop until an absolute time (rt-migrate-test), and what it got.
@@ -368,6 +391,12 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     counts: Vec<u64>,
     lat_all: Histogram<u64>,
     lat_interactive: Histogram<u64>,
+    audio: AudioTally,
+    /// The longest a runnable task waited for a CPU, ns.
+    max_runnable_wait: u64,
+    /// Runnable tasks machine-wide (running ones included), sampled at CPU 0's ticks: sum,
+    /// samples, maximum.
+    rq_len: (u64, u64, u64),
     /// The workload's sleeping locks, their wait times (total, max) and stranded audits.
     sleeplocks: Vec<sleeplock::SleepLock>,
     lock_waits: Vec<(u64, u64)>,
@@ -508,6 +537,14 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             counts: vec![0; parts],
             lat_all: hist(),
             lat_interactive: hist(),
+            max_runnable_wait: 0,
+            audio: AudioTally {
+                chunks: 0,
+                underruns: 0,
+                deadline_misses: 0,
+                lateness: hist(),
+            },
+            rq_len: (0, 0, 0),
             sleeplocks: workload
                 .locks
                 .iter()
@@ -621,6 +658,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             );
             core::attr::place_initial(&self.sched, &mut ctx, &mut self.rqs[d], cpu, t);
             self.procs[t.index()].runnable_since = Some(0);
+            self.procs[t.index()].waiting_since = Some(0);
             self.publish(cpu);
         }
         for c in 0..self.ncpus {
@@ -643,6 +681,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             computing: false,
             entered: false,
             spin: None,
+            audio: None,
             lock_since: None,
             lock_waited: false,
             part,
@@ -656,6 +695,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             parent_incarnation: 0,
             sleep_gen: 0,
             runnable_since: None,
+            waiting_since: None,
             last_cpu: None,
             warmth: Warmth::default(),
             children: 0,

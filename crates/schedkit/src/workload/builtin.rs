@@ -62,6 +62,16 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "Chris Mason's schbench, 2016 design: message threads wake their workers, each spins `cputime` and waits again; worker wakeup latency is the interactive figure; requests/s",
     ),
     (
+        "audio",
+        "period=50ms,work=2.5ms,buffer=3",
+        "an mpg123-like player: decodes `work` of CPU per `period` of sound into a device ring of `buffer` periods; reports underruns (skips), deadline misses and lateness; periods/s",
+    ),
+    (
+        "pipechain",
+        "groups=4,len=8",
+        "G rings of L processes passing one byte along over pipes (the CFS v19 report's chained processes); hops/s",
+    ),
+    (
         "interactive",
         "sleep=20ms,work=1ms",
         "a task that sleeps (uniform around `sleep`) and wakes to `work` of CPU; run it beside another workload",
@@ -276,6 +286,27 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 return Err(p.err("cputime must be longer than 0".into()));
             }
             schbench(messages, workers, cputime, sleep)
+        }
+        "audio" => {
+            let period = p.dur("period", 50_000_000)?;
+            let work = p.dur("work", 2_500_000)?;
+            let buffer = p.int("buffer", 3, 1, 64)? as u32;
+            if period == 0 {
+                return Err(p.err("period must be longer than 0".into()));
+            }
+            audio(period, work, buffer)
+        }
+        "pipechain" => {
+            let groups = p.int("groups", 4, 1, 100_000)? as u32;
+            let len = p.int("len", 8, 2, 100_000)? as u32;
+            if groups as u64 * len as u64 > super::limits::MAX_TASKS {
+                return Err(p.err(format!(
+                    "groups={groups} with len={len} is {} tasks, more than {}",
+                    groups as u64 * len as u64,
+                    super::limits::MAX_TASKS
+                )));
+            }
+            pipechain(groups, len)
         }
         "interactive" => {
             let sleep = p.dur("sleep", 20_000_000)?;
@@ -909,6 +940,92 @@ pub fn schbench(messages: u32, workers: u32, cputime_ns: u64, sleep_ns: u64) -> 
     w
 }
 
+/// An mpg123-like audio player (the CFS v19 report's skip test; interbench's Audio load,
+/// benchmarks.md A6: 5 % CPU every 50 ms, the defaults here): forever, decode one period
+/// (`work` of CPU), then write it to the sound device, whose ring holds `buffer` periods
+/// (`Op::AudioWrite`). The run reports underruns (the device found the ring empty: a skip),
+/// deadline misses (a period took longer than a period to produce once there was room for
+/// it) and the lateness of each period. The device model is stated in `Op::AudioWrite`: it
+/// starts playing at the first write, and after an underrun restarts with the late period.
+pub fn audio(period_ns: u64, work_ns: u64, buffer: u32) -> Workload {
+    let mut w = base(
+        format!(
+            "audio:period={},work={},buffer={buffer}",
+            fmt_dur(period_ns),
+            fmt_dur(work_ns)
+        ),
+        "periods/s",
+    );
+    let prog = ProgramBuilder::new()
+        .repeat(None)
+        .op(Op::Compute(Dist::Const(work_ns)))
+        .op(Op::AudioWrite {
+            period: period_ns,
+            buffer,
+        })
+        .op(Op::Count)
+        .end()
+        .build("audio");
+    w.programs.push(prog.with_working_set(256));
+    w.tasks.push(TaskSpec::new(0));
+    w
+}
+
+/// `groups` rings of `len` processes joined by pipes, each reading one byte from the process
+/// before it and writing it to the one after (the CFS v19 report's pipe-chained processes;
+/// lmbench lat_ctx's ring with no array to walk). One byte circulates per ring, injected by
+/// its first process. The report's own program is not in the reference: that the chain is
+/// a closed ring with one byte in flight is this model's reading of "passing one byte along".
+pub fn pipechain(groups: u32, len: u32) -> Workload {
+    let mut w = base(format!("pipechain:groups={groups},len={len}"), "hops/s");
+    w.per_op_label = Some("us_per_hop".into());
+    let mut mm = 0u32;
+    for g in 0..groups {
+        let base_ch = w.channels.len() as u32;
+        for _ in 0..len {
+            w.channels.push(ChannelSpec {
+                kind: ChanKind::Pipe,
+                capacity: Some(PIPE_CAPACITY_MSGS),
+            });
+        }
+        // Member i reads pipe i-1 and writes pipe i; member 0 first injects the byte.
+        let hop = |b: &mut ProgramBuilder| {
+            b.begin(None);
+            b.push(Op::RecvMember {
+                base: base_ch,
+                count: len,
+                offset: -1,
+            });
+            b.push(Op::Count);
+            b.push(Op::SendMember {
+                base: base_ch,
+                count: len,
+                offset: 0,
+            });
+            b.close();
+        };
+        let mut first = ProgramBuilder::new();
+        first.push(Op::Send(base_ch));
+        hop(&mut first);
+        let first_prog = w.programs.len() as u32;
+        w.programs
+            .push(first.build(format!("pipechain{g}.0")).with_working_set(8));
+        let mut rest = ProgramBuilder::new();
+        hop(&mut rest);
+        let rest_prog = w.programs.len() as u32;
+        w.programs
+            .push(rest.build(format!("pipechain{g}")).with_working_set(8));
+        for i in 0..len {
+            let mut t = TaskSpec::new(if i == 0 { first_prog } else { rest_prog });
+            t.member = i;
+            t.mm = mm;
+            mm += 1;
+            w.tasks.push(t);
+        }
+    }
+    w
+}
+
 /// An interactive task: sleeps uniformly between half and one and a half times `sleep`, then
 /// computes `work`, forever. Its wakeup latency is reported on its own.
 pub fn interactive(sleep_ns: u64, work_ns: u64) -> Workload {
@@ -1075,5 +1192,37 @@ mod tests {
         let e = parse("nosuch").unwrap_err().to_string();
         assert!(e.contains("chat"), "{e}");
         assert!(parse("yield:nice=20").is_err());
+        let e = parse("audio:period=0").unwrap_err().to_string();
+        assert!(e.contains("period"), "{e}");
+        let e = parse("audio:buffer=0").unwrap_err().to_string();
+        assert!(e.contains("buffer=0"), "{e}");
+        let e = parse("pipechain:len=1").unwrap_err().to_string();
+        assert!(e.contains("len=1"), "{e}");
+        let e = parse("pipechain:groups=100000,len=100")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tasks"), "{e}");
+    }
+
+    #[test]
+    fn pipechain_is_a_ring_per_group() {
+        let w = parse("pipechain:groups=2,len=3").unwrap();
+        assert_eq!((w.tasks.len(), w.channels.len()), (6, 6));
+        // Member 0 of a group injects into its pipe 0 and reads the ring's last pipe; member
+        // i reads pipe i-1 and writes pipe i (RecvMember offset -1, SendMember offset 0).
+        let first = &w.programs[w.tasks[0].prog as usize];
+        assert_eq!(first.ops[0], Op::Send(0));
+        assert!(first.ops.contains(&Op::RecvMember {
+            base: 0,
+            count: 3,
+            offset: -1
+        }));
+        let second_group = &w.programs[w.tasks[4].prog as usize];
+        assert!(second_group.ops.contains(&Op::SendMember {
+            base: 3,
+            count: 3,
+            offset: 0
+        }));
+        assert_eq!(w.tasks[4].member, 1);
     }
 }

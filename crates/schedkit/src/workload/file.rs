@@ -35,6 +35,7 @@
 //! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
 //! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
 //! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
+//! `audio-write PERIOD BUFFER`,
 //! `lock L`, `unlock L`, `kwork D` (non-preemptible kernel work), `count`,
 //! `loop N|forever` ... `end`.
 //!
@@ -625,6 +626,22 @@ fn parse_stmt(
         "unlock" => b.push(Op::Unlock(lock(&arg)?)),
         "kwork" => b.push(Op::KernelCompute(parse_dist(&arg)?)),
         "stamp" => no_arg(Op::Stamp, b)?,
+        "audio-write" => {
+            let (d, n) = arg.split_once(' ').ok_or(
+                "audio-write takes the period and the device's buffer in periods: audio-write 50ms 3",
+            )?;
+            let period = super::parse_duration(d)?;
+            let buffer: u32 = n
+                .trim()
+                .parse()
+                .map_err(|_| format!("bad buffer size '{}' (periods, 1..=64)", n.trim()))?;
+            if period == 0 || !(1..=64).contains(&buffer) {
+                return Err(
+                    "audio-write needs a period above 0 and a buffer of 1..=64 periods".into(),
+                );
+            }
+            b.push(Op::AudioWrite { period, buffer });
+        }
         "spin-until" => {
             let (d, id) = arg
                 .split_once(' ')
@@ -788,6 +805,26 @@ program = ["send pipe.2", "exit"]
             vec![0, 1, 2, 0]
         );
         assert_eq!(w.throughput_unit, "hops/s");
+    }
+
+    #[test]
+    fn audio_write_statement() {
+        let ok = "[[group]]\nname = \"player\"\nprogram = [\"loop forever\", \"compute 2ms\", \"audio-write 20ms 4\", \"end\"]\n";
+        let w = parse_str(ok, "a.toml", "a").unwrap();
+        assert!(w.programs[0].ops.contains(&Op::AudioWrite {
+            period: 20_000_000,
+            buffer: 4
+        }));
+        for bad in [
+            "audio-write 20ms",
+            "audio-write 0ms 2",
+            "audio-write 20ms 0",
+            "audio-write 20ms x",
+        ] {
+            let text = ok.replace("audio-write 20ms 4", bad);
+            let e = parse_str(&text, "a.toml", "a").unwrap_err().to_string();
+            assert!(e.contains("a.toml") && e.contains("line 3"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -129,6 +129,13 @@ pub enum Op {
     KernelCompute(Dist),
     /// Count one unit of the workload's throughput figure.
     Count,
+    /// `write()` one `period` of decoded audio to a sound device whose ring buffer holds
+    /// `buffer` periods (an mpg123-like player). The device plays one period per `period` of
+    /// time from the first write on; the write returns once the ring has room for the next
+    /// period. A period written after the device needed it is an underrun (an audible skip,
+    /// after which the stream restarts); one written more than `period` after the ring had
+    /// room for it missed its deadline.
+    AudioWrite { period: u64, buffer: u32 },
     /// Repeat the next `len` operations `times` times (`None`: forever).
     Loop { times: Option<u64>, len: u32 },
 }
