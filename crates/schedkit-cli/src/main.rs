@@ -315,15 +315,17 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::List { what } => match what {
             ListWhat::Policies => {
+                let w = PolicyKind::ALL.iter().map(|k| k.name().len()).max().unwrap_or(0);
                 for k in PolicyKind::ALL {
-                    out(&format!("{:<10} {}\n", k.name(), k.about()));
+                    out(&format!("{:<w$} {}\n", k.name(), k.about()));
                 }
             }
             ListWhat::Machines => {
+                let w = BUILTIN_PROFILES.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
                 for (n, _) in BUILTIN_PROFILES {
                     let m = Machine::load(n)?;
                     out(&format!(
-                        "{n:<10} {} CPUs, HZ={}: {}\n",
+                        "{n:<w$} {} CPUs, HZ={}: {}\n",
                         m.ncpus(),
                         m.hz(),
                         m.profile.description

@@ -21,6 +21,10 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
         "smp8-2002",
         include_str!("../../../profiles/smp8-2002.toml"),
     ),
+    (
+        "athlonmp2-2007",
+        include_str!("../../../profiles/athlonmp2-2007.toml"),
+    ),
     ("host", include_str!("../../../profiles/host.toml")),
 ];
 
@@ -431,6 +435,8 @@ mod tests {
             assert_eq!(m.topology.core.len(), m.ncpus());
         }
         assert_eq!(Machine::load("smp8-2002").unwrap().ncpus(), 8);
+        let a = Machine::load("athlonmp2-2007").unwrap();
+        assert_eq!((a.ncpus(), a.hz()), (2, 250));
         assert_eq!(Machine::load("up-2002").unwrap().ncpus(), 1);
     }
 
