@@ -68,8 +68,8 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     (
         "pipechain",
-        "groups=4,len=8",
-        "G rings of L processes passing one byte along over pipes (the CFS v19 report's chained processes); hops/s",
+        "groups=4,len=8,delay=0",
+        "G rings of L processes passing one byte along over pipes (the CFS v19 report's chained processes), the byte injected after `delay`; hops/s",
     ),
     (
         "interactive",
@@ -299,6 +299,7 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
         "pipechain" => {
             let groups = p.int("groups", 4, 1, 100_000)? as u32;
             let len = p.int("len", 8, 2, 100_000)? as u32;
+            let delay = p.dur("delay", 0)?;
             if groups as u64 * len as u64 > super::limits::MAX_TASKS {
                 return Err(p.err(format!(
                     "groups={groups} with len={len} is {} tasks, more than {}",
@@ -306,7 +307,7 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                     super::limits::MAX_TASKS
                 )));
             }
-            pipechain(groups, len)
+            pipechain(groups, len, delay)
         }
         "interactive" => {
             let sleep = p.dur("sleep", 20_000_000)?;
@@ -976,8 +977,17 @@ pub fn audio(period_ns: u64, work_ns: u64, buffer: u32) -> Workload {
 /// lmbench lat_ctx's ring with no array to walk). One byte circulates per ring, injected by
 /// its first process. The report's own program is not in the reference: that the chain is
 /// a closed ring with one byte in flight is this model's reading of "passing one byte along".
-pub fn pipechain(groups: u32, len: u32) -> Workload {
-    let mut w = base(format!("pipechain:groups={groups},len={len}"), "hops/s");
+/// Every process starts runnable at time 0 and blocks on its pipe when it first runs; with
+/// `delay`, each ring's first process sleeps that long before injecting the byte, so that the
+/// byte circulates among processes that have all started (as when a program creates every
+/// chain before starting them).
+pub fn pipechain(groups: u32, len: u32, delay_ns: u64) -> Workload {
+    let name = if delay_ns > 0 {
+        format!("pipechain:groups={groups},len={len},delay={}", fmt_dur(delay_ns))
+    } else {
+        format!("pipechain:groups={groups},len={len}")
+    };
+    let mut w = base(name, "hops/s");
     w.per_op_label = Some("us_per_hop".into());
     let mut mm = 0u32;
     for g in 0..groups {
@@ -1005,6 +1015,12 @@ pub fn pipechain(groups: u32, len: u32) -> Workload {
             b.close();
         };
         let mut first = ProgramBuilder::new();
+        if delay_ns > 0 {
+            first.push(Op::Sleep {
+                dur: Dist::Const(delay_ns),
+                uninterruptible: false,
+            });
+        }
         first.push(Op::Send(base_ch));
         hop(&mut first);
         let first_prog = w.programs.len() as u32;
