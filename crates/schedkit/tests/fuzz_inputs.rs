@@ -105,6 +105,8 @@ const STATEMENTS: &[&str] = &[
     "\"lock m\",",
     "\"unlock m\",",
     "\"kwork 10us\",",
+    "\"audio-write 10ms 2\",",
+    "\"audio-write 1us 64\",",
     "\"count\",",
     "\"loop 3\",",
     "\"loop forever\",",

@@ -1240,5 +1240,15 @@ mod tests {
             offset: 0
         }));
         assert_eq!(w.tasks[4].member, 1);
+        // With a delay, the first process sleeps before it injects the byte.
+        let d = parse("pipechain:groups=1,len=2,delay=1s").unwrap();
+        assert_eq!(d.name, "pipechain:groups=1,len=2,delay=1s");
+        assert!(matches!(
+            d.programs[d.tasks[0].prog as usize].ops[0],
+            Op::Sleep {
+                dur: Dist::Const(1_000_000_000),
+                ..
+            }
+        ));
     }
 }
