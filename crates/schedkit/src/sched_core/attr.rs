@@ -92,8 +92,15 @@ pub fn change_attr<H: Host, R>(
     f: impl FnOnce(&mut crate::task::Task<TaskData<H>>) -> R,
 ) -> R {
     let r = with_rq(h, cpu, |s, ctx, rq, _| {
+        let was_rt = s.in_rt(&ctx.tasks[t]);
         s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
         let r = f(&mut ctx.tasks[t]);
+        if !was_rt && s.in_rt(&ctx.tasks[t]) && rq.curr_on(cpu) == Some(t) {
+            // It leaves the per-CPU class while running on it: that class lets go of it now
+            // (`put_prev_task` under the old class, as `__sched_setscheduler` does), or it
+            // would keep pointing at it as its current task.
+            s.class.put_prev(ctx, rq, cpu, t);
+        }
         s.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
         r
     });

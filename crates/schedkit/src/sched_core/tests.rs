@@ -715,3 +715,46 @@ fn yield_semantics_hold_for_every_class_in_both_hosts() {
             .unwrap_or_else(|e| panic!("{}", e.what()));
     }
 }
+
+/// A fair task that turns RT while it runs (`sched_setscheduler` on itself) leaves its fair
+/// class at once: the class must not keep it as its current task (found by the workload-file
+/// fuzzer: under EEVDF the stale pointer, inherited by a new task reusing the slot, had it
+/// counted twice).
+#[test]
+fn a_running_task_turning_rt_leaves_its_fair_class() {
+    use crate::policy::{cfs, eevdf};
+    let machine = crate::machine::Machine::load("smp2-2002").unwrap();
+    let all = CpuMask::single(0);
+    fn to_rt<D>(p: &mut crate::task::Task<D>) {
+        p.policy = SchedPolicy::Rr;
+        p.rt_priority = 5;
+    }
+    lockdep::forget_held();
+    let s = Sched::new(eevdf::Eevdf::v6_6(2), RtBalance::Passive, 2);
+    crate::sim::scripted::run(s, &machine, |h| {
+        let mut log = Vec::new();
+        let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, all), None);
+        attr::fork(h, 0, None, a, None)?;
+        settle(h, &mut log)?;
+        assert_eq!(curr_of(h, 0), Some(a));
+        assert_eq!(with_rq(h, 0, |_, _, rq, _| rq.class.curr), Some(a));
+        attr::change_attr(h, 0, a, to_rt::<_>);
+        assert_eq!(with_rq(h, 0, |_, _, rq, _| rq.class.curr), None);
+        settle(h, &mut log)?;
+        assert_eq!(curr_of(h, 0), Some(a), "still running, now as RT");
+        Ok(())
+    })
+    .unwrap();
+    lockdep::forget_held();
+    let s = Sched::new(cfs::Cfs::v2_6_24(2), RtBalance::Passive, 2);
+    crate::sim::scripted::run(s, &machine, |h| {
+        let mut log = Vec::new();
+        let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, all), None);
+        attr::fork(h, 0, None, a, None)?;
+        settle(h, &mut log)?;
+        attr::change_attr(h, 0, a, to_rt::<_>);
+        assert_eq!(with_rq(h, 0, |_, _, rq, _| rq.class.curr), None);
+        Ok(())
+    })
+    .unwrap();
+}
