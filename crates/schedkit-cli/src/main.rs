@@ -315,13 +315,21 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::List { what } => match what {
             ListWhat::Policies => {
-                let w = PolicyKind::ALL.iter().map(|k| k.name().len()).max().unwrap_or(0);
+                let w = PolicyKind::ALL
+                    .iter()
+                    .map(|k| k.name().len())
+                    .max()
+                    .unwrap_or(0);
                 for k in PolicyKind::ALL {
                     out(&format!("{:<w$} {}\n", k.name(), k.about()));
                 }
             }
             ListWhat::Machines => {
-                let w = BUILTIN_PROFILES.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+                let w = BUILTIN_PROFILES
+                    .iter()
+                    .map(|(n, _)| n.len())
+                    .max()
+                    .unwrap_or(0);
                 for (n, _) in BUILTIN_PROFILES {
                     let m = Machine::load(n)?;
                     out(&format!(

@@ -604,3 +604,54 @@ fn pipechain_rings_pass_one_byte_each() {
         "{cs_per_hop} switches per hop"
     );
 }
+
+/// The fair classes' balancer spreads work that starts on one CPU: eight hogs pinned to
+/// CPU 0, then allowed everywhere on a 4-way box, end two to a CPU within a few ticks (the
+/// idle CPUs' domain balancing pulls at once), and share it evenly.
+#[test]
+fn the_domain_balancer_spreads_hogs_released_from_one_cpu() {
+    let text = r#"
+[[group]]
+name = "hog"
+count = 8
+program = ["affinity 0", "compute 1ms", "affinity 0,1,2,3", "loop forever", "compute 10ms", "count", "end"]
+"#;
+    let w = file::parse_str(text, "spread.toml", "spread").unwrap();
+    for p in [
+        PolicyKind::Cfs2623,
+        PolicyKind::Cfs,
+        PolicyKind::Cfs2632,
+        PolicyKind::Eevdf,
+    ] {
+        let r = p
+            .simulate(
+                &Machine::load("smp4-2002").unwrap(),
+                &w,
+                SimConfig {
+                    duration_ns: 2_000_000_000,
+                    seed: 1,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(
+            r.metrics.idle_fraction < 0.02,
+            "{}: idle {}",
+            p.name(),
+            r.metrics.idle_fraction
+        );
+        assert!(
+            r.metrics.fairness_jain > 0.98,
+            "{}: {}",
+            p.name(),
+            r.metrics.fairness_jain
+        );
+        // Six moves at least (two hogs to each of CPUs 1-3), and no ping-pong.
+        assert!(
+            (6..=40).contains(&r.metrics.migrations),
+            "{}: {} migrations",
+            p.name(),
+            r.metrics.migrations
+        );
+    }
+}

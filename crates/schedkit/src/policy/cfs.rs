@@ -23,14 +23,13 @@
 //!   10 ms, each times `1 + ilog2(ncpus)` (`sched_init_granularity`).
 //!
 //! Simplified, and said so:
-//! - balancing: 2.6.24 balanced over scheduling domains with decaying `cpu_load[]`
-//!   averages; here one domain spans the machine: the idle, new-idle and periodic balancer
-//!   pull from the runqueue with the most weighted load (at least 25% more than this one's,
-//!   `imbalance_pct` 125), moving up to half the difference in weight, skipping cache-hot
+//! - balancing: over the scheduling domains built from the topology (`sched_domains`:
+//!   SMT, MC, CPU, NUMA levels with the era's intervals and `imbalance_pct`), comparing the
+//!   runqueues' weighted load as it is at that moment (2.6.2x's decaying `cpu_load[]`
+//!   averages and their source/target index choice are not modelled); pulls skip cache-hot
 //!   tasks (run within `sysctl_sched_migration_cost`, 0.5 ms) unless idle;
-//! - wakeup placement: the task's last CPU, the waker's on a sync wakeup (what wake_affine
-//!   usually decided), or an idle CPU when the last one is busy (wake_idle), instead of the
-//!   domain walk (both in `fair_balance`, shared with `eevdf`);
+//! - wakeup placement: `wake_affine` between the waker's and the previous CPU, then an idle
+//!   SMT sibling (`wake_idle`), as `sched_domains::select_cpu` reduces them;
 //! - a task moved to another runqueue keeps its vruntime relative to the `min_vruntime` it
 //!   left (2.6.24's `set_task_cpu` renormalised against the old runqueue's current one);
 //! - no group scheduling. SCHED_IDLE is what 2.6.24 made it: a weight of 2
@@ -57,8 +56,8 @@
 //! - not modelled: the later "missed wakeup preemption by a narrow margin" tick check
 //!   (2.6.33) and WAKEUP_OVERLAP / avg_overlap (off by default).
 
-use super::fair_balance;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
+use super::sched_domains::{self, IdleSiblings, SchedDomains};
 use super::weight::{
     calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, IDLEPRIO_LATER, NICE_0_LOAD,
 };
@@ -113,6 +112,8 @@ pub struct CfsRq {
     pub curr: Option<TaskId>,
     /// 2.6.32's LAST_BUDDY: the task a wakeup preempted here (`cfs_rq->last`).
     pub last: Option<TaskId>,
+    /// This CPU's scheduling domains and their balancing state.
+    pub domains: SchedDomains,
 }
 
 /// Which kernel's CFS.
@@ -344,8 +345,12 @@ impl SchedClass for Cfs {
         LockLayout::PerCpu
     }
 
-    fn new_rq(&self, _domain: usize, _topology: &Topology) -> CfsRq {
-        CfsRq::default()
+    fn new_rq(&self, domain: usize, topology: &Topology) -> CfsRq {
+        // Per-CPU layout: the lock domain is the CPU.
+        CfsRq {
+            domains: SchedDomains::build(domain, topology),
+            ..CfsRq::default()
+        }
     }
 
     fn task_fork(
@@ -576,7 +581,8 @@ impl SchedClass for Cfs {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        fair_balance::select_cpu(tasks, view, t, waker_cpu, kind)
+        let w = tasks[t].data.load.weight;
+        sched_domains::select_cpu(tasks, view, t, waker_cpu, kind, w, IdleSiblings::Smt)
     }
 
     fn load(&self, rq: &Rq<CfsRq>, _cpu: CpuId) -> u64 {
@@ -602,18 +608,22 @@ impl SchedClass for Cfs {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        fair_balance::balance_interval_ticks(idle, hz)
+        // Every tick: each domain level keeps its own interval (sched_domains).
+        let _ = (idle, hz);
+        Some(1)
     }
 
     fn find_busiest(
         &self,
         ctx: &mut Ctx<CfsTask>,
-        _this: &mut Rq<CfsRq>,
+        this: &mut Rq<CfsRq>,
         this_cpu: CpuId,
         view: &CpuView,
-        _idle: bool,
+        idle: bool,
     ) -> Option<Busiest> {
-        fair_balance::find_busiest(ctx.ops, this_cpu, view)
+        this.class
+            .domains
+            .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
     }
 
     fn move_tasks(
@@ -636,7 +646,7 @@ impl SchedClass for Cfs {
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
             let left = (imbalance as u64).saturating_sub(moved_load);
-            if !fair_balance::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
+            if !sched_domains::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
                 continue;
             }
             // pull_task: off the busiest runqueue, onto this one, vruntime carried over.

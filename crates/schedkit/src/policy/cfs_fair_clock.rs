@@ -40,8 +40,9 @@
 //!   `min(2 * limit, fair_clock - sleep_start_fair)`, which is what is applied;
 //! - `niced_granularity` for weights above NICE_0_LOAD is `gran * inv_weight >>
 //!   (WMULT_SHIFT - NICE_0_SHIFT)`, i.e. `gran * 1024 / w` ("linearly finer");
-//! - balancing and wakeup placement are the shared one-domain balancer of `fair_balance`
-//!   (as for `cfs` and `eevdf`); the running task is never pulled;
+//! - balancing and wakeup placement are the scheduling domains of `sched_domains` with the
+//!   runqueue's weighted load (as for `cfs`; no `cpu_load[]` smoothing); the running task
+//!   is never pulled;
 //! - a task moving to another runqueue has its `wait_start_fair` / `sleep_start_fair`
 //!   shifted by the difference of the two fair clocks, as `set_task_cpu` did; for a sleeper
 //!   woken on another CPU the old runqueue's fair clock at the wakeup is not visible to the
@@ -49,8 +50,8 @@
 //!   task left (the clock advanced at `1024 / load` per ns while that load stayed);
 //! - SCHED_IDLE is a weight of 2 (`WEIGHT_IDLEPRIO`) and nothing else, as in 2.6.23.
 
-use super::fair_balance;
 use super::rbtree::{RbEntry, RbNode, RbTree};
+use super::sched_domains::{self, IdleSiblings, SchedDomains};
 use super::weight::{calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
@@ -109,6 +110,8 @@ pub struct FairClockRq {
     pub sleeper_bonus: u64,
     /// The entity running now (`cfs_rq_curr`).
     pub curr: Option<TaskId>,
+    /// This CPU's scheduling domains and their balancing state.
+    pub domains: SchedDomains,
 }
 
 /// The 2.6.23 class with its tunables (ns).
@@ -362,8 +365,12 @@ impl SchedClass for CfsFairClock {
         LockLayout::PerCpu
     }
 
-    fn new_rq(&self, _domain: usize, _topology: &Topology) -> FairClockRq {
-        FairClockRq::default()
+    fn new_rq(&self, domain: usize, topology: &Topology) -> FairClockRq {
+        // Per-CPU layout: the lock domain is the CPU.
+        FairClockRq {
+            domains: SchedDomains::build(domain, topology),
+            ..FairClockRq::default()
+        }
     }
 
     fn task_fork(
@@ -586,7 +593,8 @@ impl SchedClass for CfsFairClock {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        fair_balance::select_cpu(tasks, view, t, waker_cpu, kind)
+        let w = tasks[t].data.load.weight;
+        sched_domains::select_cpu(tasks, view, t, waker_cpu, kind, w, IdleSiblings::Smt)
     }
 
     fn load(&self, rq: &Rq<FairClockRq>, _cpu: CpuId) -> u64 {
@@ -607,18 +615,22 @@ impl SchedClass for CfsFairClock {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        fair_balance::balance_interval_ticks(idle, hz)
+        // Every tick: each domain level keeps its own interval (sched_domains).
+        let _ = (idle, hz);
+        Some(1)
     }
 
     fn find_busiest(
         &self,
         ctx: &mut Ctx<FairClockTask>,
-        _this: &mut Rq<FairClockRq>,
+        this: &mut Rq<FairClockRq>,
         this_cpu: CpuId,
         view: &CpuView,
-        _idle: bool,
+        idle: bool,
     ) -> Option<Busiest> {
-        fair_balance::find_busiest(ctx.ops, this_cpu, view)
+        this.class
+            .domains
+            .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
     }
 
     fn move_tasks(
@@ -644,7 +656,7 @@ impl SchedClass for CfsFairClock {
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
             let left = (imbalance as u64).saturating_sub(moved_load);
-            if !fair_balance::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
+            if !sched_domains::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
                 continue;
             }
             // pull_task: dequeue (the wait so far credited on the source), set_task_cpu,

@@ -25,15 +25,20 @@
 //!   never do;
 //! - yield: the deadline moves one slice later.
 //!
-//! Simplified, and said so: balancing and wakeup placement are `fair_balance`'s, as for
-//! `cfs` (one domain, weighted load; `select_idle_sibling` reduced to "an idle CPU, else the
-//! last"), no PELT
-//! yet (so no `sched_idle_cpu` preference for CPUs running only SCHED_IDLE tasks when
-//! placing a wakeup), no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
+//! Balancing: the scheduling domains of `sched_domains`, comparing each runqueue's PELT
+//! load average (`pelt`: 32 ms half-life) as the modern balancer does; wakeups go through
+//! `wake_affine` and `select_idle_sibling` over the last-level cache.
+//!
+//! Simplified, and said so: PELT is kept per runqueue, not per entity (a moved task's history
+//! stays behind and decays; an idle CPU's average decays only when its runqueue next changes);
+//! the balancer compares loads, not the utilisation and `group_type` classification of
+//! today's `update_sd_lb_stats`; no `sched_idle_cpu` preference for CPUs running only
+//! SCHED_IDLE tasks, no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
 //! SCHED_IDLE tasks weigh 3 and follow `check_preempt_wakeup_fair`'s two rules.
 
-use super::fair_balance;
+use super::pelt::Pelt;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
+use super::sched_domains::{self, IdleSiblings, SchedDomains};
 use super::weight::{calc_delta, LoadWeight, IDLEPRIO_LATER, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
@@ -87,6 +92,10 @@ pub struct EevdfRq {
     pub load: LoadWeight,
     pub nr_running: usize,
     pub curr: Option<TaskId>,
+    /// PELT average of the runqueue's runnable weight: the load it publishes for balancing.
+    pub pelt: Pelt,
+    /// This CPU's scheduling domains and their balancing state.
+    pub domains: SchedDomains,
 }
 
 /// The EEVDF class.
@@ -295,6 +304,9 @@ impl Eevdf {
 
     fn enqueue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         let w = ctx.tasks[t].data.load.weight;
+        // The runqueue's PELT signal up to now, at the weight it had until now.
+        let weight_so_far = rq.class.load.weight;
+        rq.class.pelt.update(ctx.now, weight_so_far);
         if rq.class.curr != Some(t) {
             Self::avg_add(&mut rq.class, &ctx.tasks[t].data);
             rq.class.tree.insert(&mut ctx.tasks, t, ctx.ops);
@@ -307,6 +319,8 @@ impl Eevdf {
 
     fn dequeue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         let w = ctx.tasks[t].data.load.weight;
+        let weight_so_far = rq.class.load.weight;
+        rq.class.pelt.update(ctx.now, weight_so_far);
         if rq.class.curr != Some(t) {
             rq.class.tree.remove(&mut ctx.tasks, t, ctx.ops);
             Self::avg_sub(&mut rq.class, &ctx.tasks[t].data);
@@ -342,8 +356,12 @@ impl SchedClass for Eevdf {
         LockLayout::PerCpu
     }
 
-    fn new_rq(&self, _domain: usize, _topology: &Topology) -> EevdfRq {
-        EevdfRq::default()
+    fn new_rq(&self, domain: usize, topology: &Topology) -> EevdfRq {
+        // Per-CPU layout: the lock domain is the CPU.
+        EevdfRq {
+            domains: SchedDomains::build(domain, topology),
+            ..EevdfRq::default()
+        }
     }
 
     fn task_fork(
@@ -471,6 +489,8 @@ impl SchedClass for Eevdf {
         _cpu: CpuId,
         _curr: TaskId,
     ) -> bool {
+        let weight_so_far = rq.class.load.weight;
+        rq.class.pelt.update(ctx.now, weight_so_far);
         self.update_curr(ctx, &mut rq.class)
     }
 
@@ -527,11 +547,14 @@ impl SchedClass for Eevdf {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        fair_balance::select_cpu(tasks, view, t, waker_cpu, kind)
+        let w = tasks[t].data.load.weight;
+        sched_domains::select_cpu(tasks, view, t, waker_cpu, kind, w, IdleSiblings::Llc)
     }
 
+    /// The PELT average of the runqueue's runnable weight (what the modern balancer
+    /// compares), not its instantaneous weight.
     fn load(&self, rq: &Rq<EevdfRq>, _cpu: CpuId) -> u64 {
-        rq.class.load.weight
+        rq.class.pelt.load_avg
     }
 
     fn for_each_queued(
@@ -553,18 +576,22 @@ impl SchedClass for Eevdf {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        fair_balance::balance_interval_ticks(idle, hz)
+        // Every tick: each domain level keeps its own interval (sched_domains).
+        let _ = (idle, hz);
+        Some(1)
     }
 
     fn find_busiest(
         &self,
         ctx: &mut Ctx<EevdfTask>,
-        _this: &mut Rq<EevdfRq>,
+        this: &mut Rq<EevdfRq>,
         this_cpu: CpuId,
         view: &CpuView,
-        _idle: bool,
+        idle: bool,
     ) -> Option<Busiest> {
-        fair_balance::find_busiest(ctx.ops, this_cpu, view)
+        this.class
+            .domains
+            .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
     }
 
     fn move_tasks(
@@ -587,7 +614,7 @@ impl SchedClass for Eevdf {
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
             let left = (imbalance as u64).saturating_sub(moved_load);
-            if !fair_balance::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
+            if !sched_domains::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
                 continue;
             }
             // Detach with its lag, attach placed by it: lag-preserving migration.

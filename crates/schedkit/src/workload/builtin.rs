@@ -983,7 +983,10 @@ pub fn audio(period_ns: u64, work_ns: u64, buffer: u32) -> Workload {
 /// chain before starting them).
 pub fn pipechain(groups: u32, len: u32, delay_ns: u64) -> Workload {
     let name = if delay_ns > 0 {
-        format!("pipechain:groups={groups},len={len},delay={}", fmt_dur(delay_ns))
+        format!(
+            "pipechain:groups={groups},len={len},delay={}",
+            fmt_dur(delay_ns)
+        )
     } else {
         format!("pipechain:groups={groups},len={len}")
     };

@@ -1,0 +1,400 @@
+//! Scheduling domains (Nick Piggin, 2.6.7; `kernel/sched.c` of 2.6.2x): each CPU sees the
+//! machine as a hierarchy of ever larger spans of CPUs, built from the topology: SMT siblings
+//! of one core, the cores sharing a cache (MC), the CPUs of one node (CPU), the whole machine
+//! (NUMA). Each level balances between its groups (the spans of the level below) at its own
+//! interval, with its own tolerance for imbalance. The fair classes (`cfs` of every era,
+//! `eevdf`) balance through this; they differ in the load they publish (the runqueue's weight
+//! for the 2.6.2x eras, its PELT average for EEVDF) and in how far a wakeup looks for an idle
+//! CPU.
+//!
+//! Constants, from the 2.6.2x `include/linux/topology.h` initialisers (designs.md §2.8 gives
+//! SD_CPU_INIT's): SMT `SD_SIBLING_INIT` (intervals 1..2 ms, busy factor 64, imbalance_pct
+//! 110); MC `SD_MC_INIT` (1..4 ms, 64, 125); CPU `SD_CPU_INIT` (1..4 ms, 64, 125). A NUMA level
+//! takes SD_CPU_INIT's values here (the arch-specific SD_NODE_INIT is not modelled).
+//!
+//! `load_balance` per level, as 2.6.2x's `rebalance_domains` ran it, simplified (said so):
+//! - due every `balance_interval × busy_factor` ms on a busy CPU; an idle CPU (and the new-idle
+//!   balance of `schedule()`) balances at once;
+//! - `find_busiest_group`: the group with the highest average load per CPU, other than this
+//!   CPU's, holding a runqueue with two or more tasks; nothing to do unless `100 × busiest >
+//!   imbalance_pct × local` and the busiest is above the domain's average;
+//! - `imbalance = min(busiest − average, average − local)` (per CPU; the kernel scales by
+//!   `cpu_power`, equal here), at least one nice-0 task's weight when this CPU is idle
+//!   (`fix_small_imbalance`, reduced);
+//! - `find_busiest_queue`: the busiest group's most loaded runqueue with two or more tasks;
+//! - the interval doubles (up to `max_interval`) while the level is balanced and returns to
+//!   `min_interval` when an imbalance is found. Not modelled: `cpu_load[]` index selection
+//!   (source/target load smoothing), active balancing, `nr_balance_failed`.
+
+use crate::class::{Busiest, CpuView, OpCounter, WakeKind};
+use crate::machine::Topology;
+use crate::task::{CpuId, Task, TaskId, TaskView};
+
+/// One level of a CPU's domain hierarchy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DomainLevel {
+    pub name: &'static str,
+    /// The CPUs it spans (sorted).
+    pub span: Vec<CpuId>,
+    /// Its groups: the spans of the level below (single CPUs at the bottom).
+    pub groups: Vec<Vec<CpuId>>,
+    pub imbalance_pct: u64,
+    pub busy_factor: u64,
+    pub min_interval_ms: u64,
+    pub max_interval_ms: u64,
+}
+
+/// A CPU's domains, lowest first, and their balancing state.
+#[derive(Clone, Debug, Default)]
+pub struct SchedDomains {
+    pub levels: Vec<DomainLevel>,
+    /// Per level: when it last balanced (ns) and its current interval (ms).
+    last_balance: Vec<u64>,
+    interval_ms: Vec<u64>,
+}
+
+/// Where a wakeup looks for an idle CPU near its target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdleSiblings {
+    /// 2.6.2x `wake_idle`: the SMT siblings of the target (SD_WAKE_IDLE domains).
+    Smt,
+    /// `select_idle_sibling` of today: every CPU sharing the target's last-level cache.
+    Llc,
+}
+
+/// The CPUs sharing `cpu`'s value of `key`, sorted.
+fn peers(topology: &Topology, cpu: CpuId, key: &[usize]) -> Vec<CpuId> {
+    (0..topology.ncpus)
+        .filter(|&c| key[c] == key[cpu])
+        .collect()
+}
+
+impl SchedDomains {
+    /// `build_sched_domains` for `cpu`: a level for each topology tier that spans more CPUs
+    /// than the one below it.
+    pub fn build(cpu: CpuId, topology: &Topology) -> SchedDomains {
+        let n = topology.ncpus;
+        if cpu >= n || n < 2 {
+            return SchedDomains::default();
+        }
+        let all: Vec<usize> = vec![0; n];
+        let tiers: [(&'static str, &[usize], u64, u64, u64); 4] = [
+            ("SMT", &topology.core, 110, 1, 2),
+            ("MC", &topology.cache, 125, 1, 4),
+            ("CPU", &topology.node, 125, 1, 4),
+            ("NUMA", &all, 125, 1, 4),
+        ];
+        // The partition of the machine at the tier below, as group lists.
+        let mut below: Vec<Vec<CpuId>> = (0..n).map(|c| vec![c]).collect();
+        let mut levels = Vec::new();
+        for (name, key, pct, lo, hi) in tiers {
+            let span = peers(topology, cpu, key);
+            let prev_len = levels.last().map_or(1, |l: &DomainLevel| l.span.len());
+            // This tier's partition: every CPU's peers (for the next level's groups).
+            let mut partition: Vec<Vec<CpuId>> = Vec::new();
+            for c in 0..n {
+                let p = peers(topology, c, key);
+                if !partition.contains(&p) {
+                    partition.push(p);
+                }
+            }
+            if span.len() > prev_len {
+                let groups: Vec<Vec<CpuId>> = below
+                    .iter()
+                    .filter(|g| g.iter().all(|c| span.contains(c)))
+                    .cloned()
+                    .collect();
+                levels.push(DomainLevel {
+                    name,
+                    span,
+                    groups,
+                    imbalance_pct: pct,
+                    busy_factor: 64,
+                    min_interval_ms: lo,
+                    max_interval_ms: hi,
+                });
+            }
+            // A tier that does not widen the span keeps the finer partition below.
+            if partition.len() < below.len() {
+                below = partition;
+            }
+        }
+        let k = levels.len();
+        SchedDomains {
+            interval_ms: levels.iter().map(|l| l.min_interval_ms).collect(),
+            last_balance: vec![0; k],
+            levels,
+        }
+    }
+
+    /// `rebalance_domains` / `idle_balance` for `this_cpu`, lowest level first: the first
+    /// level that is due and finds an imbalance names the runqueue to pull from.
+    pub fn find_busiest(
+        &mut self,
+        ops: &mut OpCounter,
+        now: u64,
+        this_cpu: CpuId,
+        view: &CpuView,
+        idle: bool,
+    ) -> Option<Busiest> {
+        for i in 0..self.levels.len() {
+            let sd = &self.levels[i];
+            if !idle {
+                let every = self.interval_ms[i] * sd.busy_factor * 1_000_000;
+                if now < self.last_balance[i].saturating_add(every) {
+                    continue;
+                }
+            }
+            self.last_balance[i] = now;
+            match find_busiest_group(ops, sd, this_cpu, view, idle) {
+                Some(b) => {
+                    self.interval_ms[i] = sd.min_interval_ms;
+                    return Some(b);
+                }
+                None => {
+                    self.interval_ms[i] = (self.interval_ms[i] * 2).min(sd.max_interval_ms);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// `find_busiest_group` + `find_busiest_queue` within one level.
+fn find_busiest_group(
+    ops: &mut OpCounter,
+    sd: &DomainLevel,
+    this_cpu: CpuId,
+    view: &CpuView,
+    idle: bool,
+) -> Option<Busiest> {
+    let mut total = 0u64;
+    let mut local_avg = 0u64;
+    let mut busiest: Option<(usize, u64)> = None;
+    for (gi, g) in sd.groups.iter().enumerate() {
+        let mut sum = 0u64;
+        let mut overloaded = false;
+        for &c in g {
+            ops.remote_touches += 1;
+            sum += view.cpus[c].load;
+            overloaded |= view.cpus[c].nr_running >= 2;
+        }
+        total += sum;
+        let avg = sum / g.len() as u64;
+        if g.contains(&this_cpu) {
+            local_avg = avg;
+        } else if overloaded && busiest.is_none_or(|(_, b)| avg > b) {
+            busiest = Some((gi, avg));
+        }
+    }
+    let (gi, max_avg) = busiest?;
+    let avg = total / sd.span.len() as u64;
+    if max_avg * 100 <= local_avg * sd.imbalance_pct || max_avg <= avg {
+        return None;
+    }
+    let mut imbalance = (max_avg - avg).min(avg.saturating_sub(local_avg));
+    if idle {
+        imbalance = imbalance.max(super::weight::NICE_0_LOAD);
+    }
+    if imbalance == 0 {
+        return None;
+    }
+    let cpu = sd.groups[gi]
+        .iter()
+        .copied()
+        .filter(|&c| view.cpus[c].nr_running >= 2)
+        .max_by_key(|&c| (view.cpus[c].load, std::cmp::Reverse(c)))?;
+    Some(Busiest {
+        cpu,
+        imbalance: imbalance as usize,
+    })
+}
+
+/// The imbalance tolerance of the lowest level spanning both CPUs.
+fn pct_between(topology: &Topology, a: CpuId, b: CpuId) -> u64 {
+    if topology.core[a] == topology.core[b] {
+        110
+    } else {
+        125
+    }
+}
+
+/// `select_task_rq_fair` of the 2.6.2x eras and today, reduced to its decisions:
+/// - fork (SD_BALANCE_FORK): the least loaded allowed CPU, the parent's on a tie;
+/// - wakeup: `wake_affine` between the waker's CPU and the task's previous one, then an idle
+///   CPU near that target. The task goes to the waker's CPU when doing so leaves it no more
+///   than `imbalance_pct` percent as loaded as the previous CPU (on a sync wakeup one nice-0
+///   task is discounted from the waker's CPU: the waker is about to sleep); else it stays
+///   with its previous CPU. If
+///   the target is busy, the first idle allowed CPU among its `siblings` is taken instead.
+///   Simplified: 2.6.24's `wake_affine` also weighed the pair's overlap and the task's cache
+///   hotness; not modelled.
+#[allow(clippy::too_many_arguments)]
+pub fn select_cpu<D>(
+    tasks: &TaskView<'_, D>,
+    view: &CpuView,
+    t: TaskId,
+    waker_cpu: CpuId,
+    kind: WakeKind,
+    task_weight: u64,
+    siblings: IdleSiblings,
+) -> CpuId {
+    let p = &tasks[t];
+    let n = view.ncpus();
+    let allowed = |c: CpuId| c < n && p.cpus_allowed.contains(c);
+    let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
+    match kind {
+        WakeKind::Fork => {
+            let mut best = if allowed(waker_cpu) { waker_cpu } else { first };
+            for c in p.cpus_allowed.iter(n) {
+                if view.cpus[c].load < view.cpus[best].load {
+                    best = c;
+                }
+            }
+            best
+        }
+        WakeKind::Wakeup { sync } => {
+            let prev = if allowed(p.cpu) { p.cpu } else { first };
+            let mut target = prev;
+            if waker_cpu != prev && allowed(waker_cpu) {
+                let mut this_load = view.cpus[waker_cpu].load;
+                if sync {
+                    // The waker is about to sleep: discount one nice-0 task (2.6.11's
+                    // `this_load -= SCHED_LOAD_SCALE`, designs.md §2.7).
+                    this_load = this_load.saturating_sub(super::weight::NICE_0_LOAD);
+                }
+                let prev_load = view.cpus[prev].load;
+                let pct = pct_between(view.topology, waker_cpu, prev);
+                if (this_load + task_weight) * 100 <= prev_load * pct {
+                    target = waker_cpu;
+                }
+            }
+            if view.is_idle(target) && view.cpus[target].nr_running == 0 {
+                return target;
+            }
+            let near = |c: CpuId| match siblings {
+                IdleSiblings::Smt => view.topology.core[c] == view.topology.core[target],
+                IdleSiblings::Llc => view.topology.cache[c] == view.topology.cache[target],
+            };
+            p.cpus_allowed
+                .iter(n)
+                .find(|&c| near(c) && view.is_idle(c) && view.cpus[c].nr_running == 0)
+                .unwrap_or(target)
+        }
+    }
+}
+
+/// `can_migrate_task` + `balance_tasks`' weight test: `p` (of load weight `weight`) may be
+/// pulled to `this_cpu` if allowed there, not cache-hot (unless this CPU is idle: then a
+/// hot task is better than nothing), and not heavier than twice what is left to move.
+pub fn may_pull<D>(
+    p: &Task<D>,
+    weight: u64,
+    this_cpu: CpuId,
+    idle: bool,
+    hot: bool,
+    left_to_move: u64,
+) -> bool {
+    p.cpus_allowed.contains(this_cpu) && (idle || !hot) && weight / 2 <= left_to_move
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::TopologySpec;
+
+    fn topo(cpus: usize, smt: usize, per_cache: usize, per_node: Option<usize>) -> Topology {
+        Topology::from_spec(&TopologySpec {
+            cpus,
+            threads_per_core: smt,
+            cpus_per_cache: per_cache,
+            cpus_per_node: per_node,
+        })
+    }
+
+    #[test]
+    fn levels_follow_the_topology() {
+        // 2 nodes x 2 caches x 2 cores x 2 threads = 16 CPUs.
+        let t = topo(16, 2, 4, Some(8));
+        let d = SchedDomains::build(5, &t);
+        let names: Vec<_> = d.levels.iter().map(|l| l.name).collect();
+        assert_eq!(names, ["SMT", "MC", "CPU", "NUMA"]);
+        assert_eq!(d.levels[0].span, vec![4, 5]);
+        assert_eq!(d.levels[0].groups, vec![vec![4], vec![5]]);
+        assert_eq!(d.levels[1].span, vec![4, 5, 6, 7]);
+        assert_eq!(d.levels[1].groups, vec![vec![4, 5], vec![6, 7]]);
+        assert_eq!(d.levels[2].groups, vec![vec![0, 1, 2, 3], vec![4, 5, 6, 7]]);
+        assert_eq!(d.levels[3].groups.len(), 2);
+        assert_eq!(d.levels[0].imbalance_pct, 110);
+        // A flat 2-way SMP (separate caches, one node): one level, "CPU".
+        let d = SchedDomains::build(1, &topo(2, 1, 1, None));
+        assert_eq!(d.levels.len(), 1);
+        assert_eq!(d.levels[0].name, "CPU");
+        assert_eq!(d.levels[0].groups, vec![vec![0], vec![1]]);
+        // Two CPUs sharing a cache: "MC".
+        assert_eq!(
+            SchedDomains::build(0, &topo(2, 1, 2, None)).levels[0].name,
+            "MC"
+        );
+        // One CPU: nothing to balance.
+        assert!(SchedDomains::build(0, &topo(1, 1, 1, None))
+            .levels
+            .is_empty());
+    }
+
+    fn view_of<'a>(status: &'a [crate::class::CpuStatus], t: &'a Topology) -> CpuView<'a> {
+        CpuView {
+            cpus: status,
+            topology: t,
+            now: 0,
+            hz: 1000,
+        }
+    }
+
+    fn cpu(nr: usize, load: u64) -> crate::class::CpuStatus {
+        crate::class::CpuStatus {
+            curr: None,
+            nr_running: nr,
+            load,
+            last_schedule_ns: 0,
+        }
+    }
+
+    #[test]
+    fn busiest_group_needs_the_imbalance_pct_and_intervals_back_off() {
+        let t = topo(4, 1, 2, None); // two caches of two CPUs
+        let mut d = SchedDomains::build(0, &t);
+        assert_eq!(d.levels.len(), 2); // MC {0,1}, CPU {0..3}
+        let mut ops = OpCounter::default();
+        // CPU 0 has 1 task (1024); CPU 2 has 3 (3072): MC {0,1} is balanced enough (CPU 1
+        // idle, no overloaded group); at the CPU level group {2,3} averages 1536 against 512.
+        let st = [cpu(1, 1024), cpu(0, 0), cpu(3, 3072), cpu(0, 0)];
+        let v = view_of(&st, &t);
+        let s = 1_000_000_000;
+        let b = d
+            .find_busiest(&mut ops, s, 0, &v, false)
+            .expect("imbalanced");
+        assert_eq!(b.cpu, 2);
+        // avg 1024; min(1536 - 1024, 1024 - 512) = 512.
+        assert_eq!(b.imbalance, 512);
+        // MC was balanced (its interval doubled); CPU found work (back to its minimum).
+        assert_eq!(d.interval_ms, vec![2, 1]);
+        // Not due again on a busy CPU until interval x busy_factor (64 ms, 128 ms) later.
+        assert!(d
+            .find_busiest(&mut ops, s + 10_000_000, 0, &v, false)
+            .is_none());
+        assert_eq!(d.interval_ms, vec![2, 1]);
+        // Within imbalance_pct (125 %): nothing to do; each interval doubles up to its max.
+        let st = [cpu(2, 2048), cpu(2, 2048), cpu(2, 2048), cpu(2, 2400)];
+        let v = view_of(&st, &t);
+        assert!(d.find_busiest(&mut ops, 2 * s, 0, &v, false).is_none());
+        assert_eq!(d.interval_ms, vec![4, 2]);
+        assert!(d.find_busiest(&mut ops, 3 * s, 0, &v, false).is_none());
+        assert_eq!(d.interval_ms, vec![4, 4]);
+        // An idle CPU balances at once and pulls at least one nice-0 task's worth.
+        let st = [cpu(0, 0), cpu(0, 0), cpu(2, 2048), cpu(0, 0)];
+        let v = view_of(&st, &t);
+        let b = d.find_busiest(&mut ops, 3 * s + 1, 0, &v, true).unwrap();
+        assert_eq!((b.cpu, b.imbalance), (2, 1024));
+    }
+}
