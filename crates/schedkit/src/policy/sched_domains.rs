@@ -22,6 +22,7 @@
 //!   `cpu_power`, equal here), at least one nice-0 task's weight when this CPU is idle
 //!   (`fix_small_imbalance`, reduced);
 //! - `find_busiest_queue`: the busiest group's most loaded runqueue with two or more tasks;
+//! - a CPU with nothing to run counts as unloaded, whatever its (PELT) average still says;
 //! - the interval doubles (up to `max_interval`) while the level is balanced and returns to
 //!   `min_interval` when an imbalance is found. Not modelled: `cpu_load[]` index selection
 //!   (source/target load smoothing), active balancing, `nr_balance_failed`.
@@ -168,6 +169,11 @@ fn find_busiest_group(
     view: &CpuView,
     idle: bool,
 ) -> Option<Busiest> {
+    // A CPU with nothing to run has spare capacity whatever its load average still says
+    // (PELT decays over tens of ms): it counts as unloaded and pulls from an overloaded group
+    // (today's `group_has_spare` / `migrate_task` case; for the 2.6.2x eras an idle CPU's
+    // weighted load is 0 anyway).
+    let spare = idle && view.cpus[this_cpu].nr_running == 0;
     let mut total = 0u64;
     let mut local_avg = 0u64;
     let mut busiest: Option<(usize, u64)> = None;
@@ -176,7 +182,9 @@ fn find_busiest_group(
         let mut overloaded = false;
         for &c in g {
             ops.remote_touches += 1;
-            sum += view.cpus[c].load;
+            if !(spare && c == this_cpu) {
+                sum += view.cpus[c].load;
+            }
             overloaded |= view.cpus[c].nr_running >= 2;
         }
         total += sum;
