@@ -405,4 +405,53 @@ mod tests {
         let b = d.find_busiest(&mut ops, 3 * s + 1, 0, &v, true).unwrap();
         assert_eq!((b.cpu, b.imbalance), (2, 1024));
     }
+
+    #[test]
+    fn an_idle_cpu_pulls_despite_a_stale_average() {
+        let t = topo(2, 1, 1, None);
+        let mut d = SchedDomains::build(0, &t);
+        let mut ops = OpCounter::default();
+        // CPU 0 went idle with a PELT average still at 2000; CPU 1 runs two tasks at 1500.
+        let st = [cpu(0, 2000), cpu(2, 1500)];
+        let v = view_of(&st, &t);
+        let b = d
+            .find_busiest(&mut ops, 0, 0, &v, true)
+            .expect("spare capacity pulls");
+        assert_eq!(b.cpu, 1);
+        // Busy with that same average it would not (1500 < 125 % of 2000).
+        let st = [cpu(1, 2000), cpu(2, 1500)];
+        let v = view_of(&st, &t);
+        assert!(d
+            .find_busiest(&mut ops, 1_000_000_000, 0, &v, false)
+            .is_none());
+    }
+
+    #[test]
+    fn wake_affine_and_idle_siblings() {
+        use crate::task::{CpuMask, Tasks};
+        // 4 CPUs: two cores of two SMT threads, one cache.
+        let t = topo(4, 2, 4, None);
+        let mut tasks: Tasks<()> = Tasks::new();
+        let p = tasks.spawn();
+        tasks[p].cpu = 3;
+        tasks[p].cpus_allowed = CpuMask::all();
+        let wake = WakeKind::Wakeup { sync: false };
+        let mut sel = |st: &[crate::class::CpuStatus], sib| {
+            let v = view_of(st, &t);
+            select_cpu(&tasks.view(), &v, p, 0, wake, 1024, sib)
+        };
+        // Waker's CPU 0 at 1024, previous CPU 3 at 2048: (1024 + 1024) * 100 <= 2048 * 125,
+        // so the task goes to the waker's CPU, which is busy; SMT search: CPU 1 (its sibling)
+        // is idle.
+        let mut st = [cpu(1, 1024), cpu(0, 0), cpu(1, 1024), cpu(2, 2048)];
+        st[0].curr = Some(TaskId(9));
+        st[2].curr = Some(TaskId(8));
+        st[3].curr = Some(TaskId(7));
+        assert_eq!(sel(&st, IdleSiblings::Smt), 1);
+        // Previous CPU lighter (1024): stays there (3); it is busy and its SMT sibling 2 is
+        // busy: no idle sibling, so 3. Over the whole cache, CPU 1 is idle.
+        st[3].load = 1024;
+        assert_eq!(sel(&st, IdleSiblings::Smt), 3);
+        assert_eq!(sel(&st, IdleSiblings::Llc), 1);
+    }
 }
