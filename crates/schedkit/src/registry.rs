@@ -121,28 +121,28 @@ registry! {
         name: "cfs:era=2.6.23",
         aliases: ["2.6.23"],
         hz: 1000,
-        about: "CFS as released in Linux 2.6.23 (the v19/v20 model): per-CPU fair_clock, wait_runtime within +-runtime_limit, fair_key = fair_clock - wait_runtime in a red-black tree, sleeper credit and sleeper_bonus, granularity rules of that era; one machine-wide balancing domain (simplified)",
+        about: "CFS as released in Linux 2.6.23 (the v19/v20 model): per-CPU fair_clock, wait_runtime within +-runtime_limit, fair_key = fair_clock - wait_runtime in a red-black tree, sleeper credit and sleeper_bonus, granularity rules of that era; scheduling domains from the topology",
         build: |env| cfs_fair_clock::CfsFairClock::v2_6_23(env.ncpus),
     }
     Cfs => {
         name: "cfs",
         aliases: ["cfs:era=2.6.24"],
         hz: 1000,
-        about: "CFS of Linux 2.6.24 (the first with vruntime): per-CPU red-black timeline, min_vruntime, sched_slice, START_DEBIT and sleeper placement, wakeup granularity; one machine-wide balancing domain (simplified)",
+        about: "CFS of Linux 2.6.24 (the first with vruntime): per-CPU red-black timeline, min_vruntime, sched_slice, START_DEBIT and sleeper placement, wakeup granularity; scheduling domains from the topology, wake_affine",
         build: |env| cfs::Cfs::v2_6_24(env.ncpus),
     }
     Cfs2632 => {
         name: "cfs:era=2.6.32",
         aliases: ["2.6.32"],
         hz: 1000,
-        about: "CFS of Linux 2.6.32: as cfs with 5 ms latency / 1 ms granularities, GENTLE_FAIR_SLEEPERS, wakeup_preempt_entity with the wakee's granularity, LAST_BUDDY, child_runs_first off, SCHED_IDLE weight 3 and never-preempting batch/idle wakees; one machine-wide balancing domain (simplified)",
+        about: "CFS of Linux 2.6.32: as cfs with 5 ms latency / 1 ms granularities, GENTLE_FAIR_SLEEPERS, wakeup_preempt_entity with the wakee's granularity, LAST_BUDDY, child_runs_first off, SCHED_IDLE weight 3 and never-preempting batch/idle wakees; scheduling domains from the topology",
         build: |env| cfs::Cfs::v2_6_32(env.ncpus),
     }
     Eevdf => {
         name: "eevdf",
         aliases: ["6.6"],
         hz: 1000,
-        about: "EEVDF of Linux 6.6+: eligible (lag >= 0) task with the earliest virtual deadline, avg_vruntime sums, deadline tree augmented with min vruntime, lag kept across sleep (PLACE_LAG), RUN_TO_PARITY; balancing as cfs (simplified)",
+        about: "EEVDF of Linux 6.6+: eligible (lag >= 0) task with the earliest virtual deadline, avg_vruntime sums, deadline tree augmented with min vruntime, lag kept across sleep (PLACE_LAG), RUN_TO_PARITY; scheduling domains balancing PELT load averages, select_idle_sibling",
         build: |env| eevdf::Eevdf::v6_6(env.ncpus),
     }
 }
