@@ -860,7 +860,7 @@ extern "C" fn task_entry(_arg: *mut u8) -> ! {
     unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
     // SAFETY: as above.
     let host = unsafe { super::ops_of(w) };
-    host.switch_out(w.cpu, Reason::Exit);
+    worker::fatal_on_panic("task exit", || host.switch_out(w.cpu, Reason::Exit));
     // A dead task is never switched back in.
     std::process::abort();
 }

@@ -204,11 +204,33 @@ pub(crate) extern "C" fn preempt_entry() {
     unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
     // SAFETY: the host outlives its workers.
     let host = unsafe { &*w.host };
-    host.preempt_point(w.cpu);
+    fatal_on_panic("preemption", || host.preempt_point(w.cpu));
     // We may be on another worker now.
     let w = current().expect("a preempted task resumes on a worker");
     // SAFETY: as above.
     unsafe { (*w.slot).preempt_count.store(0, Relaxed) };
+}
+
+/// Runs scheduler code on a task's stack where a panic cannot unwind (the preemption
+/// trampoline and a task's exit sit below it): a panic there is a bug in the scheduler, so
+/// its message goes straight to stderr (not to a test harness's captured output, which an
+/// abort would lose) and the process aborts with it, instead of the bare "failed to initiate
+/// panic" of an unwind that runs off the task stack.
+pub(crate) fn fatal_on_panic<R>(what: &str, f: impl FnOnce() -> R) -> R {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "(non-string panic payload)".into());
+            let line = format!("schedkit runtime: panic in the scheduler during {what}: {msg}\n");
+            // SAFETY: writing a byte buffer to file descriptor 2.
+            unsafe { libc::write(2, line.as_ptr() as *const libc::c_void, line.len()) };
+            std::process::abort();
+        }
+    }
 }
 
 /// Alternate signal stack for this thread (the handler must not run on a task stack).
