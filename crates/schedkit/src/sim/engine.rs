@@ -222,10 +222,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             Op::AudioWrite { period, buffer } => {
                 let now = self.now;
                 let p = &mut self.procs[t.index()];
-                let a = p.audio.get_or_insert(AudioStream {
-                    t0: now,
-                    written: 0,
-                    released: now,
+                let a = p.audio.get_or_insert_with(|| {
+                    Box::new(AudioStream {
+                        t0: now,
+                        written: 0,
+                        released: now,
+                    })
                 });
                 let k = a.written;
                 if k > 0 {
