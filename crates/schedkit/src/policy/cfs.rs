@@ -57,7 +57,7 @@
 //!   (2.6.33) and WAKEUP_OVERLAP / avg_overlap (off by default).
 
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
-use super::sched_domains::{self, IdleSiblings, SchedDomains};
+use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{
     calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, IDLEPRIO_LATER, NICE_0_LOAD,
 };
@@ -608,9 +608,7 @@ impl SchedClass for Cfs {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        // Every tick: each domain level keeps its own interval (sched_domains).
-        let _ = (idle, hz);
-        Some(1)
+        sched_domains::balance_interval_ticks(idle, hz)
     }
 
     fn find_busiest(
@@ -636,8 +634,7 @@ impl SchedClass for Cfs {
         idle: bool,
         imbalance: usize,
     ) -> PullOutcome {
-        let mut out = PullOutcome::default();
-        let mut moved_load = 0u64;
+        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
         let mut x = src.class.timeline.first();
         while let Some(t) = x {
@@ -645,8 +642,7 @@ impl SchedClass for Cfs {
             ctx.ops.remote_touches += 1;
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
-            let left = (imbalance as u64).saturating_sub(moved_load);
-            if !sched_domains::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
+            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
                 continue;
             }
             // pull_task: off the busiest runqueue, onto this one, vruntime carried over.
@@ -659,20 +655,18 @@ impl SchedClass for Cfs {
             ctx.tasks[t].data.left_cpu = None;
             self.update_curr(ctx, &mut this.class);
             Cfs::enqueue_entity(ctx, this, t);
-            out.moved += 1;
-            moved_load += w;
             if let Some(c) = this.curr() {
                 let gran = self.wakeup_granularity;
-                out.resched |= before(
+                budget.out.resched |= before(
                     ctx.tasks[t].data.vruntime.wrapping_add(gran),
                     ctx.tasks[c].data.vruntime,
                 );
             }
-            if moved_load >= imbalance as u64 {
+            if budget.took(w) {
                 break;
             }
         }
-        out
+        budget.out
     }
 }
 

@@ -51,7 +51,7 @@
 //! - SCHED_IDLE is a weight of 2 (`WEIGHT_IDLEPRIO`) and nothing else, as in 2.6.23.
 
 use super::rbtree::{RbEntry, RbNode, RbTree};
-use super::sched_domains::{self, IdleSiblings, SchedDomains};
+use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
@@ -615,9 +615,7 @@ impl SchedClass for CfsFairClock {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        // Every tick: each domain level keeps its own interval (sched_domains).
-        let _ = (idle, hz);
-        Some(1)
+        sched_domains::balance_interval_ticks(idle, hz)
     }
 
     fn find_busiest(
@@ -643,8 +641,7 @@ impl SchedClass for CfsFairClock {
         idle: bool,
         imbalance: usize,
     ) -> PullOutcome {
-        let mut out = PullOutcome::default();
-        let mut moved_load = 0u64;
+        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
         let mut x = src.class.timeline.first();
         while let Some(t) = x {
@@ -655,8 +652,7 @@ impl SchedClass for CfsFairClock {
             }
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
-            let left = (imbalance as u64).saturating_sub(moved_load);
-            if !sched_domains::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
+            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
                 continue;
             }
             // pull_task: dequeue (the wait so far credited on the source), set_task_cpu,
@@ -667,11 +663,9 @@ impl SchedClass for CfsFairClock {
             ctx.tasks[t].data.left_cpu = None;
             self.update_curr(ctx, &mut this.class);
             self.enqueue_entity(ctx, this, t, false);
-            out.moved += 1;
-            moved_load += w;
             if let Some(c) = this.curr() {
                 if this.class.curr == Some(c) {
-                    out.resched |= self.should_preempt(
+                    budget.out.resched |= self.should_preempt(
                         &this.class,
                         &ctx.tasks[c].data,
                         &ctx.tasks[t].data,
@@ -679,11 +673,11 @@ impl SchedClass for CfsFairClock {
                     );
                 }
             }
-            if moved_load >= imbalance as u64 {
+            if budget.took(w) {
                 break;
             }
         }
-        out
+        budget.out
     }
 }
 

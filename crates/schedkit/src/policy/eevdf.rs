@@ -38,7 +38,7 @@
 
 use super::pelt::Pelt;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
-use super::sched_domains::{self, IdleSiblings, SchedDomains};
+use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{calc_delta, LoadWeight, IDLEPRIO_LATER, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
@@ -576,9 +576,7 @@ impl SchedClass for Eevdf {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
-        // Every tick: each domain level keeps its own interval (sched_domains).
-        let _ = (idle, hz);
-        Some(1)
+        sched_domains::balance_interval_ticks(idle, hz)
     }
 
     fn find_busiest(
@@ -604,8 +602,7 @@ impl SchedClass for Eevdf {
         idle: bool,
         imbalance: usize,
     ) -> PullOutcome {
-        let mut out = PullOutcome::default();
-        let mut moved_load = 0u64;
+        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
         let mut x = src.class.tree.first();
         while let Some(t) = x {
@@ -613,8 +610,7 @@ impl SchedClass for Eevdf {
             ctx.ops.remote_touches += 1;
             let p = &ctx.tasks[t];
             let w = p.data.load.weight;
-            let left = (imbalance as u64).saturating_sub(moved_load);
-            if !sched_domains::may_pull(p, w, this_cpu, idle, self.task_hot(p, now), left) {
+            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
                 continue;
             }
             // Detach with its lag, attach placed by it: lag-preserving migration.
@@ -627,14 +623,12 @@ impl SchedClass for Eevdf {
             self.place_entity(&ctx.tasks, &this.class, &mut se, false);
             ctx.tasks[t].data = se;
             Eevdf::enqueue_entity(ctx, this, t);
-            out.moved += 1;
-            moved_load += w;
-            if moved_load >= imbalance as u64 {
+            if budget.took(w) {
                 break;
             }
         }
-        out.resched = out.moved > 0 && this.curr().is_some();
-        out
+        budget.out.resched = budget.out.moved > 0 && this.curr().is_some();
+        budget.out
     }
 }
 

@@ -13,8 +13,9 @@
 //! takes SD_CPU_INIT's values here (the arch-specific SD_NODE_INIT is not modelled).
 //!
 //! `load_balance` per level, as 2.6.2x's `rebalance_domains` ran it, simplified (said so):
-//! - due every `balance_interval × busy_factor` ms on a busy CPU; an idle CPU (and the new-idle
-//!   balance of `schedule()`) balances at once;
+//! - due every `balance_interval × busy_factor` ms on a busy CPU (the core asks no more
+//!   often than the smallest such interval, `balance_interval_ticks`); an idle CPU balances
+//!   every `min_interval` (1 ms, at least one tick) and at the new-idle balance of `schedule()`;
 //! - `find_busiest_group`: the group with the highest average load per CPU, other than this
 //!   CPU's, holding a runqueue with two or more tasks; nothing to do unless `100 × busiest >
 //!   imbalance_pct × local` and the busiest is above the domain's average;
@@ -27,9 +28,28 @@
 //!   `min_interval` when an imbalance is found. Not modelled: `cpu_load[]` index selection
 //!   (source/target load smoothing), active balancing, `nr_balance_failed`.
 
-use crate::class::{Busiest, CpuView, OpCounter, WakeKind};
+use crate::class::{Busiest, CpuView, OpCounter, PullOutcome, WakeKind};
 use crate::machine::Topology;
 use crate::task::{CpuId, Task, TaskId, TaskView};
+
+/// `min_interval` of every SD_*_INIT level, ms.
+const MIN_INTERVAL_MS: u64 = 1;
+/// `busy_factor` of every SD_*_INIT level.
+const BUSY_FACTOR: u64 = 64;
+
+/// How often the core should run this CPU's balancer (`SchedClass::balance_interval_ticks`):
+/// the earliest any level can be due, `min_interval` ms when idle and `min_interval ×
+/// busy_factor` ms when busy (2.6.2x's `rq->next_balance`), so that a busy CPU does not take
+/// its runqueue lock at every tick to find nothing due. Each level then keeps its own
+/// (doubling) interval in `find_busiest`.
+pub fn balance_interval_ticks(idle: bool, hz: u32) -> Option<u64> {
+    let ms = if idle {
+        MIN_INTERVAL_MS
+    } else {
+        MIN_INTERVAL_MS * BUSY_FACTOR
+    };
+    Some((ms * hz as u64 / 1000).max(1))
+}
 
 /// One level of a CPU's domain hierarchy.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,11 +99,12 @@ impl SchedDomains {
             return SchedDomains::default();
         }
         let all: Vec<usize> = vec![0; n];
+        let lo = MIN_INTERVAL_MS;
         let tiers: [(&'static str, &[usize], u64, u64, u64); 4] = [
-            ("SMT", &topology.core, 110, 1, 2),
-            ("MC", &topology.cache, 125, 1, 4),
-            ("CPU", &topology.node, 125, 1, 4),
-            ("NUMA", &all, 125, 1, 4),
+            ("SMT", &topology.core, 110, lo, 2),
+            ("MC", &topology.cache, 125, lo, 4),
+            ("CPU", &topology.node, 125, lo, 4),
+            ("NUMA", &all, 125, lo, 4),
         ];
         // The partition of the machine at the tier below, as group lists.
         let mut below: Vec<Vec<CpuId>> = (0..n).map(|c| vec![c]).collect();
@@ -110,7 +131,7 @@ impl SchedDomains {
                     span,
                     groups,
                     imbalance_pct: pct,
-                    busy_factor: 64,
+                    busy_factor: BUSY_FACTOR,
                     min_interval_ms: lo,
                     max_interval_ms: hi,
                 });
@@ -292,18 +313,44 @@ pub fn select_cpu<D>(
     }
 }
 
-/// `can_migrate_task` + `balance_tasks`' weight test: `p` (of load weight `weight`) may be
-/// pulled to `this_cpu` if allowed there, not cache-hot (unless this CPU is idle: then a
-/// hot task is better than nothing), and not heavier than twice what is left to move.
-pub fn may_pull<D>(
-    p: &Task<D>,
-    weight: u64,
-    this_cpu: CpuId,
-    idle: bool,
-    hot: bool,
-    left_to_move: u64,
-) -> bool {
-    p.cpus_allowed.contains(this_cpu) && (idle || !hot) && weight / 2 <= left_to_move
+/// `balance_tasks`' bookkeeping, shared by the fair classes' `move_tasks`: how much weight
+/// is left to move, and what was moved.
+pub struct PullBudget {
+    imbalance: u64,
+    moved_load: u64,
+    pub out: PullOutcome,
+}
+
+impl PullBudget {
+    pub fn new(imbalance: usize) -> PullBudget {
+        PullBudget {
+            imbalance: imbalance as u64,
+            moved_load: 0,
+            out: PullOutcome::default(),
+        }
+    }
+
+    /// `can_migrate_task` + the weight test: `p` (of load weight `weight`) may be pulled to
+    /// `this_cpu` if allowed there, not cache-hot (unless this CPU is idle: then a hot task
+    /// is better than nothing), and not heavier than twice what is left to move.
+    pub fn admits<D>(
+        &self,
+        p: &Task<D>,
+        weight: u64,
+        this_cpu: CpuId,
+        idle: bool,
+        hot: bool,
+    ) -> bool {
+        let left = self.imbalance.saturating_sub(self.moved_load);
+        p.cpus_allowed.contains(this_cpu) && (idle || !hot) && weight / 2 <= left
+    }
+
+    /// A task of `weight` was moved; whether the imbalance is now covered.
+    pub fn took(&mut self, weight: u64) -> bool {
+        self.out.moved += 1;
+        self.moved_load += weight;
+        self.moved_load >= self.imbalance
+    }
 }
 
 #[cfg(test)]
