@@ -13,4 +13,6 @@ pub mod prio_array;
 pub mod rbtree;
 pub mod rt;
 pub mod sched_domains;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod weight;

@@ -2,69 +2,13 @@
 //! kernel's fixed point: see the comments).
 
 use super::*;
-use crate::policy::rt::RtBalance;
-use crate::sched_core::{lockdep, Sched};
-use crate::task::Tasks;
+use crate::policy::testkit::{ClassFixture, MS};
 
-const MS: u64 = 1_000_000;
+type Fx = ClassFixture<Cfs>;
 
-/// CFS behind the RT class on one runqueue whose lock the test thread holds.
-struct Fx {
-    tasks: Tasks<CfsTask>,
-    ops: OpCounter,
-    rq: Rq<CfsRq>,
-    now: u64,
-    s: Sched<Cfs>,
-}
-
-impl Fx {
+impl ClassFixture<Cfs> {
     fn new() -> Fx {
         Fx::with(Cfs::v2_6_24(1))
-    }
-    fn with(cfs: Cfs) -> Fx {
-        lockdep::forget_held();
-        lockdep::acquire(0);
-        let s = Sched::new(cfs, RtBalance::Passive, 1);
-        let rq = s.new_rq(0, &Topology::flat(1));
-        Fx {
-            tasks: Tasks::new(),
-            ops: OpCounter::default(),
-            rq,
-            now: 1_000 * MS,
-            s,
-        }
-    }
-    fn ctx(&mut self) -> (Ctx<'_, CfsTask>, &mut Rq<CfsRq>, &Sched<Cfs>) {
-        (
-            Ctx::new(self.now, 1000, 1, self.tasks.view(), &mut self.ops),
-            &mut self.rq,
-            &self.s,
-        )
-    }
-    fn spawn(&mut self, nice: i32) -> TaskId {
-        let t = self.tasks.spawn();
-        self.tasks[t].nice = nice;
-        let (mut c, rq, s) = self.ctx();
-        s.class.task_fork(&mut c, rq, 0, None, t);
-        s.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
-        c.tasks[t].state = crate::task::TaskState::Queued;
-        t
-    }
-    /// `schedule()`'s class part: put_prev, pick, and the core's curr.
-    fn pick(&mut self) -> Option<TaskId> {
-        let (mut c, rq, s) = self.ctx();
-        if let Some(p) = rq.curr() {
-            s.put_prev(&mut c, rq, 0, p);
-        }
-        let n = s.pick_next(&mut c, rq, 0);
-        rq.set_curr(0, n);
-        n
-    }
-    fn run_for(&mut self, ns: u64) -> bool {
-        self.now += ns;
-        let curr = self.rq.curr().unwrap();
-        let (mut c, rq, s) = self.ctx();
-        s.task_tick(&mut c, rq, 0, curr)
     }
     fn v(&self, t: TaskId) -> u64 {
         self.tasks[t].data.vruntime

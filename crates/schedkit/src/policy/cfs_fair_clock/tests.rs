@@ -1,93 +1,17 @@
 //! 2.6.23's fair_clock / wait_runtime mechanisms against hand-computed cases.
 
 use super::*;
-use crate::policy::rt::RtBalance;
-use crate::sched_core::{lockdep, Sched};
-use crate::task::Tasks;
+use crate::policy::testkit::{ClassFixture, MS};
 
-const MS: u64 = 1_000_000;
+type Fx = ClassFixture<CfsFairClock>;
 
-/// The 2.6.23 class behind the RT class on one runqueue whose lock the test thread holds.
-struct Fx {
-    tasks: Tasks<FairClockTask>,
-    ops: OpCounter,
-    rq: Rq<FairClockRq>,
-    now: u64,
-    s: Sched<CfsFairClock>,
-}
-
-impl Fx {
+impl ClassFixture<CfsFairClock> {
     fn new() -> Fx {
-        lockdep::forget_held();
-        lockdep::acquire(0);
-        let s = Sched::new(CfsFairClock::v2_6_23(1), RtBalance::Passive, 1);
-        let rq = s.new_rq(0, &Topology::flat(1));
-        Fx {
-            tasks: Tasks::new(),
-            ops: OpCounter::default(),
-            rq,
-            now: 1_000 * MS,
-            s,
-        }
-    }
-    fn ctx(
-        &mut self,
-    ) -> (
-        Ctx<'_, FairClockTask>,
-        &mut Rq<FairClockRq>,
-        &Sched<CfsFairClock>,
-    ) {
-        (
-            Ctx::new(self.now, 1000, 1, self.tasks.view(), &mut self.ops),
-            &mut self.rq,
-            &self.s,
-        )
-    }
-    fn spawn_with(&mut self, nice: i32, parent: Option<TaskId>) -> TaskId {
-        let t = self.tasks.spawn();
-        self.tasks[t].nice = nice;
-        self.tasks[t].parent = parent;
-        let (mut c, rq, s) = self.ctx();
-        s.class.task_fork(&mut c, rq, 0, parent, t);
-        s.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
-        c.tasks[t].state = crate::task::TaskState::Queued;
-        t
-    }
-    fn spawn(&mut self, nice: i32) -> TaskId {
-        self.spawn_with(nice, None)
-    }
-    fn pick(&mut self) -> Option<TaskId> {
-        let (mut c, rq, s) = self.ctx();
-        if let Some(p) = rq.curr() {
-            s.put_prev(&mut c, rq, 0, p);
-        }
-        let n = s.pick_next(&mut c, rq, 0);
-        rq.set_curr(0, n);
-        n
+        Fx::with(CfsFairClock::v2_6_23(1))
     }
     /// Runs the current task for `ns` and delivers the tick; whether it asks to reschedule.
     fn tick_after(&mut self, ns: u64) -> bool {
-        self.now += ns;
-        let curr = self.rq.curr().unwrap();
-        let (mut c, rq, s) = self.ctx();
-        s.task_tick(&mut c, rq, 0, curr)
-    }
-    fn sleep_curr(&mut self) {
-        let curr = self.rq.curr().unwrap();
-        let (mut c, rq, s) = self.ctx();
-        s.dequeue(&mut c, rq, 0, curr, DequeueKind::Sleep);
-        s.put_prev(&mut c, rq, 0, curr);
-        rq.set_curr(0, None);
-    }
-    fn wake(&mut self, t: TaskId) -> bool {
-        let (mut c, rq, s) = self.ctx();
-        let kind = EnqueueKind::Wakeup {
-            uninterruptible: false,
-            sync: false,
-            irq: false,
-        };
-        s.enqueue(&mut c, rq, 0, t, kind);
-        s.class.check_preempt_wakeup(&mut c, rq, 0, t, false)
+        self.run_for(ns)
     }
     fn se(&self, t: TaskId) -> &FairClockTask {
         &self.tasks[t].data

@@ -2,91 +2,16 @@
 //! and the O(log n) pick against a brute-force reading of its definition.
 
 use super::*;
-use crate::policy::rt::RtBalance;
-use crate::sched_core::{lockdep, Sched};
-use crate::task::{TaskState, Tasks};
+use crate::policy::testkit::{ClassFixture, MS};
 use proptest::prelude::*;
 
-const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
 
-/// EEVDF behind the RT class on one runqueue whose lock the test thread holds.
-struct Fx {
-    tasks: Tasks<EevdfTask>,
-    ops: OpCounter,
-    rq: Rq<EevdfRq>,
-    now: u64,
-    s: Sched<Eevdf>,
-}
+type Fx = ClassFixture<Eevdf>;
 
-impl Fx {
-    fn with(class: Eevdf) -> Fx {
-        lockdep::forget_held();
-        lockdep::acquire(0);
-        let s = Sched::new(class, RtBalance::Passive, 1);
-        let rq = s.new_rq(0, &Topology::flat(1));
-        Fx {
-            tasks: Tasks::new(),
-            ops: OpCounter::default(),
-            rq,
-            now: 1_000 * MS,
-            s,
-        }
-    }
+impl ClassFixture<Eevdf> {
     fn new() -> Fx {
         Fx::with(Eevdf::v6_6(1))
-    }
-    fn ctx(&mut self) -> (Ctx<'_, EevdfTask>, &mut Rq<EevdfRq>, &Sched<Eevdf>) {
-        (
-            Ctx::new(self.now, 1000, 1, self.tasks.view(), &mut self.ops),
-            &mut self.rq,
-            &self.s,
-        )
-    }
-    fn spawn(&mut self, nice: i32) -> TaskId {
-        let t = self.tasks.spawn();
-        self.tasks[t].nice = nice;
-        let (mut c, rq, s) = self.ctx();
-        s.class.task_fork(&mut c, rq, 0, None, t);
-        s.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
-        c.tasks[t].state = TaskState::Queued;
-        t
-    }
-    /// `schedule()`'s class part: put_prev, pick, and the core's curr.
-    fn pick(&mut self) -> Option<TaskId> {
-        let (mut c, rq, s) = self.ctx();
-        if let Some(p) = rq.curr() {
-            s.put_prev(&mut c, rq, 0, p);
-        }
-        let n = s.pick_next(&mut c, rq, 0);
-        rq.set_curr(0, n);
-        n
-    }
-    /// Runs the current task `ns` longer and delivers a tick: whether it asks to reschedule.
-    fn run_for(&mut self, ns: u64) -> bool {
-        self.now += ns;
-        let curr = self.rq.curr().unwrap();
-        let (mut c, rq, s) = self.ctx();
-        s.task_tick(&mut c, rq, 0, curr)
-    }
-    fn sleep(&mut self, t: TaskId) {
-        let (mut c, rq, s) = self.ctx();
-        s.dequeue(&mut c, rq, 0, t, DequeueKind::Sleep);
-        c.tasks[t].state = TaskState::Sleeping {
-            uninterruptible: false,
-        };
-    }
-    /// Wakes `t`; whether it preempts the running task.
-    fn wake(&mut self, t: TaskId) -> bool {
-        let (mut c, rq, s) = self.ctx();
-        let kind = EnqueueKind::Wakeup {
-            uninterruptible: false,
-            sync: false,
-            irq: false,
-        };
-        s.enqueue(&mut c, rq, 0, t, kind);
-        c.tasks[t].state = TaskState::Queued;
-        s.class.check_preempt_wakeup(&mut c, rq, 0, t, false)
     }
     fn v(&self, t: TaskId) -> u64 {
         self.tasks[t].data.vruntime
