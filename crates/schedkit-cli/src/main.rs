@@ -376,10 +376,12 @@ fn run(cli: Cli) -> Result<()> {
                     runners,
                 };
                 rtbench::validate(&opts)?;
+                let preemption = rtbench::preemption_summary(cpus);
+                eprintln!("schedkit runtime preemption: {preemption}");
                 let pb = spinner();
                 let rows = rtbench::run(&opts, &|m| pb.set_message(m.to_string()))?;
                 pb.finish_and_clear();
-                out(&rtbench::table(&rows, cpus));
+                out(&rtbench::table(&rows, cpus, &preemption));
                 write_json(json.as_ref(), &rows)?;
             }
             BenchWhat::Sim {

@@ -157,6 +157,31 @@ fn the_example_workload_file_runs() {
     );
 }
 
+/// The wakeup workload (hogs, a sleeping task, signals from ticks and wakeups at once) runs
+/// to completion under every policy and the output names the preemption mode. It once died
+/// with SIGSEGV when a reschedule signal landed inside the tick's handler.
+#[test]
+fn bench_runtime_wakeup_completes_and_names_preemption() {
+    let (code, out, err) = schedkit(&[
+        "bench",
+        "runtime",
+        "--cpus",
+        "2",
+        "--workloads",
+        "wakeup",
+        "--runners",
+        "schedkit",
+        "--duration",
+        "50ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("schedkit runtime preemption: on (")
+            || out.contains("schedkit runtime preemption: off ("),
+        "{out}"
+    );
+}
+
 #[test]
 fn bench_runtime_validates_and_writes_rows() {
     let (code, _, err) = schedkit(&["bench", "runtime", "--workloads", "nap"]);

@@ -117,6 +117,15 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// What the schedkit runtime's preemption does on this machine (how registers are saved, or
+/// why it is off), from a runtime built as the benchmark builds them.
+pub fn preemption_summary(cpus: usize) -> String {
+    match Runtime::builder().policy(Policy::O1).cpus(cpus).build() {
+        Ok(rt) => rt.preemption_summary(),
+        Err(e) => format!("unknown (the runtime does not build: {e})"),
+    }
+}
+
 /// Percentiles of latencies in ns.
 pub fn pct(v: &mut [f64]) -> (f64, f64, f64) {
     if v.is_empty() {
@@ -383,7 +392,7 @@ pub const WARMUP: Duration = Duration::from_millis(300);
 
 /// The table: each figure with its ratio to the OS-threads figure of the same row, oriented
 /// so that > 1 means better than OS threads.
-pub fn table(rows: &[Row], cpus: usize) -> String {
+pub fn table(rows: &[Row], cpus: usize, preemption: &str) -> String {
     let mut s = format!(
         "{:<20} {:<11} {:<26} {:>14} {:<15} {:>9}\n",
         "workload", "runner", "policy", "value", "unit", "vs os-thr"
@@ -413,5 +422,6 @@ pub fn table(rows: &[Row], cpus: usize) -> String {
         );
     }
     s += &format!("\n{cpus} workers/threads/Ps; ratios > 1 are better than OS threads.\n");
+    s += &format!("schedkit runtime preemption: {preemption}\n");
     s
 }

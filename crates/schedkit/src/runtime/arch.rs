@@ -15,6 +15,7 @@
 //! frame starts below it and its final `ret 128` steps back over it.
 
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 std::arch::global_asm!(
     // fn schedkit_switch(save_sp: *mut *mut u8 (rdi), next_sp: *mut u8 (rsi))
@@ -69,8 +70,19 @@ std::arch::global_asm!(
     "push r9",
     "push r10",
     "push r11",
-    "sub rsp, {xsave_area}",
+    // Reserve the save area (its size is set once at start-up from CPUID leaf 0xD, see
+    // `SaveArea`), touching every page on the way down as a stack probe: a reserve larger
+    // than the guard page must fault on the guard rather than step over it into whatever
+    // mapping lies below the task stack.
+    "mov rcx, [rip + {reserve}]",
+    "2:",
+    "sub rsp, 4096",
+    "test [rsp], rsp",
+    "sub rcx, 4096",
+    "ja 2b",
     "and rsp, -64",
+    "cmp byte ptr [rip + {use_xsave}], 0",
+    "je 3f",
     // The XSAVE header must be zero for the standard-form XRSTOR that follows.
     "xor eax, eax",
     "mov [rsp+512], rax",
@@ -81,13 +93,21 @@ std::arch::global_asm!(
     "mov [rsp+552], rax",
     "mov [rsp+560], rax",
     "mov [rsp+568], rax",
-    "mov eax, -1",
-    "mov edx, -1",
+    "mov eax, [rip + {mask}]",
+    "mov edx, [rip + {mask} + 4]",
     "xsave64 [rsp]",
     "call {entry}",
-    "mov eax, -1",
-    "mov edx, -1",
+    "mov eax, [rip + {mask}]",
+    "mov edx, [rip + {mask} + 4]",
     "xrstor64 [rsp]",
+    "jmp 4f",
+    // No XSAVE enabled by the OS (pre-2008 CPUs, or a kernel booted with noxsave): the legacy
+    // 512-byte x87/SSE image is the whole of the extended state.
+    "3:",
+    "fxsave64 [rsp]",
+    "call {entry}",
+    "fxrstor64 [rsp]",
+    "4:",
     "lea rsp, [rbp-80]",
     "pop r11",
     "pop r10",
@@ -102,13 +122,19 @@ std::arch::global_asm!(
     "pop rbp",
     "ret 128",
     ".size schedkit_preempt_trampoline, .-schedkit_preempt_trampoline",
-    xsave_area = const XSAVE_AREA,
+    reserve = sym SCHEDKIT_SAVE_RESERVE,
+    use_xsave = sym SCHEDKIT_SAVE_USE_XSAVE,
+    mask = sym SCHEDKIT_SAVE_MASK,
     entry = sym super::worker::preempt_entry,
 );
 
-/// Bytes the trampoline reserves for XSAVE (checked against CPUID leaf 0xD at start-up; a CPU
-/// whose enabled state needs more runs without preemption).
-pub const XSAVE_AREA: usize = 4096;
+// What the trampoline reads: the bytes it reserves below the saved registers (a multiple of
+// the page size, so that its probe loop touches every page), whether it uses XSAVE or the
+// legacy FXSAVE, and the XSAVE instruction mask. Written once by `SaveArea::get` before any
+// handler is installed, read-only afterwards.
+static SCHEDKIT_SAVE_RESERVE: AtomicU64 = AtomicU64::new(PAGE as u64);
+static SCHEDKIT_SAVE_USE_XSAVE: AtomicU8 = AtomicU8::new(0);
+static SCHEDKIT_SAVE_MASK: AtomicU64 = AtomicU64::new(0);
 
 extern "C" {
     fn schedkit_switch(save_sp: *mut *mut u8, next_sp: *mut u8);
@@ -132,18 +158,131 @@ pub fn trampoline_addr() -> usize {
     schedkit_preempt_trampoline as *const () as usize
 }
 
-/// Size of the XSAVE area for the state this CPU has enabled (CPUID.(EAX=0DH,ECX=0):EBX), or
-/// `None` without XSAVE/OSXSAVE.
-pub fn xsave_size() -> Option<usize> {
-    // cpuid is available on every x86-64 CPU.
-    let l1 = std::arch::x86_64::__cpuid(1);
-    let osxsave = l1.ecx & (1 << 27) != 0;
-    if !osxsave {
-        return None;
+/// How the preemption trampoline saves the interrupted task's extended register state on this
+/// machine, decided once per process.
+///
+/// The area is sized from CPUID leaf 0xD for exactly the state components the kernel lets this
+/// process use: XCR0 (what the OS enabled) intersected with the process's permitted set
+/// (`arch_prctl(ARCH_GET_XCOMP_PERM)`, Linux 5.16+). On a Sapphire Rapids server XCR0 includes
+/// the AMX tile data (8 KiB) but a process may use it only after asking
+/// (`ARCH_REQ_XCOMP_PERM`); CPUID.(0xD,0).EBX, which covers all of XCR0, then reports ~11 KiB.
+/// Without the permission the tiles cannot be in use, so they are left out of the mask and the
+/// area is the ~2.7 KiB of x87/SSE/AVX/AVX-512 state; with it, they are saved too. A CPU or
+/// kernel without XSAVE gets the 512-byte FXSAVE image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SaveArea {
+    /// Bytes the state needs (XSAVE standard form up to the last saved component).
+    pub needed: usize,
+    /// Bytes reserved on the task stack at each preemption (page multiple, ≥ needed + 64 for
+    /// the 64-byte alignment).
+    pub reserve: usize,
+    /// `None`: FXSAVE. `Some(mask)`: XSAVE with this requested-feature bitmap.
+    pub xsave_mask: Option<u64>,
+}
+
+/// Environment override for tests and CI: reserve this many bytes instead of what the CPU needs
+/// (to exercise a large area on a machine whose state is small). Smaller than needed is refused.
+pub const SAVE_AREA_ENV: &str = "SCHEDKIT_RUNTIME_SAVE_AREA";
+
+impl SaveArea {
+    /// What this CPU and kernel need.
+    pub fn detect() -> SaveArea {
+        // cpuid is available on every x86-64 CPU.
+        let l1 = std::arch::x86_64::__cpuid(1);
+        let osxsave = l1.ecx & (1 << 27) != 0;
+        if !osxsave {
+            return SaveArea::with_reserve(512, None, 0);
+        }
+        let xcr0 = xgetbv0();
+        let mask = xcr0 & permitted_xfeatures().unwrap_or(u64::MAX);
+        // Standard form: legacy region (512) + header (64), then each component at the offset
+        // CPUID.(0xD,i).EBX with size EAX.
+        let mut needed = 576usize;
+        for i in 2..64u32 {
+            if mask & (1u64 << i) != 0 {
+                let c = std::arch::x86_64::__cpuid_count(0xD, i);
+                needed = needed.max(c.ebx as usize + c.eax as usize);
+            }
+        }
+        SaveArea::with_reserve(needed, Some(mask), 0)
     }
-    // Leaf 0xD exists when OSXSAVE is set.
-    let d = std::arch::x86_64::__cpuid_count(0xD, 0);
-    Some(d.ebx as usize)
+
+    fn with_reserve(needed: usize, xsave_mask: Option<u64>, at_least: usize) -> SaveArea {
+        SaveArea {
+            needed,
+            reserve: at_least.max(needed + 64).div_ceil(PAGE) * PAGE,
+            xsave_mask,
+        }
+    }
+
+    /// The process's save area: detected once, with [`SAVE_AREA_ENV`] applied, and published to
+    /// the trampoline. `Err` says why preemption cannot be used (a forced area too small).
+    pub fn get() -> Result<SaveArea, String> {
+        static AREA: std::sync::OnceLock<Result<SaveArea, String>> = std::sync::OnceLock::new();
+        AREA.get_or_init(|| {
+            let cpu = SaveArea::detect();
+            let area = match std::env::var(SAVE_AREA_ENV) {
+                Err(_) => cpu,
+                Ok(v) => {
+                    let forced: usize = v
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("{SAVE_AREA_ENV}={v:?} is not a byte count"))?;
+                    if forced < cpu.needed {
+                        return Err(format!(
+                            "{SAVE_AREA_ENV}={forced} is smaller than the {} bytes this CPU's \
+                             enabled register state needs",
+                            cpu.needed
+                        ));
+                    }
+                    if forced > 1 << 20 {
+                        return Err(format!("{SAVE_AREA_ENV}={forced} is over 1 MiB"));
+                    }
+                    SaveArea::with_reserve(cpu.needed, cpu.xsave_mask, forced)
+                }
+            };
+            SCHEDKIT_SAVE_RESERVE.store(area.reserve as u64, Ordering::SeqCst);
+            SCHEDKIT_SAVE_MASK.store(area.xsave_mask.unwrap_or(0), Ordering::SeqCst);
+            SCHEDKIT_SAVE_USE_XSAVE.store(area.xsave_mask.is_some() as u8, Ordering::SeqCst);
+            Ok(area)
+        })
+        .clone()
+    }
+
+    /// Stack bytes a preemption takes on a task stack: the area, the saved registers and the
+    /// red zone, plus the scheduler's own frames below them (generous; measured frames are a
+    /// few hundred bytes).
+    pub fn stack_cost(&self) -> usize {
+        self.reserve + 128 + 96 + 8 * 1024
+    }
+}
+
+/// XCR0: the state components the OS enabled (`xgetbv` with ECX = 0; only valid with OSXSAVE).
+fn xgetbv0() -> u64 {
+    let (lo, hi): (u32, u32);
+    // SAFETY: xgetbv with ECX=0 is valid whenever CPUID.1:ECX.OSXSAVE is set (checked by the
+    // caller); it reads a register and touches no memory.
+    unsafe {
+        std::arch::asm!("xgetbv", in("ecx") 0u32, out("eax") lo, out("edx") hi,
+            options(nomem, nostack, preserves_flags));
+    }
+    (u64::from(hi) << 32) | u64::from(lo)
+}
+
+/// The extended state components this process may use (`ARCH_GET_XCOMP_PERM`, Linux 5.16+), or
+/// `None` on older kernels, which never enable permission-gated components in XCR0.
+fn permitted_xfeatures() -> Option<u64> {
+    const ARCH_GET_XCOMP_PERM: libc::c_long = 0x1022;
+    let mut bits: u64 = 0;
+    // SAFETY: arch_prctl writes one u64 through the pointer we pass.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_GET_XCOMP_PERM,
+            &mut bits as *mut u64,
+        )
+    };
+    (r == 0).then_some(bits)
 }
 
 /// A task stack: an anonymous mapping with an inaccessible guard page at its low end, so an

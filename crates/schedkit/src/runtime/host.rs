@@ -278,9 +278,8 @@ impl<P: SchedClass> Shared<P> {
         slot.need_resched.store(true, SeqCst);
         if slot.idle.load(SeqCst) {
             worker::unpark(slot);
-        } else if Some(cpu) != from {
+        } else if Some(cpu) != from && worker::kick_running(slot) {
             self.counters.ipis.fetch_add(1, Relaxed);
-            worker::kick_running(slot);
         }
         // Same CPU: the running code checks need_resched when it leaves the runtime.
     }
@@ -587,7 +586,9 @@ impl<P: SchedClass> Shared<P> {
         // SAFETY: gettid has no preconditions.
         slot.tid.store(unsafe { libc::gettid() }, Release);
         let altstack = worker::setup_sigaltstack();
-        let tick = if self.cfg.preempt && altstack.is_some() {
+        let preemptible = self.cfg.preempt && altstack.is_some();
+        slot.preemptible.store(preemptible, Release);
+        let tick = if preemptible {
             Tick::new(self.tick_ns)
         } else {
             None
@@ -621,6 +622,7 @@ impl<P: SchedClass> Shared<P> {
             }
         }
         drop(tick);
+        slot.preemptible.store(false, Release);
         slot.tid.store(0, Release);
         worker::leave();
         if altstack.is_some() {

@@ -152,6 +152,16 @@ pub enum BuildError {
     MaxTasks { got: usize, max: usize },
     #[error("stack_size must be between 16 KiB and 1 GiB (got {0} bytes)")]
     StackSize(usize),
+    #[error(
+        "stack_size {stack} B is too small for preemption on this CPU: each preemption reserves \
+         {area} B of register state on the task stack; use at least {least} B or turn \
+         preemption off"
+    )]
+    StackForPreemption {
+        stack: usize,
+        area: usize,
+        least: usize,
+    },
     #[error("cannot start worker thread {cpu}: {source}")]
     Thread { cpu: usize, source: std::io::Error },
 }
@@ -250,8 +260,32 @@ impl Builder {
         if !(16 * 1024..=1 << 30).contains(&self.stack_size) {
             return Err(BuildError::StackSize(self.stack_size));
         }
-        let preempt =
-            self.preempt && arch::xsave_size().is_some_and(|n| n + 64 <= arch::XSAVE_AREA);
+        // Preemption: asked for, not turned off from the environment (CI runs the suite once
+        // that way), a save area this CPU's state fits in, room for it on the task stacks,
+        // and the signal handlers installed. Otherwise the runtime runs cooperatively and says
+        // why (`Runtime::preemption`); no signal is ever sent without its handler.
+        let preemption = if !self.preempt {
+            Err("turned off by Builder::preemption(false)".to_string())
+        } else if std::env::var(PREEMPT_ENV).is_ok_and(|v| v == "0" || v == "off") {
+            Err(format!("turned off by {PREEMPT_ENV}"))
+        } else {
+            arch::SaveArea::get()
+        };
+        if let Ok(area) = &preemption {
+            if area.stack_cost() > self.stack_size {
+                return Err(BuildError::StackForPreemption {
+                    stack: self.stack_size,
+                    area: area.reserve,
+                    least: area.stack_cost(),
+                });
+            }
+        }
+        let preemption = preemption.and_then(|area| {
+            worker::install_handler()
+                .map(|()| area)
+                .map_err(|e| format!("cannot install the preemption signal handlers: {e}"))
+        });
+        let preempt = preemption.is_ok();
         let cfg = Config {
             ncpus,
             hz,
@@ -259,9 +293,6 @@ impl Builder {
             stack_size: self.stack_size,
             preempt,
         };
-        if preempt {
-            worker::install_handler();
-        }
         static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         // Boot-time facts of this machine for the class (O(1)'s cache_decay_ticks), with
@@ -318,7 +349,7 @@ impl Builder {
             policy: self.policy,
             ncpus,
             hz,
-            preempt,
+            preemption,
         })
     }
 }
@@ -333,8 +364,12 @@ pub struct Runtime {
     policy: Policy,
     ncpus: usize,
     hz: u32,
-    preempt: bool,
+    preemption: Result<arch::SaveArea, String>,
 }
+
+/// Environment switch for tests and CI: `0` or `off` builds every runtime without preemption.
+pub const PREEMPT_ENV: &str = "SCHEDKIT_RUNTIME_PREEMPT";
+pub use arch::{SaveArea, SAVE_AREA_ENV};
 
 /// Counters of a runtime's scheduling activity.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -363,10 +398,28 @@ impl Runtime {
     pub fn hz(&self) -> u32 {
         self.hz
     }
-    /// Whether signal preemption is active (it is off when asked, or when this CPU's XSAVE
-    /// state does not fit the trampoline's area).
+    /// Whether signal preemption is active. Off when asked (builder or [`PREEMPT_ENV`]), or
+    /// when it cannot work here; [`Runtime::preemption`] says which.
     pub fn preemptive(&self) -> bool {
-        self.preempt
+        self.preemption.is_ok()
+    }
+    /// How preemption saves registers on this machine, or why it is off.
+    pub fn preemption(&self) -> Result<arch::SaveArea, &str> {
+        self.preemption.as_ref().map(|a| *a).map_err(|e| e.as_str())
+    }
+    /// One line for reports: "on (XSAVE, mask 0x2e7, 2 696 B state, 4 096 B reserved)" or
+    /// "off (<reason>)".
+    pub fn preemption_summary(&self) -> String {
+        match &self.preemption {
+            Ok(a) => match a.xsave_mask {
+                Some(m) => format!(
+                    "on (XSAVE mask {m:#x}: {} B of state, {} B reserved per preemption)",
+                    a.needed, a.reserve
+                ),
+                None => format!("on (FXSAVE: {} B reserved per preemption)", a.reserve),
+            },
+            Err(why) => format!("off ({why})"),
+        }
     }
 
     /// Spawns a task running `f` under `spec`.

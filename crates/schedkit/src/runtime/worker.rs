@@ -42,6 +42,9 @@ pub(crate) struct WorkerSlot {
     /// Parked in [`park`], or about to be.
     pub idle: AtomicBool,
     pub park_word: AtomicU32,
+    /// The worker runs on its alternate signal stack with the handlers installed, so the
+    /// reschedule signal may be sent to it and its handler may redirect a task.
+    pub preemptible: AtomicBool,
     /// Kernel thread id, for `tgkill`.
     pub tid: AtomicI32,
     /// Ticks this worker has taken, for the balancing interval.
@@ -69,6 +72,7 @@ impl WorkerSlot {
             ticks_pending: AtomicU32::new(0),
             ipi_pending: AtomicBool::new(false),
             idle: AtomicBool::new(false),
+            preemptible: AtomicBool::new(false),
             park_word: AtomicU32::new(0),
             tid: AtomicI32::new(0),
             jiffies: UnsafeCell::new(0),
@@ -132,7 +136,6 @@ pub(crate) fn in_task() -> Option<&'static WorkerTls> {
 
 pub(crate) static TEXT_LO: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static TEXT_HI: AtomicUsize = AtomicUsize::new(0);
-static HANDLER_INSTALLED: std::sync::Once = std::sync::Once::new();
 
 /// Signal numbers: the tick and the reschedule "IPI". RT signals, above glibc's reserved ones.
 pub(crate) fn tick_signal() -> i32 {
@@ -142,24 +145,40 @@ pub(crate) fn resched_signal() -> i32 {
     libc::SIGRTMIN() + 7
 }
 
-/// Installs the process-wide handler once.
-pub(crate) fn install_handler() {
-    HANDLER_INSTALLED.call_once(|| {
-        let (lo, hi) = arch::text_range();
-        TEXT_LO.store(lo, Relaxed);
-        TEXT_HI.store(hi, Relaxed);
-        for sig in [tick_signal(), resched_signal()] {
-            // SAFETY: a zeroed sigaction with our handler; SA_ONSTACK because the handler
-            // writes below the interrupted stack pointer and must not run on that stack.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as *const () as usize;
-                sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
+/// Installs the process-wide handlers once; every later call returns the first one's outcome.
+pub(crate) fn install_handler() -> Result<(), String> {
+    static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let (lo, hi) = arch::text_range();
+            TEXT_LO.store(lo, Relaxed);
+            TEXT_HI.store(hi, Relaxed);
+            for sig in [tick_signal(), resched_signal()] {
+                // SAFETY: a zeroed sigaction with our handler; SA_ONSTACK because the handler
+                // writes below the interrupted stack pointer and must not run on that stack.
+                let r = unsafe {
+                    let mut sa: libc::sigaction = std::mem::zeroed();
+                    sa.sa_sigaction = on_signal as *const () as usize;
+                    sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+                    // Both signals blocked while either handler runs: a reschedule signal
+                    // landing in the tick's handler would otherwise see the handler's own
+                    // context (our text, preempt_count 0) and redirect *it* to the
+                    // trampoline, on the alternate stack.
+                    libc::sigemptyset(&mut sa.sa_mask);
+                    libc::sigaddset(&mut sa.sa_mask, tick_signal());
+                    libc::sigaddset(&mut sa.sa_mask, resched_signal());
+                    libc::sigaction(sig, &sa, std::ptr::null_mut())
+                };
+                if r != 0 {
+                    return Err(format!(
+                        "sigaction({sig}): {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
             }
-        }
-    });
+            Ok(())
+        })
+        .clone()
 }
 
 extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
@@ -174,7 +193,10 @@ extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::
     } else {
         slot.ipi_pending.store(false, Relaxed);
     }
-    if slot.preempt_count.load(Relaxed) != 0 || slot.running.load(Relaxed) == u32::MAX {
+    if slot.preempt_count.load(Relaxed) != 0
+        || slot.running.load(Relaxed) == u32::MAX
+        || !slot.preemptible.load(Relaxed)
+    {
         return; // runtime code or idle: the scheduler looks at the flags itself
     }
     // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
@@ -235,7 +257,13 @@ pub(crate) fn fatal_on_panic<R>(what: &str, f: impl FnOnce() -> R) -> R {
 
 /// Alternate signal stack for this thread (the handler must not run on a task stack).
 pub(crate) fn setup_sigaltstack() -> Option<Vec<u8>> {
-    let size = 64 * 1024;
+    // The kernel's signal frame holds the whole enabled register state (11 KiB and more with
+    // AMX); AT_MINSIGSTKSZ (Linux 5.14+) says how large it is on this machine. Our handler
+    // itself needs little.
+    const AT_MINSIGSTKSZ: libc::c_ulong = 51;
+    // SAFETY: getauxval reads the process's auxiliary vector.
+    let frame = unsafe { libc::getauxval(AT_MINSIGSTKSZ) } as usize;
+    let size = (64 * 1024).max(4 * frame);
     let mut mem = vec![0u8; size];
     let ss = libc::stack_t {
         ss_sp: mem.as_mut_ptr() as *mut libc::c_void,
@@ -319,16 +347,21 @@ impl Drop for Tick {
     }
 }
 
-/// Sends the reschedule signal to worker `slot` unless one is already in flight.
-pub(crate) fn kick_running(slot: &WorkerSlot) {
-    if slot.ipi_pending.swap(true, AcqRel) {
-        return;
+/// Sends the reschedule signal to worker `slot` unless one is already in flight; true when
+/// a signal was sent.
+/// Never signals a worker that has no handler and alternate stack ready (the signal's default
+/// action would kill the process): such a worker notices `need_resched` at its next runtime
+/// call instead.
+pub(crate) fn kick_running(slot: &WorkerSlot) -> bool {
+    if !slot.preemptible.load(Acquire) || slot.ipi_pending.swap(true, AcqRel) {
+        return false;
     }
     let tid = slot.tid.load(Acquire);
-    if tid != 0 {
-        // SAFETY: tgkill to a thread of this process.
-        unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, resched_signal()) };
+    if tid == 0 {
+        return false;
     }
+    // SAFETY: tgkill to a thread of this process.
+    unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, resched_signal()) == 0 }
 }
 
 // ----- idle parking (futex) -----
