@@ -14,6 +14,8 @@ pub(crate) struct Clock {
     /// ns per TSC tick, as a 32.32 fixed-point number; 0 = use `Instant`.
     mult: u64,
     epoch: Instant,
+    /// CLOCK_MONOTONIC at `start_tsc`, for arming POSIX timers at a time of this clock.
+    epoch_mono_ns: u64,
 }
 
 fn invariant_tsc() -> bool {
@@ -48,11 +50,24 @@ fn calibration() -> u64 {
 impl Clock {
     pub fn new() -> Clock {
         let mult = calibration();
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes the timespec we pass.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         Clock {
             start_tsc: rdtsc(),
             mult,
             epoch: Instant::now(),
+            epoch_mono_ns: ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64,
         }
+    }
+
+    /// The CLOCK_MONOTONIC time at which this clock reads `t` (to within the TSC
+    /// calibration; a timer that fires early is re-armed by its handler).
+    pub fn to_monotonic(&self, t: u64) -> u64 {
+        self.epoch_mono_ns.saturating_add(t)
     }
 
     #[inline]

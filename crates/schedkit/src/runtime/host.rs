@@ -13,6 +13,7 @@
 
 use super::arch::{self, Stack};
 use super::handshake::{self, Wake};
+use super::timers::{self, Queue as _};
 use super::worker::{self, Host, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
 use crate::class::{CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass};
@@ -22,8 +23,6 @@ use crate::sched_core::{
 };
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskState, TaskView};
 use std::cell::UnsafeCell;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering::*};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -105,9 +104,7 @@ pub(crate) struct Shared<P: SchedClass> {
     pub(crate) cfg: Config,
     tick_ns: u64,
     clock: super::clock::Clock,
-    timers: Mutex<BinaryHeap<Reverse<(u64, u64, u32)>>>,
-    timer_seq: AtomicU64,
-    next_timer: AtomicU64,
+    timers: super::timers::StdQueue,
     live: Mutex<usize>,
     live_cv: Condvar,
     pub(crate) shutdown: AtomicBool,
@@ -159,9 +156,7 @@ impl<P: SchedClass> Shared<P> {
             tick_ns: 1_000_000_000 / cfg.hz as u64,
             cfg,
             clock: super::clock::Clock::new(),
-            timers: Mutex::new(BinaryHeap::new()),
-            timer_seq: AtomicU64::new(0),
-            next_timer: AtomicU64::new(u64::MAX),
+            timers: Default::default(),
             live: Mutex::new(0),
             live_cv: Condvar::new(),
             shutdown: AtomicBool::new(false),
@@ -315,25 +310,27 @@ impl<P: SchedClass> Shared<P> {
         }
     }
 
-    fn fire_timers(&self, cpu: Option<CpuId>, now: u64) {
-        if self.next_timer.load(Acquire) > now {
-            return;
-        }
+    /// Wakes the sleepers whose deadline has passed (`timers::fire`). Run by worker `cpu` at
+    /// each `schedule()` and at a preemption point after a tick or its timer's signal.
+    fn fire_timers(&self, cpu: CpuId, now: u64) {
+        let slot = &self.workers[cpu];
         let mut due = Vec::new();
-        {
-            let mut h = lock(&self.timers);
-            while let Some(Reverse((d, _, t))) = h.peek().copied() {
-                if d > now {
-                    break;
-                }
-                h.pop();
-                due.push(TaskId(t));
-            }
-            let next = h.peek().map_or(u64::MAX, |Reverse((d, _, _))| *d);
-            self.next_timer.store(next, Release);
+        // SAFETY: the worker's own field, on its thread.
+        let armed_at = unsafe { &mut *slot.hrtimer_at.get() };
+        if let Some(at) = timers::fire(&self.timers, &slot.timer_pending, armed_at, now, &mut due) {
+            self.arm_hrtimer(cpu, at);
         }
         for t in due {
-            self.wake(t, cpu, false, true);
+            self.wake(TaskId(t), Some(cpu), false, true);
+        }
+    }
+
+    /// Sets worker `cpu`'s high-resolution timer to expire at `at` (this runtime's clock).
+    /// Call only on that worker's thread.
+    fn arm_hrtimer(&self, cpu: CpuId, at: u64) {
+        // SAFETY: the worker's own field, on its thread (the worker, or a task running on it).
+        if let Some(timer) = unsafe { &*self.workers[cpu].hrtimer.get() } {
+            timer.arm_at(self.clock.to_monotonic(at));
         }
     }
 
@@ -498,7 +495,7 @@ impl<P: SchedClass> Shared<P> {
         if let (Some((p, _)), true) = (prev, ticks > 0) {
             self.tick(cpu, p, ticks, now);
         }
-        self.fire_timers(Some(cpu), now);
+        self.fire_timers(cpu, now);
         let leave = match prev.map(|(_, r)| r) {
             None | Some(Reason::Preempt) => Leave::Runnable,
             Some(Reason::Yield) => Leave::Yield,
@@ -554,7 +551,7 @@ impl<P: SchedClass> Shared<P> {
         slot.park_word.store(0, SeqCst);
         slot.idle.store(true, SeqCst);
         if !self.has_work(cpu) && !slot.need_resched.load(SeqCst) && !self.shutdown.load(SeqCst) {
-            let next = self.next_timer.load(Acquire);
+            let next = self.timers.hint();
             let mut timeout = (next != u64::MAX).then(|| next.saturating_sub(self.now()));
             // While some runqueue is overloaded, keep the idle balancer's own rhythm (2.6's
             // idle CPUs balanced every tick); with nothing to steal, sleep without a timeout.
@@ -593,6 +590,10 @@ impl<P: SchedClass> Shared<P> {
         } else {
             None
         };
+        if preemptible {
+            // SAFETY: the worker's own field, before any task runs here.
+            unsafe { *slot.hrtimer.get() = worker::HrTimer::new() };
+        }
         let tls = WorkerTls {
             host,
             cpu,
@@ -622,6 +623,8 @@ impl<P: SchedClass> Shared<P> {
             }
         }
         drop(tick);
+        // SAFETY: the worker's own field; no task runs here any more.
+        unsafe { *slot.hrtimer.get() = None };
         slot.preemptible.store(false, Release);
         slot.tid.store(0, Release);
         worker::leave();
@@ -664,12 +667,12 @@ impl<P: SchedClass> Host for Shared<P> {
     fn preempt_point(&self, cpu: usize) {
         let slot = &self.workers[cpu];
         let n = slot.ticks_pending.swap(0, Relaxed);
-        if n > 0 {
+        if n > 0 || slot.timer_pending.load(Relaxed) {
             let now = self.now();
-            if let Some(t) = self.running(cpu) {
+            if let (Some(t), true) = (self.running(cpu), n > 0) {
                 self.tick(cpu, t, n, now);
             }
-            self.fire_timers(Some(cpu), now);
+            self.fire_timers(cpu, now);
         }
         if slot.need_resched.load(Relaxed) {
             self.switch_out(cpu, Reason::Preempt);
@@ -747,19 +750,19 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         }
         let t = self.running(cpu).expect("sleep from a task");
         self.prepare_block(t);
-        {
-            let mut h = lock(&self.timers);
-            let seq = self.timer_seq.fetch_add(1, Relaxed);
-            h.push(Reverse((deadline_ns, seq, t.0)));
-            if deadline_ns < self.next_timer.load(Acquire) {
-                self.next_timer.store(deadline_ns, Release);
-            }
+        let slot = &self.workers[cpu];
+        // This worker's high-resolution timer wakes the sleeper at its deadline even if every
+        // worker is busy. Without one (no signals), an idle worker sleeping past this deadline
+        // must re-arm its timeout.
+        // SAFETY: our own worker's fields, on its thread.
+        let has_timer = unsafe { (*slot.hrtimer.get()).is_some() };
+        let armed_at = unsafe { &mut *slot.hrtimer_at.get() };
+        if let Some(at) = timers::sleep(&self.timers, armed_at, deadline_ns, t.0) {
+            self.arm_hrtimer(cpu, at);
         }
-        // An idle worker sleeping past this deadline must re-arm its timeout.
-        for s in self.workers.iter() {
-            if s.idle.load(SeqCst) {
+        if !has_timer {
+            if let Some(s) = self.workers.iter().find(|s| s.idle.load(SeqCst)) {
                 worker::unpark(s);
-                break;
             }
         }
         self.switch_out(cpu, Reason::Block);

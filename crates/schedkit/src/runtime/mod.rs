@@ -34,6 +34,7 @@ mod host;
 #[cfg(test)]
 pub(crate) use host::scripted;
 pub mod sync;
+mod timers;
 mod worker;
 
 use crate::policy::rt::RtBalance;

@@ -680,7 +680,10 @@ fn the_save_area_is_sized_from_cpuid() {
         .reserve,
         4096
     );
-    assert!(a.reserve.is_multiple_of(4096) && a.reserve >= a.needed + 64, "{a:?}");
+    assert!(
+        a.reserve.is_multiple_of(4096) && a.reserve >= a.needed + 64,
+        "{a:?}"
+    );
     match a.xsave_mask {
         Some(mask) => {
             assert_eq!(mask & 3, 3, "x87 and SSE are always saved: {mask:#x}");
@@ -950,4 +953,52 @@ fn the_handlers_block_both_signals() {
             );
         }
     }
+}
+
+/// High-resolution wakeups: with HZ = 100 (10 ms jiffies) and a hog on the only worker, a
+/// task sleeping 2 ms wakes about 2 ms later (its worker's one-shot timer), not at the next
+/// jiffy. The bound (2 ms on the median, ~50x what an idle machine shows) is loose for loaded
+/// CI machines; tick-driven timers give ~5 ms on average (the phase of the next jiffy).
+#[test]
+fn sleepers_wake_at_their_deadline_not_the_next_tick() {
+    within(60, || {
+        for p in [Policy::O1, Policy::Eevdf] {
+            let rt = Runtime::builder()
+                .policy(p)
+                .cpus(1)
+                .hz(100)
+                .build()
+                .unwrap();
+            if !rt.preemptive() {
+                eprintln!("preemption {}; skipped", rt.preemption_summary());
+                return;
+            }
+            let stop = Arc::new(AtomicBool::new(false));
+            let s2 = stop.clone();
+            let hog = rt.spawn(TaskSpec::new(), move || {
+                while !s2.load(Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+            let sleeper = rt.spawn(TaskSpec::new(), || {
+                let mut late: Vec<Duration> = (0..21)
+                    .map(|_| {
+                        let t = Instant::now();
+                        sleep(Duration::from_millis(2));
+                        t.elapsed().saturating_sub(Duration::from_millis(2))
+                    })
+                    .collect();
+                late.sort();
+                late[late.len() / 2]
+            });
+            let median = sleeper.join().unwrap();
+            stop.store(true, SeqCst);
+            hog.join().unwrap();
+            eprintln!("{p:?}: median lateness {median:?}");
+            assert!(
+                median < Duration::from_millis(2),
+                "{p:?}: median lateness {median:?}"
+            );
+        }
+    });
 }

@@ -47,6 +47,13 @@ pub(crate) struct WorkerSlot {
     pub preemptible: AtomicBool,
     /// Kernel thread id, for `tgkill`.
     pub tid: AtomicI32,
+    /// This worker's high-resolution timer expired and its timers were not yet looked at.
+    pub timer_pending: AtomicBool,
+    /// The worker's one-shot timer (set up by the worker thread when it can take signals)
+    /// and the time of this runtime's clock it is armed for (u64::MAX: not armed). Touched
+    /// only on the worker's own thread (by the worker or the task running on it).
+    pub hrtimer: UnsafeCell<Option<HrTimer>>,
+    pub hrtimer_at: UnsafeCell<u64>,
     /// Ticks this worker has taken, for the balancing interval.
     pub jiffies: UnsafeCell<u64>,
     pub switched_in_ns: UnsafeCell<u64>,
@@ -73,6 +80,9 @@ impl WorkerSlot {
             ipi_pending: AtomicBool::new(false),
             idle: AtomicBool::new(false),
             preemptible: AtomicBool::new(false),
+            timer_pending: AtomicBool::new(false),
+            hrtimer: UnsafeCell::new(None),
+            hrtimer_at: UnsafeCell::new(u64::MAX),
             park_word: AtomicU32::new(0),
             tid: AtomicI32::new(0),
             jiffies: UnsafeCell::new(0),
@@ -137,9 +147,16 @@ pub(crate) fn in_task() -> Option<&'static WorkerTls> {
 pub(crate) static TEXT_LO: AtomicUsize = AtomicUsize::new(0);
 pub(crate) static TEXT_HI: AtomicUsize = AtomicUsize::new(0);
 
-/// Signal numbers: the tick and the reschedule "IPI". RT signals, above glibc's reserved ones.
+/// Signal numbers: the tick, the reschedule "IPI" and the high-resolution timer. RT signals,
+/// above glibc's reserved ones.
 pub(crate) fn tick_signal() -> i32 {
     libc::SIGRTMIN() + 6
+}
+pub(crate) fn timer_signal() -> i32 {
+    libc::SIGRTMIN() + 8
+}
+pub(crate) fn signals() -> [i32; 3] {
+    [tick_signal(), resched_signal(), timer_signal()]
 }
 pub(crate) fn resched_signal() -> i32 {
     libc::SIGRTMIN() + 7
@@ -153,20 +170,21 @@ pub(crate) fn install_handler() -> Result<(), String> {
             let (lo, hi) = arch::text_range();
             TEXT_LO.store(lo, Relaxed);
             TEXT_HI.store(hi, Relaxed);
-            for sig in [tick_signal(), resched_signal()] {
+            for sig in signals() {
                 // SAFETY: a zeroed sigaction with our handler; SA_ONSTACK because the handler
                 // writes below the interrupted stack pointer and must not run on that stack.
                 let r = unsafe {
                     let mut sa: libc::sigaction = std::mem::zeroed();
                     sa.sa_sigaction = on_signal as *const () as usize;
                     sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
-                    // Both signals blocked while either handler runs: a reschedule signal
+                    // All three signals blocked while any handler runs: a reschedule signal
                     // landing in the tick's handler would otherwise see the handler's own
                     // context (our text, preempt_count 0) and redirect *it* to the
                     // trampoline, on the alternate stack.
                     libc::sigemptyset(&mut sa.sa_mask);
-                    libc::sigaddset(&mut sa.sa_mask, tick_signal());
-                    libc::sigaddset(&mut sa.sa_mask, resched_signal());
+                    for blocked in signals() {
+                        libc::sigaddset(&mut sa.sa_mask, blocked);
+                    }
                     libc::sigaction(sig, &sa, std::ptr::null_mut())
                 };
                 if r != 0 {
@@ -190,6 +208,8 @@ extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::
     let slot = unsafe { &*(*tls).slot };
     if sig == tick_signal() {
         slot.ticks_pending.fetch_add(1, Relaxed);
+    } else if sig == timer_signal() {
+        slot.timer_pending.store(true, Relaxed);
     } else {
         slot.ipi_pending.store(false, Relaxed);
     }
@@ -341,6 +361,57 @@ impl Tick {
 }
 
 impl Drop for Tick {
+    fn drop(&mut self) {
+        // SAFETY: our own timer.
+        unsafe { libc::timer_delete(self.timer) };
+    }
+}
+
+/// A worker's high-resolution one-shot timer: a POSIX timer on CLOCK_MONOTONIC that signals
+/// this thread only, armed at an absolute time (the kernel's hrtimer behind it expires at that
+/// time, not at the next jiffy).
+pub(crate) struct HrTimer {
+    timer: libc::timer_t,
+}
+
+impl HrTimer {
+    pub fn new() -> Option<HrTimer> {
+        // SAFETY: plain syscalls on our own thread id.
+        unsafe {
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = timer_signal();
+            sev.sigev_notify_thread_id = libc::gettid();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
+                return None;
+            }
+            Some(HrTimer { timer })
+        }
+    }
+
+    /// Arms the timer to expire once at CLOCK_MONOTONIC time `mono_ns` (replacing any earlier
+    /// setting; a time already past expires at once).
+    pub fn arm_at(&self, mono_ns: u64) {
+        let ts = libc::timespec {
+            tv_sec: (mono_ns / 1_000_000_000) as i64,
+            tv_nsec: (mono_ns % 1_000_000_000) as i64,
+        };
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: ts,
+        };
+        // SAFETY: our own timer.
+        unsafe {
+            libc::timer_settime(self.timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut())
+        };
+    }
+}
+
+impl Drop for HrTimer {
     fn drop(&mut self) {
         // SAFETY: our own timer.
         unsafe { libc::timer_delete(self.timer) };
