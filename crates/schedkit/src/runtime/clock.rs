@@ -66,7 +66,7 @@ impl Clock {
 
     /// The CLOCK_MONOTONIC time at which this clock reads `t` (to within the TSC
     /// calibration; a timer that fires early is re-armed by its handler).
-    pub fn to_monotonic(&self, t: u64) -> u64 {
+    pub fn to_monotonic(self, t: u64) -> u64 {
         self.epoch_mono_ns.saturating_add(t)
     }
 

@@ -87,10 +87,14 @@ impl Expired for std::sync::atomic::AtomicBool {
     }
 }
 
+type Entries = (BinaryHeap<Reverse<(u64, u64, u32)>>, u64);
+
 /// The runtime's queue: a binary heap of (deadline, sequence, task) under a mutex, and the
 /// earliest deadline as an atomic hint so that `schedule()` skips the lock when nothing is due.
 pub struct StdQueue {
-    heap: std::sync::Mutex<(BinaryHeap<Reverse<(u64, u64, u32)>>, u64)>,
+    /// The entries (deadline, sequence for FIFO order among equal deadlines, task) and the
+    /// next sequence number.
+    heap: std::sync::Mutex<Entries>,
     next: std::sync::atomic::AtomicU64,
 }
 
@@ -104,7 +108,7 @@ impl Default for StdQueue {
 }
 
 impl StdQueue {
-    fn locked(&self) -> std::sync::MutexGuard<'_, (BinaryHeap<Reverse<(u64, u64, u32)>>, u64)> {
+    fn locked(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.heap.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
