@@ -79,6 +79,7 @@ pub(crate) struct Counters {
     pub wakeups: AtomicU64,
     pub ipis: AtomicU64,
     pub spawned: AtomicU64,
+    pub timer_wakeups: AtomicU64,
 }
 
 pub(crate) struct Config {
@@ -87,6 +88,8 @@ pub(crate) struct Config {
     pub max_tasks: usize,
     pub stack_size: usize,
     pub preempt: bool,
+    /// How long an idle worker polls for work before it sleeps in the kernel.
+    pub idle_spin_ns: u64,
 }
 
 pub(crate) struct Shared<P: SchedClass> {
@@ -317,8 +320,14 @@ impl<P: SchedClass> Shared<P> {
         let mut due = Vec::new();
         // SAFETY: the worker's own field, on its thread.
         let armed_at = unsafe { &mut *slot.hrtimer_at.get() };
-        if let Some(at) = timers::fire(&self.timers, &slot.timer_pending, armed_at, now, &mut due) {
+        let fired = timers::fire(&self.timers, &slot.timer_pending, armed_at, now, &mut due);
+        if let Some(at) = fired.rearm {
             self.arm_hrtimer(cpu, at);
+        }
+        if fired.expired && !due.is_empty() {
+            self.counters
+                .timer_wakeups
+                .fetch_add(due.len() as u64, Relaxed);
         }
         for t in due {
             self.wake(TaskId(t), Some(cpu), false, true);
@@ -545,9 +554,6 @@ impl<P: SchedClass> Shared<P> {
 
     fn idle(&self, cpu: CpuId, tick: Option<&Tick>) {
         let slot = &self.workers[cpu];
-        if let Some(t) = tick {
-            t.disarm();
-        }
         slot.park_word.store(0, SeqCst);
         slot.idle.store(true, SeqCst);
         if !self.has_work(cpu) && !slot.need_resched.load(SeqCst) && !self.shutdown.load(SeqCst) {
@@ -568,7 +574,16 @@ impl<P: SchedClass> Shared<P> {
                 timeout = Some(timeout.map_or(t, |x| x.min(t)));
             }
             if timeout != Some(0) {
-                worker::park(slot, timeout);
+                // Poll first, as a guest kernel's cpuidle-haltpoll does before it halts: a
+                // wakeup within the window costs a store, not a futex wake and a thread
+                // wakeup (tens of µs in a VM). Only then stop the tick and sleep.
+                let spin = self.cfg.idle_spin_ns.min(timeout.unwrap_or(u64::MAX));
+                if !worker::spin_for_unpark(slot, spin) {
+                    if let Some(t) = tick {
+                        t.disarm();
+                    }
+                    worker::park(slot, timeout.map(|t| t.saturating_sub(spin).max(1)));
+                }
             }
         }
         slot.idle.store(false, SeqCst);
@@ -644,6 +659,7 @@ impl<P: SchedClass> Shared<P> {
             wakeups: self.counters.wakeups.load(Relaxed),
             resched_signals: self.counters.ipis.load(Relaxed),
             spawned: self.counters.spawned.load(Relaxed),
+            timer_wakeups: self.counters.timer_wakeups.load(Relaxed),
         }
     }
 
@@ -1079,6 +1095,7 @@ pub(crate) mod scripted {
             max_tasks: 256,
             stack_size: 64 * 1024,
             preempt: false,
+            idle_spin_ns: 0,
         };
         let sh = Shared::new(sched, cfg, 0);
         let mut h = sh.host(Some(0));

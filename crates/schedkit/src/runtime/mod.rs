@@ -178,6 +178,7 @@ pub struct Builder {
     preempt: bool,
     pin: bool,
     rt_balance: RtBalance,
+    idle_spin: std::time::Duration,
 }
 
 impl Default for Builder {
@@ -191,6 +192,7 @@ impl Default for Builder {
             preempt: true,
             pin: true,
             rt_balance: RtBalance::PushPull,
+            idle_spin: std::time::Duration::from_micros(50),
         }
     }
 }
@@ -230,6 +232,15 @@ impl Builder {
     /// workers (default on).
     pub fn pin_workers(mut self, on: bool) -> Self {
         self.pin = on;
+        self
+    }
+    /// How long an idle worker polls for work before sleeping in the kernel (default 50 µs;
+    /// 0: sleep at once). The guest kernel's cpuidle-haltpoll polls up to 200 µs
+    /// (`guest_halt_poll_ns`) for the same reason: waking a sleeping thread costs tens of µs
+    /// in a VM, and a wakeup that lands within the window costs almost nothing. The price is
+    /// up to this much CPU burnt each time a worker runs out of work.
+    pub fn idle_spin(mut self, d: std::time::Duration) -> Self {
+        self.idle_spin = d;
         self
     }
     /// RT balancing of per-CPU designs (default push/pull, as 2.6.25+).
@@ -293,6 +304,7 @@ impl Builder {
             max_tasks: self.max_tasks,
             stack_size: self.stack_size,
             preempt,
+            idle_spin_ns: self.idle_spin.as_nanos().min(u64::MAX as u128) as u64,
         };
         static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -383,6 +395,9 @@ pub struct RuntimeStats {
     /// Reschedule signals sent to busy workers (the "IPIs").
     pub resched_signals: u64,
     pub spawned: u64,
+    /// Sleepers woken by their worker's high-resolution timer (rather than by a tick or a
+    /// switch that happened to look at the timer queue).
+    pub timer_wakeups: u64,
 }
 
 impl Runtime {

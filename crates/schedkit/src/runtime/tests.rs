@@ -957,8 +957,8 @@ fn the_handlers_block_both_signals() {
 
 /// High-resolution wakeups: with HZ = 100 (10 ms jiffies) and a hog on the only worker, a
 /// task sleeping 2 ms wakes about 2 ms later (its worker's one-shot timer), not at the next
-/// jiffy. The bound (2 ms on the median, ~50x what an idle machine shows) is loose for loaded
-/// CI machines; tick-driven timers give ~5 ms on average (the phase of the next jiffy).
+/// jiffy (~15-35 µs late here when the machine is otherwise idle; tick-driven timers gave
+/// ~5-8 ms): the sleeps end by the worker's own timer, not by a tick.
 #[test]
 fn sleepers_wake_at_their_deadline_not_the_next_tick() {
     within(60, || {
@@ -994,10 +994,16 @@ fn sleepers_wake_at_their_deadline_not_the_next_tick() {
             let median = sleeper.join().unwrap();
             stop.store(true, SeqCst);
             hog.join().unwrap();
-            eprintln!("{p:?}: median lateness {median:?}");
+            // What woke the sleeper is the mechanism under test; the lateness itself also
+            // depends on the host OS running the worker thread, which a loaded test machine
+            // delays by milliseconds, so it is reported, not asserted.
+            let by_timer = rt.stats().timer_wakeups;
+            eprintln!(
+                "{p:?}: median lateness {median:?}, {by_timer}/21 woken by the worker's timer"
+            );
             assert!(
-                median < Duration::from_millis(2),
-                "{p:?}: median lateness {median:?}"
+                by_timer >= 17,
+                "{p:?}: only {by_timer} of 21 sleeps ended by the timer"
             );
         }
     });

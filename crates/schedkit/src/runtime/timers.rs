@@ -45,29 +45,46 @@ pub fn sleep(q: &impl Queue, armed_at: &mut u64, deadline: u64, id: u32) -> Opti
     arm(armed_at, deadline)
 }
 
+/// What [`fire`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fired {
+    /// Re-arm this worker's timer for this time.
+    pub rearm: Option<u64>,
+    /// This worker's own timer had expired (the sleepers it wakes were woken by it, not by a
+    /// tick or a switch that happened to look).
+    pub expired: bool,
+}
+
 /// The worker looks at the queue at `now` (at every `schedule()`, and at a preemption point
-/// after its timer's signal): collects the due sleepers into `due` and returns the time its
-/// timer must be re-armed for, if any.
+/// after its timer's signal): collects the due sleepers into `due` and says whether, and for
+/// when, its timer must be re-armed.
 pub fn fire(
     q: &impl Queue,
     expired: &impl Expired,
     armed_at: &mut u64,
     now: u64,
     due: &mut Vec<u32>,
-) -> Option<u64> {
+) -> Fired {
     let mine = expired.take();
     if mine {
         *armed_at = u64::MAX;
     }
     if !mine && q.hint() > now {
-        return None;
+        return Fired {
+            rearm: None,
+            expired: false,
+        };
     }
     let before = due.len();
     let next = q.take_due(now, due);
-    if (mine || due.len() > before) && next != u64::MAX {
+    let rearm = if (mine || due.len() > before) && next != u64::MAX {
         arm(armed_at, next)
     } else {
         None
+    };
+    Fired {
+        rearm,
+        expired: mine,
     }
 }
 
@@ -209,7 +226,7 @@ mod tests {
                     flags[w].0.store(true, Release);
                     any = true;
                     let mut a = armed[w];
-                    fire(q, &flags[w], &mut a, now, woken);
+                    let _ = fire(q, &flags[w], &mut a, now, woken);
                     armed[w] = a;
                 }
             }
@@ -238,7 +255,7 @@ mod tests {
             let (q2, f2) = (q.clone(), flags.clone());
             let b = loom::thread::spawn(move || {
                 let mut woken = Vec::new();
-                let rearm = fire(&*q2, &f2[1], &mut armed_b, 10, &mut woken);
+                let rearm = fire(&*q2, &f2[1], &mut armed_b, 10, &mut woken).rearm;
                 (armed_b, rearm, woken)
             });
             // Worker A: task 9 sleeps until 5 (already past at B's `now`).
@@ -295,18 +312,30 @@ mod tests {
         assert_eq!(sleep(&q, &mut armed, 200, 2), None);
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
         let mut due = Vec::new();
-        assert_eq!(fire(&q, &flag, &mut armed, 99, &mut due), Some(100));
+        assert_eq!(fire(&q, &flag, &mut armed, 99, &mut due).rearm, Some(100));
         assert!(due.is_empty());
         // Not expired and nothing due: no lock, nothing to do.
-        assert_eq!(fire(&q, &flag, &mut armed, 99, &mut due), None);
+        assert_eq!(fire(&q, &flag, &mut armed, 99, &mut due).rearm, None);
         flag.store(true, std::sync::atomic::Ordering::SeqCst);
-        assert_eq!(fire(&q, &flag, &mut armed, 150, &mut due), Some(200));
+        assert_eq!(
+            fire(&q, &flag, &mut armed, 150, &mut due),
+            Fired {
+                rearm: Some(200),
+                expired: true
+            }
+        );
         assert_eq!(due, vec![1]);
         // Another worker taking the last expiry arms its own timer for nothing: the queue is
         // empty.
         let mut other = u64::MAX;
         let idle = std::sync::atomic::AtomicBool::new(false);
-        assert_eq!(fire(&q, &idle, &mut other, 250, &mut due), None);
+        assert_eq!(
+            fire(&q, &idle, &mut other, 250, &mut due),
+            Fired {
+                rearm: None,
+                expired: false
+            }
+        );
         assert_eq!(due, vec![1, 2]);
         assert_eq!(q.hint(), u64::MAX);
     }

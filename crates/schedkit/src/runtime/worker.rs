@@ -42,6 +42,9 @@ pub(crate) struct WorkerSlot {
     /// Parked in [`park`], or about to be.
     pub idle: AtomicBool,
     pub park_word: AtomicU32,
+    /// Idle and polling `park_word` (not yet asleep in the kernel): an unpark needs no futex
+    /// wake.
+    pub spinning: AtomicBool,
     /// The worker runs on its alternate signal stack with the handlers installed, so the
     /// reschedule signal may be sent to it and its handler may redirect a task.
     pub preemptible: AtomicBool,
@@ -84,6 +87,7 @@ impl WorkerSlot {
             hrtimer: UnsafeCell::new(None),
             hrtimer_at: UnsafeCell::new(u64::MAX),
             park_word: AtomicU32::new(0),
+            spinning: AtomicBool::new(false),
             tid: AtomicI32::new(0),
             jiffies: UnsafeCell::new(0),
             switched_in_ns: UnsafeCell::new(0),
@@ -440,9 +444,34 @@ pub(crate) fn kick_running(slot: &WorkerSlot) -> bool {
 /// Wakes worker `slot` if it is parked.
 pub(crate) fn unpark(slot: &WorkerSlot) {
     slot.park_word.store(1, SeqCst);
-    if slot.idle.load(SeqCst) {
+    // A worker seen spinning will read park_word (SeqCst) after it stops spinning, before it
+    // can sleep in the futex: it sees the 1 and needs no wake.
+    if slot.idle.load(SeqCst) && !slot.spinning.load(SeqCst) {
         futex_wake(&slot.park_word);
     }
+}
+
+/// Polls `park_word` for up to `ns`; true if an [`unpark`] came.
+pub(crate) fn spin_for_unpark(slot: &WorkerSlot, ns: u64) -> bool {
+    if ns == 0 {
+        return slot.park_word.load(SeqCst) != 0;
+    }
+    slot.spinning.store(true, SeqCst);
+    let t0 = std::time::Instant::now();
+    let limit = std::time::Duration::from_nanos(ns);
+    'poll: loop {
+        for _ in 0..64 {
+            if slot.park_word.load(SeqCst) != 0 {
+                break 'poll;
+            }
+            std::hint::spin_loop();
+        }
+        if t0.elapsed() >= limit {
+            break;
+        }
+    }
+    slot.spinning.store(false, SeqCst);
+    slot.park_word.load(SeqCst) != 0
 }
 
 /// Sleeps until [`unpark`] or `timeout_ns` (None: no timeout). The caller has set `idle` and
