@@ -720,6 +720,8 @@ type AttrChange<'a, D> = dyn FnMut(&mut Task<D>) -> Result<(), String> + 'a;
 pub(crate) trait TaskOps: Host {
     fn take_entry(&self, cpu: usize) -> Box<dyn FnOnce() + Send>;
     fn prepare_block(&self, t: TaskId);
+    /// The task found its condition true after `prepare_block`: it stays runnable.
+    fn cancel_block(&self, t: TaskId);
     fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool);
     fn sleep_until(&self, cpu: usize, deadline_ns: u64);
     fn now_ns(&self) -> u64;
@@ -754,6 +756,9 @@ impl<P: SchedClass> TaskOps for Shared<P> {
 
     fn prepare_block(&self, t: TaskId) {
         handshake::prepare_block(&self.ctl[t.index()].state);
+    }
+    fn cancel_block(&self, t: TaskId) {
+        handshake::cancel_block(&self.ctl[t.index()].state);
     }
 
     fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool) {

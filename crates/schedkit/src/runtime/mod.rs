@@ -33,6 +33,7 @@ pub mod handshake;
 mod host;
 #[cfg(test)]
 pub(crate) use host::scripted;
+mod future;
 pub mod sync;
 mod timers;
 mod worker;
@@ -47,6 +48,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use crate::workload::LockMode;
+pub use future::yield_now as yield_now_async;
 pub use sync::{channel, Condvar, Disconnected, Mutex, MutexGuard, Receiver, Semaphore, Sender};
 
 /// How a task is scheduled: nice level or RT class, and affinity.
@@ -436,6 +438,18 @@ impl Runtime {
             },
             Err(why) => format!("off ({why})"),
         }
+    }
+
+    /// Spawns a task that runs the future `fut` to completion under `spec`: polled on the
+    /// task's own stack, woken through the policy's wakeup path, preempted like any task. See
+    /// `runtime::future` for what that gives async code (nice levels, RT priorities,
+    /// preemption of a future that never awaits).
+    pub fn spawn_future<F>(&self, spec: TaskSpec, fut: F) -> JoinHandle<F::Output>
+    where
+        F: std::future::Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        spawn_on(&*self.inner, spec, move || future::run_on_task(fut))
     }
 
     /// Spawns a task running `f` under `spec`.
