@@ -36,7 +36,7 @@ fn main() {
                 let mut n = 0u64;
                 while !stop.load(Relaxed) {
                     n = std::hint::black_box(n + 1);
-                    if n % 4096 == 0 {
+                    if n.is_multiple_of(4096) {
                         yield_now_async().await;
                     }
                 }

@@ -1139,7 +1139,7 @@ fn an_async_task_gets_its_nice_levels_weighted_share() {
                         let mut n = 0u64;
                         while !stop.load(Relaxed) {
                             n = std::hint::black_box(n + 1);
-                            if n % 4096 == 0 {
+                            if n.is_multiple_of(4096) {
                                 yield_now_async().await;
                             }
                         }
