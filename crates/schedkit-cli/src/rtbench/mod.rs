@@ -201,40 +201,51 @@ fn schedkit_run(w: &str, p: Policy, o: &Opts) -> Result<Vec<Row>> {
             ));
         }
         "pingpong" => {
-            let stop = Arc::new(AtomicBool::new(false));
-            let mut hs = Vec::new();
-            for _ in 0..n {
-                let (atx, arx) = skrt::channel::<u64>(1);
-                let (btx, brx) = skrt::channel::<u64>(1);
-                rt.spawn(TaskSpec::new(), move || {
-                    while let Ok(v) = arx.recv() {
-                        if btx.send(v + 1).is_err() {
-                            break;
+            // Pair i on worker i (the message never leaves its CPU), then, with two or more
+            // workers, the echo on worker i and the sender on worker i+1 (every message is a
+            // cross-CPU wakeup). Affinity pins them, so balancing cannot turn one case into
+            // the other.
+            let layouts: &[(&str, usize)] = if n >= 2 {
+                &[("same cpu", 0), ("cross cpu", 1)]
+            } else {
+                &[("same cpu", 0)]
+            };
+            for &(label, shift) in layouts {
+                let stop = Arc::new(AtomicBool::new(false));
+                let mut hs = Vec::new();
+                for i in 0..n {
+                    let (atx, arx) = skrt::channel::<u64>(1);
+                    let (btx, brx) = skrt::channel::<u64>(1);
+                    rt.spawn(TaskSpec::new().affinity([i]), move || {
+                        while let Ok(v) = arx.recv() {
+                            if btx.send(v + 1).is_err() {
+                                break;
+                            }
                         }
-                    }
-                });
-                let stop = stop.clone();
-                hs.push(rt.spawn(TaskSpec::new(), move || {
-                    let mut k = 0u64;
-                    while !stop.load(Relaxed) {
-                        atx.send(k).unwrap();
-                        brx.recv().unwrap();
-                        k += 1;
-                    }
-                    k
-                }));
+                    });
+                    let stop = stop.clone();
+                    hs.push(rt.spawn(TaskSpec::new().affinity([(i + shift) % n]), move || {
+                        let mut k = 0u64;
+                        while !stop.load(Relaxed) {
+                            atx.send(k).unwrap();
+                            brx.recv().unwrap();
+                            k += 1;
+                        }
+                        k
+                    }));
+                }
+                std::thread::sleep(d);
+                stop.store(true, Relaxed);
+                let total: u64 = hs.into_iter().map(|h| h.join().unwrap_or(0)).sum();
+                out.push(row(
+                    w,
+                    "schedkit",
+                    &format!("{name} {label}"),
+                    d.as_secs_f64() * n as f64 / total.max(1) as f64 * 1e9,
+                    "ns/round trip",
+                    false,
+                ));
             }
-            std::thread::sleep(d);
-            stop.store(true, Relaxed);
-            let total: u64 = hs.into_iter().map(|h| h.join().unwrap_or(0)).sum();
-            out.push(row(
-                w,
-                "schedkit",
-                name,
-                d.as_secs_f64() * n as f64 / total.max(1) as f64 * 1e9,
-                "ns/round trip",
-                false,
-            ));
         }
         "chat" => {
             let (rooms, users, msgs) = (5 * n, 5usize, 200usize);
@@ -394,34 +405,41 @@ pub const WARMUP: Duration = Duration::from_millis(300);
 /// so that > 1 means better than OS threads.
 pub fn table(rows: &[Row], cpus: usize, preemption: &str) -> String {
     let mut s = format!(
-        "{:<20} {:<11} {:<26} {:>14} {:<15} {:>9}\n",
-        "workload", "runner", "policy", "value", "unit", "vs os-thr"
+        "{:<20} {:<11} {:<28} {:>14} {:<15} {:>9} {:>9}\n",
+        "workload", "runner", "policy", "value", "unit", "vs os-thr", "vs tokio"
     );
+    // The first row of `runner` for the same workload (for `lock`, std::Mutex), as the ratio
+    // oriented so that > 1 means better than that runner.
+    let ratio_to = |r: &Row, runner: &str| -> String {
+        rows.iter()
+            .find(|b| b.workload == r.workload && b.runner == runner)
+            .map(|b| {
+                if r.higher_is_better {
+                    r.value / b.value
+                } else {
+                    b.value / r.value
+                }
+            })
+            .filter(|x| x.is_finite())
+            .map_or("-".into(), |x| format!("{x:.2}x"))
+    };
     for r in rows {
-        // The first OS-threads row of the workload (for `lock`, std::Mutex).
-        let base = rows
-            .iter()
-            .find(|b| b.workload == r.workload && b.runner == "os-threads");
-        let ratio = base.map(|b| {
-            if r.higher_is_better {
-                r.value / b.value
-            } else {
-                b.value / r.value
-            }
-        });
         s += &format!(
-            "{:<20} {:<11} {:<26} {:>14.1} {:<15} {:>9}\n",
+            "{:<20} {:<11} {:<28} {:>14.1} {:<15} {:>9} {:>9}\n",
             r.workload,
             r.runner,
             r.policy,
             r.value,
             r.unit,
-            ratio
-                .filter(|x| x.is_finite())
-                .map_or("-".into(), |x| format!("{x:.2}x"))
+            ratio_to(r, "os-threads"),
+            ratio_to(r, "tokio"),
         );
     }
-    s += &format!("\n{cpus} workers/threads/Ps; ratios > 1 are better than OS threads.\n");
+    s += &format!(
+        "\n{cpus} workers/threads/Ps; ratios > 1 are better than OS threads (Tokio). Tokio and OS \
+         threads cannot pin a pingpong pair to one worker: their one figure is compared with both \
+         of schedkit's.\n"
+    );
     s += &format!("schedkit runtime preemption: {preemption}\n");
     s
 }
