@@ -203,6 +203,8 @@ fn bench_runtime_validates_and_writes_rows() {
         "pingpong",
         "--runners",
         "schedkit,os-threads",
+        "--cpus",
+        "2",
         "--duration",
         "50ms",
         "--json",
@@ -212,7 +214,8 @@ fn bench_runtime_validates_and_writes_rows() {
     assert!(out.contains("vs os-thr"), "{out}");
     let rows: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    // One schedkit row per registered policy, in registry order, then the peer's.
+    // Two schedkit rows per registered policy (the pair on one worker, then split across
+    // two), in registry order, then the peer's.
     let got: Vec<_> = rows
         .iter()
         .map(|r| {
@@ -225,7 +228,9 @@ fn bench_runtime_validates_and_writes_rows() {
         .collect();
     let mut want: Vec<String> = schedkit::registry::PolicyKind::ALL
         .iter()
-        .map(|k| format!("schedkit/{}", k.name()))
+        .flat_map(|k| {
+            ["same cpu", "cross cpu"].map(|layout| format!("schedkit/{} {layout}", k.name()))
+        })
         .collect();
     want.push("os-threads/-".into());
     assert_eq!(got, want);

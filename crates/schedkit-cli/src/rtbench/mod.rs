@@ -4,6 +4,7 @@
 //! the PATH. Every figure is measured here, now; nothing is quoted.
 
 mod peers;
+pub mod rtmigrate;
 
 use anyhow::{bail, Result};
 use schedkit::runtime::{self as skrt, LockMode, Policy, Runtime, TaskSpec};
@@ -27,7 +28,15 @@ pub struct Row {
     pub higher_is_better: bool,
 }
 
-pub const WORKLOADS: &[&str] = &["yield", "pingpong", "chat", "wakeup", "spawn", "lock"];
+pub const WORKLOADS: &[&str] = &[
+    "yield",
+    "pingpong",
+    "chat",
+    "wakeup",
+    "spawn",
+    "lock",
+    "rtmigrate",
+];
 pub const RUNNERS: &[&str] = &["schedkit", "os-threads", "tokio", "go"];
 
 pub struct Opts {
@@ -99,6 +108,10 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
                             true,
                         ));
                     }
+                    if w == "rtmigrate" {
+                        rows.extend(rtmigrate_rows(o)?);
+                        continue;
+                    }
                     for &p in Policy::ALL {
                         rows.extend(schedkit_run(w, p, o)?);
                     }
@@ -115,6 +128,41 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
         }
     }
     Ok(rows)
+}
+
+/// rt-migrate-test on the runtime, under the per-CPU designs whose RT tasks sit in the stacked
+/// RT class (O(1) and EEVDF), with each RT balancing mode.
+fn rtmigrate_rows(o: &Opts) -> Result<Vec<Row>> {
+    let loops = 20;
+    let mut out = Vec::new();
+    for p in [Policy::O1, Policy::Eevdf] {
+        for (mode, label) in [
+            (skrt::RtBalance::Passive, "passive"),
+            (skrt::RtBalance::PushPull, "pushpull"),
+        ] {
+            let Some(r) = rtmigrate::run(p, mode, o.cpus, loops)? else {
+                continue;
+            };
+            let policy = format!("{} {label}", p.name());
+            out.push(row(
+                "rtmigrate",
+                "schedkit",
+                &policy,
+                r.failed_iterations as f64,
+                &format!("failed of {}", r.iterations.len()),
+                false,
+            ));
+            out.push(row(
+                "rtmigrate/highest",
+                "schedkit",
+                &policy,
+                r.worst_start_delay_highest_us,
+                "µs worst start",
+                false,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 /// What the schedkit runtime's preemption does on this machine (how registers are saved, or
@@ -224,15 +272,17 @@ fn schedkit_run(w: &str, p: Policy, o: &Opts) -> Result<Vec<Row>> {
                         }
                     });
                     let stop = stop.clone();
-                    hs.push(rt.spawn(TaskSpec::new().affinity([(i + shift) % n]), move || {
-                        let mut k = 0u64;
-                        while !stop.load(Relaxed) {
-                            atx.send(k).unwrap();
-                            brx.recv().unwrap();
-                            k += 1;
-                        }
-                        k
-                    }));
+                    hs.push(
+                        rt.spawn(TaskSpec::new().affinity([(i + shift) % n]), move || {
+                            let mut k = 0u64;
+                            while !stop.load(Relaxed) {
+                                atx.send(k).unwrap();
+                                brx.recv().unwrap();
+                                k += 1;
+                            }
+                            k
+                        }),
+                    );
                 }
                 std::thread::sleep(d);
                 stop.store(true, Relaxed);

@@ -38,7 +38,7 @@ pub mod sync;
 mod timers;
 mod worker;
 
-use crate::policy::rt::RtBalance;
+pub use crate::policy::rt::RtBalance;
 pub use crate::registry::PolicyKind as Policy;
 use crate::registry::{BuildEnv, WithSched};
 use crate::task::{CpuMask, SchedPolicy, TaskId};
