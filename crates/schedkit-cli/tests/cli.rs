@@ -182,6 +182,40 @@ fn bench_runtime_wakeup_completes_and_names_preemption() {
     );
 }
 
+/// rt-migrate-test on real threads runs all four configurations to the end and reports each
+/// (the check itself is `metrics::rtmigrate_report`'s, unit-tested there; the counts depend on
+/// the machine and are not asserted).
+#[test]
+fn bench_runtime_rtmigrate_reports_each_mode() {
+    let (code, out, err) = schedkit(&[
+        "bench",
+        "runtime",
+        "--cpus",
+        "2",
+        "--workloads",
+        "rtmigrate",
+        "--runners",
+        "schedkit",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    if out.contains("preemption: off") {
+        return; // the workload needs preemption; the table says why it is empty
+    }
+    for cfg in [
+        "o1 passive",
+        "o1 pushpull",
+        "eevdf passive",
+        "eevdf pushpull",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with("rtmigrate ")
+                && l.contains(cfg)
+                && l.contains("failed of 20")),
+            "{cfg}: {out}"
+        );
+    }
+}
+
 #[test]
 fn bench_runtime_validates_and_writes_rows() {
     let (code, _, err) = schedkit(&["bench", "runtime", "--workloads", "nap"]);
