@@ -240,6 +240,12 @@ extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::
     unsafe { (frame as *mut usize).write(rip) };
     uc.uc_mcontext.gregs[libc::REG_RSP as usize] = frame as i64;
     uc.uc_mcontext.gregs[libc::REG_RIP as usize] = arch::trampoline_addr() as i64;
+    // From here the task runs runtime code: the trampoline's prologue (pushes, the page-by-
+    // page probe of the save area — page faults on a fresh stack — and XSAVE) must not be
+    // redirected again by the next signal, or trampolines nest, each reserving the area anew,
+    // until the stack overflows. With a 12 KiB area this crashed 1 run in 3 of the runtime
+    // suite. `preempt_entry` clears it when the task resumes.
+    slot.preempt_count.store(1, Relaxed);
 }
 
 /// Called by the trampoline on the task's stack, in normal (not signal) context, with every
@@ -310,6 +316,19 @@ pub(crate) fn teardown_sigaltstack() {
     unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
 }
 
+/// A CLOCK_MONOTONIC POSIX timer that delivers `signo` to the calling thread only.
+fn thread_timer(signo: i32) -> Option<libc::timer_t> {
+    // SAFETY: plain syscalls on our own thread id, into zeroed structs.
+    unsafe {
+        let mut sev: libc::sigevent = std::mem::zeroed();
+        sev.sigev_notify = libc::SIGEV_THREAD_ID;
+        sev.sigev_signo = signo;
+        sev.sigev_notify_thread_id = libc::gettid();
+        let mut timer: libc::timer_t = std::mem::zeroed();
+        (libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) == 0).then_some(timer)
+    }
+}
+
 /// The worker's periodic tick: a POSIX timer that signals this thread only.
 pub(crate) struct Tick {
     timer: libc::timer_t,
@@ -319,22 +338,11 @@ pub(crate) struct Tick {
 
 impl Tick {
     pub fn new(period_ns: u64) -> Option<Tick> {
-        // SAFETY: plain syscalls on our own thread id.
-        unsafe {
-            let mut sev: libc::sigevent = std::mem::zeroed();
-            sev.sigev_notify = libc::SIGEV_THREAD_ID;
-            sev.sigev_signo = tick_signal();
-            sev.sigev_notify_thread_id = libc::gettid();
-            let mut timer: libc::timer_t = std::mem::zeroed();
-            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
-                return None;
-            }
-            Some(Tick {
-                timer,
-                period_ns,
-                armed: Cell::new(false),
-            })
-        }
+        Some(Tick {
+            timer: thread_timer(tick_signal())?,
+            period_ns,
+            armed: Cell::new(false),
+        })
     }
 
     fn set(&self, on: bool) {
@@ -380,18 +388,9 @@ pub(crate) struct HrTimer {
 
 impl HrTimer {
     pub fn new() -> Option<HrTimer> {
-        // SAFETY: plain syscalls on our own thread id.
-        unsafe {
-            let mut sev: libc::sigevent = std::mem::zeroed();
-            sev.sigev_notify = libc::SIGEV_THREAD_ID;
-            sev.sigev_signo = timer_signal();
-            sev.sigev_notify_thread_id = libc::gettid();
-            let mut timer: libc::timer_t = std::mem::zeroed();
-            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
-                return None;
-            }
-            Some(HrTimer { timer })
-        }
+        Some(HrTimer {
+            timer: thread_timer(timer_signal())?,
+        })
     }
 
     /// Arms the timer to expire once at CLOCK_MONOTONIC time `mono_ns` (replacing any earlier
