@@ -20,6 +20,15 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
     }
 }
 
+/// True in the child processes that re-run this suite with a forced save area or without
+/// preemption. Tests that measure CPU shares skip there: the child runs beside the parent's
+/// own tests, whose load takes cores away from its workers and skews loop counts; those
+/// policy figures are checked by the parent run, and the children exist for the preemption
+/// paths.
+fn in_forced_child() -> bool {
+    std::env::var(SAVE_AREA_ENV).is_ok() || std::env::var(PREEMPT_ENV).is_ok()
+}
+
 fn rt(policy: Policy, cpus: usize) -> Runtime {
     Runtime::builder()
         .policy(policy)
@@ -290,6 +299,10 @@ fn o1_runs_higher_priority_first() {
 /// comparison against the mechanism. Measured within ±25 %.
 #[test]
 fn nice_levels_weight_cpu_share() {
+    if in_forced_child() {
+        eprintln!("CPU-share measurement: checked by the parent run");
+        return;
+    }
     within(60, || {
         for &p in Policy::ALL {
             let rt = rt(p, 1);
@@ -338,6 +351,10 @@ fn nice_levels_weight_cpu_share() {
 /// (preemption comes at the runtime's tick, so a share moves by slices).
 #[test]
 fn fair_classes_share_by_weight_at_several_nice_levels() {
+    if in_forced_child() {
+        eprintln!("CPU-share measurement: checked by the parent run");
+        return;
+    }
     within(60, || {
         for &p in Policy::ALL {
             if !matches!(
@@ -1123,6 +1140,10 @@ fn futures_ping_pong_without_losing_a_wakeup() {
 /// as in `fair_classes_share_by_weight_at_several_nice_levels`), within ±25 %.
 #[test]
 fn an_async_task_gets_its_nice_levels_weighted_share() {
+    if in_forced_child() {
+        eprintln!("CPU-share measurement: checked by the parent run");
+        return;
+    }
     within(60, || {
         for p in [Policy::Cfs, Policy::Eevdf] {
             let rt = rt(p, 1);
