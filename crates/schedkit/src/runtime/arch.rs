@@ -167,7 +167,7 @@ pub fn trampoline_addr() -> usize {
 /// the AMX tile data (8 KiB) but a process may use it only after asking
 /// (`ARCH_REQ_XCOMP_PERM`); CPUID.(0xD,0).EBX, which covers all of XCR0, then reports ~11 KiB.
 /// Without the permission the tiles cannot be in use, so they are left out of the mask and the
-/// area is the ~2.7 KiB of x87/SSE/AVX/AVX-512 state; with it, they are saved too. A CPU or
+/// area is the 2.4–2.7 KiB of x87/SSE/AVX/AVX-512 state; with it, they are saved too. A CPU or
 /// kernel without XSAVE gets the 512-byte FXSAVE image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SaveArea {
@@ -250,8 +250,7 @@ impl SaveArea {
     }
 
     /// Stack bytes a preemption takes on a task stack: the area, the saved registers and the
-    /// red zone, plus the scheduler's own frames below them (generous; measured frames are a
-    /// few hundred bytes).
+    /// red zone, plus an 8 KiB allowance (not measured) for the scheduler's frames below them.
     pub fn stack_cost(&self) -> usize {
         self.reserve + 128 + 96 + 8 * 1024
     }

@@ -425,8 +425,8 @@ impl Runtime {
     pub fn preemption(&self) -> Result<arch::SaveArea, &str> {
         self.preemption.as_ref().map(|a| *a).map_err(|e| e.as_str())
     }
-    /// One line for reports: "on (XSAVE, mask 0x2e7, 2 696 B state, 4 096 B reserved)" or
-    /// "off (<reason>)".
+    /// One line for reports: "on (XSAVE mask 0xe7: 2432 B of state, 4096 B reserved per
+    /// preemption)", "on (FXSAVE: …)" or "off (<reason>)".
     pub fn preemption_summary(&self) -> String {
         match &self.preemption {
             Ok(a) => match a.xsave_mask {

@@ -156,14 +156,14 @@ pub(crate) static TEXT_HI: AtomicUsize = AtomicUsize::new(0);
 pub(crate) fn tick_signal() -> i32 {
     libc::SIGRTMIN() + 6
 }
+pub(crate) fn resched_signal() -> i32 {
+    libc::SIGRTMIN() + 7
+}
 pub(crate) fn timer_signal() -> i32 {
     libc::SIGRTMIN() + 8
 }
 pub(crate) fn signals() -> [i32; 3] {
     [tick_signal(), resched_signal(), timer_signal()]
-}
-pub(crate) fn resched_signal() -> i32 {
-    libc::SIGRTMIN() + 7
 }
 
 /// Installs the process-wide handlers once; every later call returns the first one's outcome.
@@ -316,22 +316,52 @@ pub(crate) fn teardown_sigaltstack() {
     unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
 }
 
-/// A CLOCK_MONOTONIC POSIX timer that delivers `signo` to the calling thread only.
-fn thread_timer(signo: i32) -> Option<libc::timer_t> {
-    // SAFETY: plain syscalls on our own thread id, into zeroed structs.
-    unsafe {
-        let mut sev: libc::sigevent = std::mem::zeroed();
-        sev.sigev_notify = libc::SIGEV_THREAD_ID;
-        sev.sigev_signo = signo;
-        sev.sigev_notify_thread_id = libc::gettid();
-        let mut timer: libc::timer_t = std::mem::zeroed();
-        (libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) == 0).then_some(timer)
+fn timespec(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as i64,
+        tv_nsec: (ns % 1_000_000_000) as i64,
+    }
+}
+
+/// A CLOCK_MONOTONIC POSIX timer that delivers its signal to the thread that created it.
+struct ThreadTimer(libc::timer_t);
+
+impl ThreadTimer {
+    fn new(signo: i32) -> Option<ThreadTimer> {
+        // SAFETY: plain syscalls on our own thread id, into zeroed structs.
+        unsafe {
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = signo;
+            sev.sigev_notify_thread_id = libc::gettid();
+            let mut timer: libc::timer_t = std::mem::zeroed();
+            (libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) == 0)
+                .then_some(ThreadTimer(timer))
+        }
+    }
+
+    /// `timer_settime`: first expiry `value_ns` (absolute with `TIMER_ABSTIME`, 0 disarms),
+    /// then every `interval_ns` (0: once).
+    fn set(&self, flags: i32, value_ns: u64, interval_ns: u64) {
+        let spec = libc::itimerspec {
+            it_interval: timespec(interval_ns),
+            it_value: timespec(value_ns),
+        };
+        // SAFETY: our own timer.
+        unsafe { libc::timer_settime(self.0, flags, &spec, std::ptr::null_mut()) };
+    }
+}
+
+impl Drop for ThreadTimer {
+    fn drop(&mut self) {
+        // SAFETY: our own timer.
+        unsafe { libc::timer_delete(self.0) };
     }
 }
 
 /// The worker's periodic tick: a POSIX timer that signals this thread only.
 pub(crate) struct Tick {
-    timer: libc::timer_t,
+    timer: ThreadTimer,
     period_ns: u64,
     armed: Cell<bool>,
 }
@@ -339,7 +369,7 @@ pub(crate) struct Tick {
 impl Tick {
     pub fn new(period_ns: u64) -> Option<Tick> {
         Some(Tick {
-            timer: thread_timer(tick_signal())?,
+            timer: ThreadTimer::new(tick_signal())?,
             period_ns,
             armed: Cell::new(false),
         })
@@ -351,16 +381,7 @@ impl Tick {
         }
         self.armed.set(on);
         let ns = if on { self.period_ns } else { 0 };
-        let ts = libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as i64,
-            tv_nsec: (ns % 1_000_000_000) as i64,
-        };
-        let spec = libc::itimerspec {
-            it_interval: ts,
-            it_value: ts,
-        };
-        // SAFETY: our own timer.
-        unsafe { libc::timer_settime(self.timer, 0, &spec, std::ptr::null_mut()) };
+        self.timer.set(0, ns, ns);
     }
 
     /// Runs while tasks run; stopped while idle (an idle worker takes no interrupts).
@@ -372,58 +393,26 @@ impl Tick {
     }
 }
 
-impl Drop for Tick {
-    fn drop(&mut self) {
-        // SAFETY: our own timer.
-        unsafe { libc::timer_delete(self.timer) };
-    }
-}
-
 /// A worker's high-resolution one-shot timer: a POSIX timer on CLOCK_MONOTONIC that signals
 /// this thread only, armed at an absolute time (the kernel's hrtimer behind it expires at that
 /// time, not at the next jiffy).
-pub(crate) struct HrTimer {
-    timer: libc::timer_t,
-}
+pub(crate) struct HrTimer(ThreadTimer);
 
 impl HrTimer {
     pub fn new() -> Option<HrTimer> {
-        Some(HrTimer {
-            timer: thread_timer(timer_signal())?,
-        })
+        ThreadTimer::new(timer_signal()).map(HrTimer)
     }
 
     /// Arms the timer to expire once at CLOCK_MONOTONIC time `mono_ns` (replacing any earlier
     /// setting; a time already past expires at once).
     pub fn arm_at(&self, mono_ns: u64) {
-        let ts = libc::timespec {
-            tv_sec: (mono_ns / 1_000_000_000) as i64,
-            tv_nsec: (mono_ns % 1_000_000_000) as i64,
-        };
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: ts,
-        };
-        // SAFETY: our own timer.
-        unsafe {
-            libc::timer_settime(self.timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut())
-        };
-    }
-}
-
-impl Drop for HrTimer {
-    fn drop(&mut self) {
-        // SAFETY: our own timer.
-        unsafe { libc::timer_delete(self.timer) };
+        // A zero value would disarm it; the epoch is never a deadline.
+        self.0.set(libc::TIMER_ABSTIME, mono_ns.max(1), 0);
     }
 }
 
 /// Sends the reschedule signal to worker `slot` unless one is already in flight; true when
-/// a signal was sent.
-/// Never signals a worker that has no handler and alternate stack ready (the signal's default
+/// a signal was sent. Never signals a worker that has no handler and alternate stack ready (the signal's default
 /// action would kill the process): such a worker notices `need_resched` at its next runtime
 /// call instead.
 pub(crate) fn kick_running(slot: &WorkerSlot) -> bool {
@@ -476,10 +465,7 @@ pub(crate) fn spin_for_unpark(slot: &WorkerSlot, ns: u64) -> bool {
 /// Sleeps until [`unpark`] or `timeout_ns` (None: no timeout). The caller has set `idle` and
 /// re-checked for work after clearing `park_word`.
 pub(crate) fn park(slot: &WorkerSlot, timeout_ns: Option<u64>) {
-    let ts = timeout_ns.map(|ns| libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as i64,
-        tv_nsec: (ns % 1_000_000_000) as i64,
-    });
+    let ts = timeout_ns.map(timespec);
     let tsp = ts
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
