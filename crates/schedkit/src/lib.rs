@@ -31,4 +31,5 @@ pub mod sched_core;
 pub mod sim;
 pub mod sleeplock;
 pub mod task;
+pub mod trace;
 pub mod workload;

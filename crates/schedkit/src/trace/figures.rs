@@ -1,0 +1,241 @@
+//! What a trace says happened, computed one way for every trace: a recorded one
+//! (`replay --policies recorded`) and a simulated run's own (each policy's column of
+//! `replay`), so that the columns of a comparison are measured alike.
+//!
+//! Definitions (the same as the simulator's metrics where both exist):
+//! - CPU time of a task: the sum of its intervals from a `sched_switch` in to the next one
+//!   out (a task running when the trace starts counts from the start).
+//! - Context switches: `sched_switch` events (idle included, as the kernel's `nr_switches`).
+//! - Migrations: switch-ins on a CPU other than the one the task last ran on.
+//! - Wakeup latency: from `sched_waking` (or `sched_wakeup_new`) of a task that is not on a
+//!   CPU to its next switch-in.
+//! - Runqueue wait: from becoming runnable (woken, forked, or switched out still runnable)
+//!   to the next switch-in; a task still waiting at the end counts until the end.
+
+use super::*;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TaskFigures {
+    pub pid: u32,
+    pub comm: String,
+    pub cpu_ms: f64,
+    /// Times it was switched in.
+    pub runs: u64,
+    pub wakeups: u64,
+    pub max_wakeup_latency_us: f64,
+    pub runqueue_wait_ms: f64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Figures {
+    pub span_s: f64,
+    pub cpus: u32,
+    /// CPU time of all tasks (the idle task excluded), seconds.
+    pub busy_cpu_s: f64,
+    pub idle_fraction: f64,
+    pub context_switches: u64,
+    pub migrations: u64,
+    pub wakeups: u64,
+    pub wakeup_latency_us: crate::metrics::Latency,
+    pub runqueue_wait_total_ms: f64,
+    pub runqueue_wait_max_us: f64,
+    pub forks: u64,
+    pub exits: u64,
+    pub tasks: Vec<TaskFigures>,
+}
+
+#[derive(Clone, Default)]
+struct State {
+    running_since: Option<u64>,
+    last_cpu: Option<u32>,
+    runnable_since: Option<u64>,
+    woken_at: Option<u64>,
+    cpu_ns: u64,
+    runs: u64,
+    wakeups: u64,
+    max_lat: u64,
+    wait_ns: u64,
+    seen_running: bool,
+}
+
+fn latency(h: &Histogram<u64>) -> crate::metrics::Latency {
+    let us = |v: u64| v as f64 / 1000.0;
+    crate::metrics::Latency {
+        p50: if h.is_empty() { 0.0 } else { us(h.value_at_quantile(0.5)) },
+        p99: if h.is_empty() { 0.0 } else { us(h.value_at_quantile(0.99)) },
+        max: if h.is_empty() { 0.0 } else { us(h.max()) },
+        count: h.len(),
+    }
+}
+
+/// The figures of `trace`.
+pub fn figures(trace: &Trace) -> Figures {
+    let n = trace.tasks.len();
+    let mut st = vec![State::default(); n];
+    let mut cpu_curr: Vec<Option<TaskIdx>> = vec![None; trace.ncpus as usize];
+    let mut hist =
+        Histogram::<u64>::new_with_bounds(1, 1_000_000_000_000, 3).expect("valid bounds");
+    let (mut switches, mut migrations, mut forks, mut exits) = (0, 0, 0, 0);
+    let mut max_wait = 0u64;
+    // The histogram's max is rounded to its precision; the exact one is kept here.
+    let mut max_lat = 0u64;
+    let start = trace.start_ns;
+    for e in &trace.events {
+        let ts = e.ts;
+        match e.kind {
+            EventKind::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                switches += 1;
+                if let Some(p) = prev {
+                    let s = &mut st[p];
+                    // A task seen leaving a CPU without being seen arrive ran since the start.
+                    let since = match s.running_since.take() {
+                        Some(t) => t,
+                        None if !s.seen_running => start,
+                        None => ts,
+                    };
+                    s.seen_running = true;
+                    s.cpu_ns += ts.saturating_sub(since);
+                    s.last_cpu = Some(e.cpu);
+                    if prev_state == PrevState::Runnable {
+                        s.runnable_since = Some(ts);
+                    }
+                }
+                if let Some(nx) = next {
+                    // Clock skew: a task still marked running elsewhere stops there now.
+                    if let Some(since) = st[nx].running_since.take() {
+                        st[nx].cpu_ns += ts.saturating_sub(since);
+                        if let Some(slot) = cpu_curr.iter_mut().find(|c| **c == Some(nx)) {
+                            *slot = None;
+                        }
+                    }
+                    let s = &mut st[nx];
+                    s.seen_running = true;
+                    s.running_since = Some(ts);
+                    s.runs += 1;
+                    if s.last_cpu.is_some_and(|l| l != e.cpu) {
+                        migrations += 1;
+                    }
+                    s.last_cpu = Some(e.cpu);
+                    if let Some(w) = s.woken_at.take() {
+                        let lat = ts.saturating_sub(w).max(1);
+                        hist.saturating_record(lat);
+                        max_lat = max_lat.max(lat);
+                        s.max_lat = s.max_lat.max(lat);
+                    }
+                    if let Some(r) = s.runnable_since.take() {
+                        let wait = ts.saturating_sub(r);
+                        s.wait_ns += wait;
+                        max_wait = max_wait.max(wait);
+                    }
+                }
+                if let Some(c) = cpu_curr.get_mut(e.cpu as usize) {
+                    *c = next;
+                }
+            }
+            EventKind::Waking { task, .. } | EventKind::WakeupNew { task, .. } => {
+                let s = &mut st[task];
+                if s.running_since.is_none() && s.woken_at.is_none() {
+                    s.woken_at = Some(ts);
+                    s.wakeups += 1;
+                    s.runnable_since.get_or_insert(ts);
+                }
+            }
+            EventKind::Fork { .. } => forks += 1,
+            EventKind::Exit { .. } => exits += 1,
+            _ => {}
+        }
+    }
+    let end = trace.end_ns.max(start);
+    for s in st.iter_mut() {
+        if let Some(since) = s.running_since.take() {
+            s.cpu_ns += end.saturating_sub(since);
+        }
+        if let Some(r) = s.runnable_since.take() {
+            let wait = end.saturating_sub(r);
+            s.wait_ns += wait;
+            max_wait = max_wait.max(wait);
+        }
+    }
+    let span = end - start;
+    let busy: u64 = st.iter().map(|s| s.cpu_ns).sum();
+    let cap = span as f64 * trace.ncpus.max(1) as f64;
+    Figures {
+        span_s: span as f64 / 1e9,
+        cpus: trace.ncpus,
+        busy_cpu_s: busy as f64 / 1e9,
+        idle_fraction: if cap > 0.0 {
+            (1.0 - busy as f64 / cap).clamp(0.0, 1.0)
+        } else {
+            0.0
+        },
+        context_switches: switches,
+        migrations,
+        wakeups: st.iter().map(|s| s.wakeups).sum(),
+        wakeup_latency_us: crate::metrics::Latency {
+            max: max_lat as f64 / 1e3,
+            ..latency(&hist)
+        },
+        runqueue_wait_total_ms: st.iter().map(|s| s.wait_ns).sum::<u64>() as f64 / 1e6,
+        runqueue_wait_max_us: max_wait as f64 / 1e3,
+        forks,
+        exits,
+        tasks: trace
+            .tasks
+            .iter()
+            .zip(&st)
+            .map(|(t, s)| TaskFigures {
+                pid: t.pid,
+                comm: t.comm.clone(),
+                cpu_ms: s.cpu_ns as f64 / 1e6,
+                runs: s.runs,
+                wakeups: s.wakeups,
+                max_wakeup_latency_us: s.max_lat as f64 / 1e3,
+                runqueue_wait_ms: s.wait_ns as f64 / 1e6,
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_computed_trace() {
+        // CPU 0: a runs from the start (0) to 10 µs and sleeps; b, woken by a at 5 µs on
+        // CPU 1, runs 7..20 µs there; a, woken at 12 µs, runs on CPU 1 from 20 µs (a
+        // migration) until the end at 30 µs.
+        let text = "\
+# #P:2
+ a-1 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] d..4. 0.000005: sched_waking: comm=b pid=2 prio=120 target_cpu=001
+ x-0 [001] d..2. 0.000007: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ a-1 [000] d..2. 0.000010: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ b-2 [001] d..4. 0.000012: sched_waking: comm=a pid=1 prio=120 target_cpu=001
+ b-2 [001] d..2. 0.000020: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [001] d..2. 0.000030: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=R+ ==> next_comm=x next_pid=0 next_prio=120
+";
+        let t = import::parse(text).unwrap();
+        let f = figures(&t);
+        assert_eq!(f.context_switches, 5);
+        assert_eq!(f.migrations, 1);
+        assert_eq!(f.wakeups, 2);
+        // Latencies 2 µs (b) and 8 µs (a).
+        assert_eq!(f.wakeup_latency_us.max, 8.0);
+        assert_eq!(f.wakeup_latency_us.count, 2);
+        let a = f.tasks.iter().find(|x| x.pid == 1).unwrap();
+        let b = f.tasks.iter().find(|x| x.pid == 2).unwrap();
+        assert_eq!(a.cpu_ms, 0.020);
+        assert_eq!(b.cpu_ms, 0.013);
+        assert!((f.busy_cpu_s - 33e-6).abs() < 1e-12);
+        assert_eq!(f.span_s, 30e-6);
+        // Waits: b 2 µs, a 8 µs; a preempted at the end waits 0 µs more (the end).
+        assert!((f.runqueue_wait_total_ms - 0.010).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,300 @@
+//! Scheduler traces: one event model for traces recorded on real machines and traces of
+//! simulated runs, read from and written to the formats kernel engineers use.
+//!
+//! - [`import`]: tracefs text, `trace-cmd report` (plugin, `-N`, `-R`) and `perf sched script`
+//!   text → a [`Trace`], defensively (every line that is not used is counted, with its line
+//!   number; nothing panics).
+//! - [`figures`]: what a trace says happened (per-task CPU time, context switches, wakeup
+//!   latency, migrations, runqueue wait), computed the same way for a recorded trace and for
+//!   a simulated run, so that `replay --policies recorded` sits beside the policies.
+//! - [`replay`]: a trace → a workload, with `perf sched replay`'s atom model (run, sleep, wake
+//!   task Y, fork, exit).
+//! - [`ftrace`] and [`perfetto`]: a [`Trace`] → ftrace text or Perfetto's protobuf.
+//!
+//! The simulator fills a [`TraceRecorder`] while it runs (`SimConfig::trace`).
+//!
+//! Depends on `task` and `workload` only; never on `sim`, `runtime` or a policy.
+
+pub mod figures;
+pub mod ftrace;
+pub mod import;
+pub mod perfetto;
+pub mod replay;
+
+/// A task of a trace: one *incarnation* of a PID (a PID reused after an exit is a new task).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceTask {
+    pub pid: u32,
+    /// Thread-group id, where the trace says (tracefs with `record-tgid`, `perf -F pid,tid`).
+    pub tgid: Option<u32>,
+    pub comm: String,
+    /// Kernel priority as the trace prints it (`prio`: 0..99 RT, 100..139 nice −20..19).
+    pub prio: i32,
+}
+
+/// Index of a task in [`Trace::tasks`]; `None` where an event names the idle task (PID 0).
+pub type TaskIdx = usize;
+
+/// How a task left the CPU in a `sched_switch` (`prev_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrevState {
+    /// Still runnable: preempted (`R+`, or `R` from a kernel that prints no `+`).
+    Runnable,
+    /// Interruptible sleep (`S`, and `I`, the idle kernel thread's sleep).
+    Sleep,
+    /// Uninterruptible sleep (`D`): I/O or a sleeping lock.
+    DiskSleep,
+    /// Stopped or traced (`T`, `t`).
+    Stopped,
+    /// Exiting (`X`, `Z`).
+    Dead,
+}
+
+impl PrevState {
+    /// The letter ftrace prints.
+    pub fn letter(self) -> &'static str {
+        match self {
+            PrevState::Runnable => "R+",
+            PrevState::Sleep => "S",
+            PrevState::DiskSleep => "D",
+            PrevState::Stopped => "T",
+            PrevState::Dead => "X",
+        }
+    }
+
+    pub fn is_sleep(self) -> bool {
+        matches!(self, PrevState::Sleep | PrevState::DiskSleep | PrevState::Stopped)
+    }
+}
+
+/// One event, in the order of the sched tracepoints (`include/trace/events/sched.h`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventKind {
+    /// `sched_switch`: `prev` (None: the idle task) leaves the CPU, `next` takes it.
+    Switch {
+        prev: Option<TaskIdx>,
+        prev_state: PrevState,
+        next: Option<TaskIdx>,
+    },
+    /// `sched_waking` (or `sched_wakeup` where the trace has no `sched_waking`): `task` is
+    /// woken by `waker`, the task running where the event fired (None: the idle task), to
+    /// run on `target_cpu`. `irq` says the wakeup came from interrupt context (the `h`/`s`
+    /// flag of ftrace), so `waker` only happened to be interrupted.
+    Waking {
+        waker: Option<TaskIdx>,
+        task: TaskIdx,
+        target_cpu: u32,
+        irq: bool,
+    },
+    /// `sched_wakeup_new`: a forked task is runnable for the first time.
+    WakeupNew { task: TaskIdx, target_cpu: u32 },
+    /// `sched_process_fork`.
+    Fork { parent: TaskIdx, child: TaskIdx },
+    /// `sched_process_exit`.
+    Exit { task: TaskIdx },
+    /// `sched_migrate_task`.
+    Migrate {
+        task: TaskIdx,
+        orig_cpu: u32,
+        dest_cpu: u32,
+    },
+    /// `cpu_frequency`: the CPU's clock, kHz.
+    CpuFrequency { khz: u64 },
+    /// `cpu_idle`: entering idle state `state`, or leaving idle (`None`, PWR_EVENT_EXIT).
+    CpuIdle { state: Option<u32> },
+    /// A sleeping-lock wait as an ATrace slice in a `print`/`tracing_mark_write` event
+    /// (`B|pid|name` when the wait starts, `E|pid` when the lock is taken).
+    LockWait {
+        task: TaskIdx,
+        lock: String,
+        begin: bool,
+    },
+}
+
+/// An event at a time on a CPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// ns since the trace clock's origin.
+    pub ts: u64,
+    pub cpu: u32,
+    pub kind: EventKind,
+}
+
+/// What the importer met that it did not turn into events: counted, never silently dropped.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ImportStats {
+    pub lines: u64,
+    /// Lines that became events.
+    pub events: u64,
+    /// Header and comment lines (`#…`, `cpus=2`, `version = 6`, `CPU 0 is empty`, …).
+    pub header_lines: u64,
+    /// Events of kinds the model does not use (`sched_stat_runtime`, `irq_handler_entry`…),
+    /// by name.
+    pub other_events: std::collections::BTreeMap<String, u64>,
+    /// Lines that could not be parsed, and the first few of them with their line numbers.
+    pub malformed: u64,
+    pub malformed_examples: Vec<String>,
+    /// The first or last line of the file cut short (a buffer dumped mid-line).
+    pub truncated_edges: u64,
+    /// Task names printed as `<...>` (comm unknown when the line was written); resolved
+    /// from another event where one names the task.
+    pub unknown_comms: u64,
+    /// PIDs that appeared again after their task exited: a new task each time.
+    pub pid_reuse: u64,
+    /// Events whose time stamp is earlier than one before it in the file (clock skew between
+    /// CPUs, or per-CPU buffers merged out of order); the trace is sorted, stably.
+    pub out_of_order: u64,
+    /// A task switched in on one CPU while still running on another (clock skew): the
+    /// earlier run is closed where the later one starts.
+    pub overlapping_runs: u64,
+    /// `sched_switch` whose `prev` is not the task the CPU was known to run.
+    pub inconsistent_switches: u64,
+}
+
+/// A scheduler trace: tasks, time-ordered events, and the machine's size.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    /// CPUs of the traced machine (from the header, else the highest CPU seen + 1).
+    pub ncpus: u32,
+    pub tasks: Vec<TraceTask>,
+    /// Sorted by time stamp (stable for equal stamps: the file's order).
+    pub events: Vec<Event>,
+    /// Where the trace starts and ends, ns (first and last event, or the recording window).
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// What the importer did not use (all zero for a trace the simulator made).
+    pub stats: ImportStats,
+}
+
+impl Trace {
+    /// The task's name, or `swapper/N` for the idle task on CPU `cpu`.
+    pub fn comm(&self, t: Option<TaskIdx>, cpu: u32) -> String {
+        match t {
+            Some(i) => self.tasks[i].comm.clone(),
+            None => format!("swapper/{cpu}"),
+        }
+    }
+
+    pub fn pid(&self, t: Option<TaskIdx>) -> u32 {
+        t.map_or(0, |i| self.tasks[i].pid)
+    }
+
+    pub fn prio(&self, t: Option<TaskIdx>) -> i32 {
+        t.map_or(120, |i| self.tasks[i].prio)
+    }
+
+    /// The events between `from` and `to` ns (a `--trace-window`), with the tasks they name;
+    /// the window's edges become the trace's start and end.
+    pub fn window(&self, from: u64, to: u64) -> Trace {
+        Trace {
+            ncpus: self.ncpus,
+            tasks: self.tasks.clone(),
+            events: self
+                .events
+                .iter()
+                .filter(|e| e.ts >= from && e.ts <= to)
+                .cloned()
+                .collect(),
+            start_ns: from.max(self.start_ns),
+            end_ns: to.min(self.end_ns),
+            stats: self.stats.clone(),
+        }
+    }
+}
+
+/// Collects a simulated run's events (the simulator calls it at each switch, wakeup, fork,
+/// exit, idle transition and lock wait), keeping those inside `window` if one is set.
+#[derive(Debug, Default)]
+pub struct TraceRecorder {
+    pub window: Option<(u64, u64)>,
+    trace: Trace,
+    /// Tasks by the simulator's pid (pids are never reused in a simulated run).
+    index: std::collections::HashMap<u32, TaskIdx>,
+}
+
+impl TraceRecorder {
+    pub fn new(window: Option<(u64, u64)>) -> TraceRecorder {
+        TraceRecorder {
+            window,
+            ..Default::default()
+        }
+    }
+
+    /// Called once before the run: the machine's size and its CPUs' clock.
+    pub fn begin(&mut self, ncpus: usize, khz: u64) {
+        self.trace.ncpus = ncpus as u32;
+        let at = self.window.map_or(0, |w| w.0);
+        self.trace.start_ns = at;
+        for cpu in 0..ncpus as u32 {
+            self.trace.events.push(Event {
+                ts: at,
+                cpu,
+                kind: EventKind::CpuFrequency { khz },
+            });
+        }
+    }
+
+    /// Whether an event at `ts` is kept (callers skip building it otherwise).
+    #[inline]
+    pub fn wants(&self, ts: u64) -> bool {
+        self.window.is_none_or(|(a, b)| ts >= a && ts <= b)
+    }
+
+    /// The trace's task for simulator pid `pid`, registered with its name and priority.
+    pub fn task(&mut self, pid: u32, comm: &str, prio: i32) -> TaskIdx {
+        if let Some(&i) = self.index.get(&pid) {
+            self.trace.tasks[i].prio = prio;
+            return i;
+        }
+        let i = self.trace.tasks.len();
+        self.trace.tasks.push(TraceTask {
+            pid,
+            tgid: None,
+            // TASK_COMM_LEN is 16 with the NUL: the kernel keeps 15 bytes.
+            comm: truncate_comm(comm),
+            prio,
+        });
+        self.index.insert(pid, i);
+        i
+    }
+
+    pub fn push(&mut self, ts: u64, cpu: usize, kind: EventKind) {
+        if self.wants(ts) {
+            self.trace.events.push(Event {
+                ts,
+                cpu: cpu as u32,
+                kind,
+            });
+        }
+    }
+
+    /// The recorded trace, ending at `end_ns` (the run's end, or the window's).
+    pub fn finish(mut self, end_ns: u64) -> Trace {
+        self.trace.end_ns = self.window.map_or(end_ns, |w| w.1.min(end_ns));
+        // Events are pushed in simulated-time order per path; a path's sections may stamp an
+        // event a little after a later-pushed one on another CPU: sort, stably.
+        self.trace.events.sort_by_key(|e| e.ts);
+        self.trace
+    }
+}
+
+/// The first 15 bytes of a name, cut at a character boundary (TASK_COMM_LEN − 1).
+pub fn truncate_comm(s: &str) -> String {
+    let mut end = s.len().min(15);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    // Whitespace in a name survives in the kernel, but the text formats separate fields by
+    // it; an underscore keeps the name one token.
+    s[..end].replace(char::is_whitespace, "_")
+}
+
+/// Kernel priority of a task (`prio` in the tracepoints): RT priority p → 99 − p, nice n →
+/// 120 + n.
+pub fn kernel_prio(policy: crate::task::SchedPolicy, nice: i32, rt_priority: u8) -> i32 {
+    if policy.is_rt() {
+        99 - rt_priority as i32
+    } else {
+        120 + nice
+    }
+}

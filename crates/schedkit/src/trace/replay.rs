@@ -1,0 +1,339 @@
+//! A recorded trace → a schedkit workload, with the atom model of `perf sched replay`
+//! (`tools/perf/builtin-sched.c`): each task becomes a list of *run X ns*, *sleep*, *wake
+//! task Y*, *fork*, *exit* atoms rebuilt from its switches and wakeups, and the atoms become
+//! an ordinary workload file (TOML), which is both what `--emit-workload` writes and what the
+//! simulator runs.
+//!
+//! - Run: the CPU time between a switch-in and the switch-out that ends it; preemptions do
+//!   not split a run (the scheduler under test decides those).
+//! - Sleep: a switch-out in S/D. If a task woke it (`sched_waking` in task context) the
+//!   sleeper waits on its own wake semaphore (`recv wake.K`) and the waker posts it at that
+//!   point of its own run (`send wake.K`), as perf's replay threads do with semaphores; who
+//!   woke whom is kept. If an interrupt woke it (the `h`/`s` flag: a timer, I/O) or the idle
+//!   task did, it is a timed sleep of the recorded length (`sleep`, or `io` for D).
+//! - Fork: the parent forks the child's group at that point (`thread` where the trace shows
+//!   the same thread group); exit ends the program.
+//!
+//! Simplifications, counted in [`ReplayStats`]: a task's CPU affinity is not in the trace
+//! events, so every task may run anywhere (per-CPU kernel threads included); a wakeup of a
+//! task that is not asleep (woken before it switched out) is dropped, as perf drops
+//! "target-less" ones; time a task spent in the kernel is replayed as user computation;
+//! a sleep still open when the trace ends ends the task there.
+
+use super::*;
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ReplayStats {
+    pub tasks: u64,
+    /// Tasks running or runnable at the start, and ones forked inside the trace.
+    pub initial_tasks: u64,
+    pub forked_tasks: u64,
+    pub run_atoms: u64,
+    pub run_ns: u64,
+    /// Sleeps ended by another task's wakeup (wait on a semaphore the waker posts).
+    pub task_wakeups: u64,
+    /// Sleeps ended by an interrupt or the idle task (timed sleeps).
+    pub timed_sleeps: u64,
+    /// Sleeps with no recorded wakeup before the task ran again (timed sleeps too).
+    pub sleeps_without_wakeup: u64,
+    /// Wakeups of a task that was not asleep: dropped.
+    pub dropped_wakeups: u64,
+    pub forks: u64,
+    pub exits: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Atom {
+    Run(u64),
+    WaitWake,
+    Sleep { ns: u64, io: bool },
+    Wake(TaskIdx),
+    Fork(TaskIdx),
+    Exit,
+}
+
+#[derive(Clone, Default)]
+struct T {
+    atoms: Vec<Atom>,
+    run_acc: u64,
+    running_since: Option<u64>,
+    /// Asleep since, and whether uninterruptibly.
+    blocked: Option<(u64, bool)>,
+    seen: bool,
+    forked: bool,
+    exiting: bool,
+    exited: bool,
+    woken_by_task: bool,
+}
+
+impl T {
+    /// Adds the run up to `ts` and closes it into an atom.
+    fn flush(&mut self, ts: u64, start: u64) {
+        if let Some(since) = self.running_since {
+            self.run_acc += ts.saturating_sub(since);
+            self.running_since = Some(ts);
+        } else if !self.seen {
+            // Running since before the trace started.
+            self.run_acc += ts.saturating_sub(start);
+            self.running_since = Some(ts);
+        }
+        self.seen = true;
+        if self.run_acc > 0 {
+            self.atoms.push(Atom::Run(self.run_acc));
+            self.run_acc = 0;
+        }
+    }
+}
+
+/// The workload of a trace, as TOML text, and what the conversion did.
+pub struct Replay {
+    pub toml: String,
+    pub stats: ReplayStats,
+}
+
+/// Rebuilds the tasks of `trace` as a workload named `name`.
+pub fn to_workload(trace: &Trace, name: &str) -> Replay {
+    let start = trace.start_ns;
+    let mut ts_: Vec<T> = vec![T::default(); trace.tasks.len()];
+    let mut st = ReplayStats::default();
+    for e in &trace.events {
+        let ts = e.ts;
+        match e.kind {
+            EventKind::Switch {
+                prev,
+                prev_state,
+                next,
+            } => {
+                if let Some(p) = prev {
+                    let t = &mut ts_[p];
+                    let since = match t.running_since.take() {
+                        Some(s) => s,
+                        None if !t.seen => start,
+                        None => ts,
+                    };
+                    t.seen = true;
+                    t.run_acc += ts.saturating_sub(since);
+                    if prev_state == PrevState::Dead {
+                        t.flush(ts, start);
+                        t.running_since = None;
+                        if !t.exited {
+                            t.atoms.push(Atom::Exit);
+                            t.exited = true;
+                        }
+                    } else if prev_state.is_sleep() {
+                        t.flush(ts, start);
+                        t.running_since = None;
+                        t.blocked = Some((ts, prev_state == PrevState::DiskSleep));
+                    }
+                }
+                if let Some(n) = next {
+                    let t = &mut ts_[n];
+                    if let Some((since, io)) = t.blocked.take() {
+                        // Ran again with no wakeup recorded (lost event, or a wakeup
+                        // outside the traced events): a timed sleep.
+                        t.atoms.push(Atom::Sleep {
+                            ns: ts.saturating_sub(since),
+                            io,
+                        });
+                        st.sleeps_without_wakeup += 1;
+                    }
+                    t.seen = true;
+                    t.running_since = Some(ts);
+                }
+            }
+            EventKind::Waking {
+                waker, task, irq, ..
+            } => {
+                {
+                    let t = &mut ts_[task];
+                    if !t.seen && t.running_since.is_none() {
+                        // First seen being woken: asleep since the trace began.
+                        t.seen = true;
+                        t.blocked = Some((start, false));
+                    }
+                }
+                let Some((since, io)) = ts_[task].blocked.take() else {
+                    st.dropped_wakeups += 1;
+                    continue;
+                };
+                match waker {
+                    Some(w) if !irq && w != task && !ts_[w].exited => {
+                        let wt = &mut ts_[w];
+                        wt.flush(ts, start);
+                        wt.atoms.push(Atom::Wake(task));
+                        let t = &mut ts_[task];
+                        t.atoms.push(Atom::WaitWake);
+                        t.woken_by_task = true;
+                        st.task_wakeups += 1;
+                    }
+                    _ => {
+                        ts_[task].atoms.push(Atom::Sleep {
+                            ns: ts.saturating_sub(since),
+                            io,
+                        });
+                        st.timed_sleeps += 1;
+                    }
+                }
+            }
+            EventKind::Fork { parent, child } => {
+                let p = &mut ts_[parent];
+                p.flush(ts, start);
+                p.atoms.push(Atom::Fork(child));
+                let c = &mut ts_[child];
+                c.forked = true;
+                c.seen = true;
+                st.forks += 1;
+            }
+            EventKind::Exit { task } => ts_[task].exiting = true,
+            _ => {}
+        }
+    }
+    let end = trace.end_ns.max(start);
+    for t in ts_.iter_mut() {
+        if t.running_since.is_some() {
+            t.flush(end, start);
+        } else if t.run_acc > 0 {
+            t.atoms.push(Atom::Run(t.run_acc));
+            t.run_acc = 0;
+        }
+        if t.exiting && !t.exited {
+            t.atoms.push(Atom::Exit);
+            t.exited = true;
+        }
+    }
+
+    // Wake semaphores, numbered in task order, for the tasks some task wakes.
+    let mut wake_chan = vec![None; ts_.len()];
+    let mut nchan = 0u32;
+    for (i, t) in ts_.iter().enumerate() {
+        if t.woken_by_task {
+            wake_chan[i] = Some(nchan);
+            nchan += 1;
+        }
+    }
+    let group = |i: TaskIdx| {
+        let comm: String = trace.tasks[i]
+            .comm
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        format!("t{}_{}_{comm}", i, trace.tasks[i].pid)
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# Rebuilt by `schedkit replay` from a trace of {} CPUs, {:.6} s, {} tasks\n\
+         # (perf sched replay's atoms: run, sleep, wake a task, fork, exit; see docs/traces.md).\n\
+         name = {}\nthroughput = \"tasks/s\"\n",
+        trace.ncpus,
+        (end - start) as f64 / 1e9,
+        trace.tasks.len(),
+        toml_str(name)
+    );
+    if nchan > 0 {
+        let _ = writeln!(
+            out,
+            "[[channel]]\nname = \"wake\"\ncount = {nchan}\nkind = \"semaphore\"\n"
+        );
+    }
+    for (i, t) in ts_.iter().enumerate() {
+        let task = &trace.tasks[i];
+        st.tasks += 1;
+        if t.forked {
+            st.forked_tasks += 1;
+        } else {
+            st.initial_tasks += 1;
+        }
+        let _ = writeln!(out, "[[group]]\nname = \"{}\"", group(i));
+        let _ = writeln!(out, "count = {}", if t.forked { 0 } else { 1 });
+        if task.prio < 100 {
+            let _ = writeln!(
+                out,
+                "policy = \"fifo\"\nrt_priority = {}",
+                (99 - task.prio).clamp(1, 99)
+            );
+        } else if task.prio != 120 {
+            let _ = writeln!(out, "nice = {}", (task.prio - 120).clamp(-20, 19));
+        }
+        let _ = writeln!(out, "# pid {} comm {}", task.pid, task.comm);
+        out.push_str("program = [\n");
+        for a in &t.atoms {
+            let line = match a {
+                Atom::Run(ns) => {
+                    st.run_atoms += 1;
+                    st.run_ns += ns;
+                    format!("compute {ns}ns")
+                }
+                Atom::WaitWake => format!("recv wake.{}", wake_chan[i].unwrap_or(0)),
+                Atom::Sleep { ns, io } => {
+                    format!("{} {}ns", if *io { "io" } else { "sleep" }, ns)
+                }
+                Atom::Wake(y) => match wake_chan[*y] {
+                    Some(c) => format!("send wake.{c}"),
+                    None => continue,
+                },
+                Atom::Fork(c) => {
+                    let same_group = task.tgid.is_some() && trace.tasks[*c].tgid == task.tgid;
+                    format!("{} {}", if same_group { "thread" } else { "fork" }, group(*c))
+                }
+                Atom::Exit => {
+                    st.exits += 1;
+                    "exit".to_string()
+                }
+            };
+            let _ = writeln!(out, "  \"{line}\",");
+        }
+        if t.atoms.is_empty() {
+            out.push_str("  \"exit\",\n");
+        }
+        out.push_str("]\n\n");
+    }
+    Replay { toml: out, stats: st }
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The workload itself, parsed from the text (so what runs is exactly what `--emit-workload`
+/// writes).
+pub fn workload(trace: &Trace, name: &str) -> Result<(crate::workload::Workload, Replay), String> {
+    let r = to_workload(trace, name);
+    let w = crate::workload::file::parse_str(&r.toml, name, name).map_err(|e| e.to_string())?;
+    Ok((w, r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atoms_from_a_hand_written_trace() {
+        // a runs 10 µs from the start, wakes b (asleep since the start), runs 5 µs more and
+        // sleeps; a timer wakes a 20 µs later; b runs 7 µs, forks c and exits.
+        let text = "\
+# #P:2
+ x-0 [000] d..1. 0.000000: cpu_frequency: state=2400000 cpu_id=0
+ a-1 [000] d..4. 0.000010: sched_waking: comm=b pid=2 prio=125 target_cpu=001
+ a-1 [000] d..2. 0.000015: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d..2. 0.000016: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=125
+ b-2 [001] ..... 0.000020: sched_process_fork: comm=b pid=2 child_comm=c child_pid=3
+ b-2 [001] ..... 0.000022: sched_process_exit: comm=b pid=2 prio=125 group_dead=true
+ b-2 [001] d..2. 0.000023: sched_switch: prev_comm=b prev_pid=2 prev_prio=125 prev_state=X ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [000] dNh2. 0.000035: sched_waking: comm=a pid=1 prio=120 target_cpu=000
+";
+        let t = import::parse(text).unwrap();
+        let r = to_workload(&t, "hand");
+        assert_eq!(r.stats.task_wakeups, 1);
+        assert_eq!(r.stats.timed_sleeps, 1);
+        assert_eq!(r.stats.forks, 1);
+        assert_eq!(r.stats.exits, 1);
+        let toml = &r.toml;
+        assert!(toml.contains("\"compute 10000ns\",\n  \"send wake.0\",\n  \"compute 5000ns\",\n  \"sleep 20000ns\""), "{toml}");
+        assert!(toml.contains("\"recv wake.0\",\n  \"compute 4000ns\",\n  \"fork t2_3_c\",\n  \"compute 3000ns\",\n  \"exit\""), "{toml}");
+        assert!(toml.contains("nice = 5"), "{toml}");
+        let (w, _) = workload(&t, "hand").unwrap();
+        assert_eq!(w.tasks.len(), 2, "a and b start; c is forked");
+    }
+}
