@@ -189,6 +189,7 @@ fn sim_rows(
             seed: 1,
             audit_every: 0,
             progress: None,
+            trace: None,
         };
         let start = Instant::now();
         let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");

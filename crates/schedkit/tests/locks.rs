@@ -17,6 +17,7 @@ fn run(machine: &str, w: &Workload, mode: LockMode, ms: u64) -> RunResult {
         progress: None,
         lock_mode: mode,
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
+        trace: None,
     };
     PolicyKind::O1.simulate(&m, w, cfg).unwrap()
 }

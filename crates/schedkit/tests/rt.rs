@@ -18,6 +18,7 @@ fn run(machine: &Machine, w: &Workload, mode: RtBalance, secs: u64) -> RunResult
         progress: None,
         lock_mode: Default::default(),
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
+        trace: None,
     };
     PolicyKind::O1.simulate_with(mode, machine, w, cfg).unwrap()
 }

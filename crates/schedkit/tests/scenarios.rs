@@ -17,6 +17,7 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         progress: None,
         lock_mode: Default::default(),
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
+        trace: None,
     };
     policy
         .simulate(&m, &w, cfg)
@@ -354,6 +355,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
                     progress: None,
                     lock_mode: Default::default(),
                     max_live_tasks: schedkit::workload::limits::MAX_TASKS,
+                    trace: None,
                 },
             )
             .unwrap();
@@ -388,6 +390,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
                     progress: None,
                     lock_mode: Default::default(),
                     max_live_tasks: schedkit::workload::limits::MAX_TASKS,
+                    trace: None,
                 },
             )
             .unwrap();

@@ -37,6 +37,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let waited = p.lock_waited;
         match self.sleeplocks[l as usize].lock(t, waited, owner_running) {
             Attempt::Acquired => {
+                self.trace_lock_wait(cpu, t, l, since);
                 self.lock_holders[l as usize].push(t);
                 let p = &mut self.procs[t.index()];
                 p.lock_since = None;
@@ -515,6 +516,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let (_, cost, _) = self.core_path(self.now, |s| {
             core::attr::fork(s, cpu, Some(parent), child, Some(cpu))
         })?;
+        self.trace_fork(cpu, parent, child);
         Ok(Step::Sys(cost))
     }
 
@@ -527,6 +529,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     /// `exit()` (after its kernel work): the task stops; its parent is told when it has
     /// switched out for the last time.
     fn exit(&mut self, t: TaskId) -> Step {
+        self.trace_exit(self.tasks[t].cpu, t);
         self.procs[t.index()].block = Block::Exiting;
         self.procs[t.index()].block_since = self.now;
         self.tasks[t].state = TaskState::Sleeping {
@@ -567,11 +570,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         // still on its runqueue, takes the lock and sets it running again, nothing more.
         let cpu = self.tasks[t].cpu;
         if self.cpus[cpu].curr == Some(t) {
+            self.trace_waking(t, waker_cpu, irq);
             self.tasks[t].state = TaskState::Running(cpu);
             self.cursor += 2 * self.atomic_ns;
             return Ok(());
         }
-        core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)
+        core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)?;
+        self.trace_waking(t, waker_cpu, irq);
+        Ok(())
     }
 
     /// `resched_task`: set need_resched on `cpu`, with an IPI if it is another CPU.

@@ -224,6 +224,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         next: Option<TaskId>,
     ) -> Result<(), CoreError> {
         if next != prev {
+            self.trace_switch(cpu, prev, next);
             self.switches += 1;
             if let Some(p) = prev {
                 if self.tasks[p].state == TaskState::Queued {

@@ -46,6 +46,9 @@ pub struct SimConfig<'a> {
     pub lock_mode: crate::workload::LockMode,
     /// Tasks that may be alive at once before a fork is refused (a fork bomb's stop).
     pub max_live_tasks: u64,
+    /// Record the run's scheduler events here (switches, wakeups with their waker, forks,
+    /// exits, migrations, idle transitions, lock waits), for `--trace` and `replay`.
+    pub trace: Option<&'a mut crate::trace::TraceRecorder>,
 }
 
 impl Default for SimConfig<'_> {
@@ -57,6 +60,7 @@ impl Default for SimConfig<'_> {
             progress: None,
             lock_mode: crate::workload::LockMode::Handoff,
             max_live_tasks: crate::workload::limits::MAX_TASKS,
+            trace: None,
         }
     }
 }
@@ -188,6 +192,8 @@ struct Proc {
     member: u32,
     /// Bumped each time its slot is reused; a child remembers its parent's.
     incarnation: u32,
+    /// Its process id in traces: never reused within a run (slots are).
+    pid: u32,
     parent_incarnation: u32,
     children: u32,
     zombies: u32,
@@ -433,6 +439,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     lock_holders: Vec<Vec<TaskId>>,
     /// Why the run stopped.
     stop: StopReason,
+    /// The last pid handed out (traces number tasks 1, 2, …; 0 is the idle task).
+    last_pid: u32,
     /// Where the kernel path being run on a CPU has got to: each lock section starts here
     /// and moves it past its spin, lock and priced work (see `host.rs`).
     cursor: u64,
@@ -537,6 +545,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             dead_exec_ns: 0,
             lock_holders: vec![Vec::new(); workload.locks.len()],
             stop: StopReason::TimeLimit,
+            last_pid: 0,
             switches: 0,
             migrations: 0,
             counts: vec![0; parts],
@@ -606,6 +615,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
     // ----- setup -----
 
     fn start_tasks(&mut self) -> Result<(), SimError> {
+        self.trace_begin();
         let all = self.machine.topology.all_cpus();
         for (i, spec) in self.workload.tasks.iter().enumerate() {
             let allowed = spec.affinity.map_or(all, |a| a.and(&all));
@@ -664,6 +674,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             core::attr::place_initial(&self.sched, &mut ctx, &mut self.rqs[d], cpu, t);
             self.procs[t.index()].runnable_since = Some(0);
             self.procs[t.index()].waiting_since = Some(0);
+            self.trace_wakeup_new(t, cpu);
             self.publish(cpu);
         }
         for c in 0..self.ncpus {
@@ -678,7 +689,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         if !background {
             self.foreground_alive += 1;
         }
+        self.last_pid += 1;
         Proc {
+            pid: self.last_pid,
             prog,
             pc: 0,
             loops: Vec::new(),
@@ -772,6 +785,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         }
         let end = self.end_time.unwrap_or(duration);
         self.now = end;
+        self.trace_end();
         for c in 0..self.ncpus {
             self.close_segment(c, end);
         }
@@ -947,5 +961,6 @@ pub(crate) fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
 mod engine;
 mod host;
 mod lifecycle;
+mod trace;
 #[cfg(test)]
 pub(crate) use host::scripted;

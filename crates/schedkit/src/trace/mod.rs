@@ -210,6 +210,7 @@ pub struct TraceRecorder {
     trace: Trace,
     /// Tasks by the simulator's pid (pids are never reused in a simulated run).
     index: std::collections::HashMap<u32, TaskIdx>,
+    end_ns: u64,
 }
 
 impl TraceRecorder {
@@ -268,8 +269,23 @@ impl TraceRecorder {
         }
     }
 
-    /// The recorded trace, ending at `end_ns` (the run's end, or the window's).
-    pub fn finish(mut self, end_ns: u64) -> Trace {
+    /// The simulator says when the run ended.
+    pub fn end(&mut self, end_ns: u64) {
+        self.end_ns = end_ns;
+    }
+
+    /// Events kept so far.
+    pub fn len(&self) -> usize {
+        self.trace.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.trace.events.is_empty()
+    }
+
+    /// The recorded trace, ending where the run ended (or the window, if sooner).
+    pub fn finish(mut self) -> Trace {
+        let end_ns = self.end_ns;
         self.trace.end_ns = self.window.map_or(end_ns, |w| w.1.min(end_ns));
         // Events are pushed in simulated-time order per path; a path's sections may stamp an
         // event a little after a later-pushed one on another CPU: sort, stably.

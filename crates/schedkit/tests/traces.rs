@@ -1,0 +1,123 @@
+//! Traces out and back in: a simulated run written as ftrace text and read again gives back
+//! the run's own figures; the Perfetto writer carries every event.
+
+use schedkit::machine::Machine;
+use schedkit::registry::PolicyKind;
+use schedkit::sim::SimConfig;
+use schedkit::trace::{self, figures::figures, TraceRecorder};
+use schedkit::workload::Workload;
+
+fn traced(
+    policy: PolicyKind,
+    machine: &str,
+    workload: &str,
+    window: Option<(u64, u64)>,
+) -> (schedkit::metrics::RunResult, trace::Trace) {
+    let m = Machine::load(machine).unwrap();
+    let w = Workload::parse(workload).unwrap();
+    let mut rec = TraceRecorder::new(window);
+    let cfg = SimConfig {
+        duration_ns: 200_000_000,
+        trace: Some(&mut rec),
+        ..Default::default()
+    };
+    let r = policy.simulate(&m, &w, cfg).unwrap();
+    (r, rec.finish())
+}
+
+#[test]
+fn a_traced_run_gives_back_its_own_figures() {
+    for policy in [PolicyKind::O1, PolicyKind::Eevdf] {
+        let (r, t) = traced(policy, "smp2-2002", "hackbench:groups=2,loops=20", None);
+        let f = figures(&t);
+        let m = &r.metrics;
+        assert_eq!(f.context_switches, m.context_switches, "{policy:?}");
+        assert_eq!(f.migrations, m.migrations, "{policy:?}");
+        assert_eq!(f.forks + f.tasks.iter().filter(|x| x.pid <= 2).count() as u64 >= 1, true);
+        assert_eq!(f.wakeup_latency_us.count, m.wakeup_latency_us.count, "{policy:?}");
+        // CPU time: the tasks' intervals on CPUs against the CPUs' time not idle. The trace
+        // cuts at the switch, where the context switch's own cost begins, so schedule()
+        // time falls on either side of it; the idle task's share of it is not a task's.
+        let cpu = &m.cpu_time_s;
+        let busy = cpu.user + cpu.sys + cpu.sched + cpu.lock_spin + cpu.cache_refill + cpu.irq;
+        assert!(
+            (f.busy_cpu_s - busy).abs() / busy < 0.02,
+            "{policy:?}: trace {} s vs run {} s",
+            f.busy_cpu_s,
+            busy
+        );
+        // Written as ftrace text and read back: the same trace, the same figures.
+        let text = trace::ftrace::to_string(&t);
+        let back = trace::import::parse(&text).unwrap();
+        assert_eq!(back.stats.malformed + back.stats.truncated_edges, 0);
+        assert_eq!(back.events.len(), t.events.len());
+        let fb = figures(&back);
+        assert_eq!(fb.context_switches, f.context_switches);
+        assert_eq!(fb.migrations, f.migrations);
+        assert_eq!(fb.wakeups, f.wakeups);
+        assert_eq!(fb.busy_cpu_s, f.busy_cpu_s);
+        assert_eq!(fb.wakeup_latency_us, f.wakeup_latency_us);
+        // And as Perfetto protobuf: every event, waking ones twice (waking + wakeup).
+        let pb = trace::perfetto::decode(&trace::perfetto::encode(&t)).unwrap();
+        let n: usize = pb
+            .packet
+            .iter()
+            .filter_map(|p| p.ftrace_events.as_ref())
+            .map(|b| b.event.len())
+            .sum();
+        let wakings = t
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, trace::EventKind::Waking { .. }))
+            .count();
+        assert_eq!(n, t.events.len() + wakings);
+    }
+}
+
+#[test]
+fn a_window_keeps_only_its_events() {
+    let (_, all) = traced(PolicyKind::O1, "smp2-2002", "chat:rooms=2,messages=50", None);
+    let (_, part) = traced(
+        PolicyKind::O1,
+        "smp2-2002",
+        "chat:rooms=2,messages=50",
+        Some((10_000_000, 20_000_000)),
+    );
+    assert!(!part.events.is_empty());
+    assert!(part.events.len() < all.events.len());
+    assert!(part
+        .events
+        .iter()
+        .all(|e| (10_000_000..=20_000_000).contains(&e.ts)));
+    assert_eq!((part.start_ns, part.end_ns), (10_000_000, 20_000_000));
+}
+
+#[test]
+fn tracing_does_not_change_the_run() {
+    let m = Machine::load("smp2-2002").unwrap();
+    let w = Workload::parse("chat:rooms=2,messages=50").unwrap();
+    let plain = PolicyKind::Cfs
+        .simulate(&m, &w, SimConfig { duration_ns: 200_000_000, ..Default::default() })
+        .unwrap();
+    let (mut traced_run, _) = traced(PolicyKind::Cfs, "smp2-2002", "chat:rooms=2,messages=50", None);
+    let mut plain = plain;
+    plain.metrics.sim.wall_s = 0.0;
+    traced_run.metrics.sim.wall_s = 0.0;
+    assert_eq!(plain, traced_run);
+}
+
+#[test]
+fn a_simulated_trace_replays_into_a_workload() {
+    let (r, t) = traced(PolicyKind::Eevdf, "smp2-2002", "hackbench:groups=1,loops=10", None);
+    let (w, rep) = trace::replay::workload(&t, "replayed").unwrap();
+    assert!(rep.stats.task_wakeups > 0);
+    assert_eq!(rep.stats.forks, figures(&t).forks);
+    let m = Machine::load("smp2-2002").unwrap();
+    let again = PolicyKind::Eevdf
+        .simulate(&m, &w, SimConfig { duration_ns: 2_000_000_000, ..Default::default() })
+        .unwrap();
+    assert!(again.completed, "{:?}", again.deadlock);
+    // The replay runs the recorded CPU time plus its own system calls.
+    let busy = |r: &schedkit::metrics::RunResult| r.metrics.cpu_time_s.user + r.metrics.cpu_time_s.sys;
+    assert!(busy(&again) > 0.5 * busy(&r), "{} vs {}", busy(&again), busy(&r));
+}
