@@ -13,6 +13,7 @@ use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::PathBuf;
 
 mod rtbench;
+mod traceio;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -39,6 +40,9 @@ enum Cmd {
     Sim(SimArgs),
     /// Simulate several policies (and machines, workloads) side by side.
     Compare(CompareArgs),
+    /// Replay a trace recorded on a real machine (ftrace, trace-cmd, perf) under policies on a
+    /// simulated machine, beside the trace's own figures.
+    Replay(traceio::ReplayArgs),
     /// List the shipped policies, machines or workloads.
     List {
         #[arg(value_enum)]
@@ -76,6 +80,8 @@ struct RunOpts {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    trace: traceio::TraceOpts,
 }
 
 #[derive(Args)]
@@ -195,7 +201,7 @@ fn parse_rt_balance(s: &str) -> Result<RtBalance, String> {
     RtBalance::parse(s)
 }
 
-fn parse_seed(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim()
         .parse::<u64>()
         .map_err(|_| format!("'{s}': the seed is an unsigned number, 0 to {}", u64::MAX))
@@ -207,7 +213,7 @@ fn parse_count(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{s}': expected a whole number 0 or more"))
 }
 
-fn parse_dur(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_dur(s: &str) -> Result<u64, String> {
     let ns = parse_duration(s)?;
     if ns == 0 {
         return Err("must be longer than 0".into());
@@ -217,7 +223,7 @@ fn parse_dur(s: &str) -> Result<u64, String> {
 
 /// Writes to stdout; a closed pipe (`schedkit ... | head`) ends the program quietly instead of
 /// panicking.
-fn out(text: &str) {
+pub(crate) fn out(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout
@@ -242,8 +248,10 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Replay(a) => traceio::replay(a)?,
         Cmd::Sim(a) => {
             let json = JsonOut::create(a.run.json.as_ref())?;
+            a.run.trace.check()?;
             let policy = PolicyKind::parse(&a.policy)
                 .map_err(anyhow::Error::msg)
                 .context("--policy")?;
@@ -256,12 +264,14 @@ fn run(cli: Cli) -> Result<()> {
                 &machine,
                 &workload,
                 &a.run,
+                None,
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
             json.write(&r)?;
         }
         Cmd::Compare(a) => {
             let json = JsonOut::create(a.run.json.as_ref())?;
+            a.run.trace.check()?;
             let policies: Vec<PolicyKind> = a
                 .policies
                 .iter()
@@ -284,8 +294,13 @@ fn run(cli: Cli) -> Result<()> {
                 .collect::<Result<_, _>>()
                 .context("--workload")?;
             let mut all = Vec::new();
-            for m in &machines {
-                for w in &workloads {
+            let several_mw = machines.len() * workloads.len() > 1;
+            let multi = several_mw
+                || policies.len() > 1
+                || a.rt_balance.len() > 1
+                || a.lock_mode.len() > 1;
+            for (mi, m) in machines.iter().enumerate() {
+                for (wi, w) in workloads.iter().enumerate() {
                     let mut runs = Vec::new();
                     for &p in &policies {
                         // A class that queues its RT tasks itself (2.4's global queue) has no
@@ -303,7 +318,26 @@ fn run(cli: Cli) -> Result<()> {
                         };
                         for &mode in modes {
                             for &lm in lock_modes {
-                                runs.push(simulate(p, mode, lm, m, w, &a.run)?);
+                                // Each run's trace file is named after what varies.
+                                let mut label = p.name().to_string();
+                                if modes.len() > 1 {
+                                    label += &format!("-{}", mode.name());
+                                }
+                                if lock_modes.len() > 1 {
+                                    label += &format!("-{}", lm.name());
+                                }
+                                if several_mw {
+                                    label += &format!("-m{mi}-w{wi}");
+                                }
+                                runs.push(simulate(
+                                    p,
+                                    mode,
+                                    lm,
+                                    m,
+                                    w,
+                                    &a.run,
+                                    multi.then_some(label.as_str()),
+                                )?);
                             }
                         }
                     }
@@ -430,25 +464,21 @@ fn simulate(
     machine: &Machine,
     workload: &Workload,
     opts: &RunOpts,
+    label: Option<&str>,
 ) -> Result<RunResult> {
-    let pb = if opts.quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1000)
-    };
-    pb.set_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {percent}% simulated, {elapsed}")
-            .expect("valid template")
-            .progress_chars("=> "),
+    let pb = progress_bar(
+        opts.quiet,
+        format!(
+            "{} on {} / {}",
+            policy.name(),
+            machine.name(),
+            workload.name
+        ),
     );
-    pb.set_message(format!(
-        "{} on {} / {}",
-        policy.name(),
-        machine.name(),
-        workload.name
-    ));
     let mut on_progress = |f: f64| pb.set_position((f * 1000.0) as u64);
+    let mut recorder = opts.trace.recorder();
     let cfg = SimConfig {
+        trace: recorder.as_mut(),
         lock_mode,
         duration_ns: opts.duration,
         seed: opts.seed,
@@ -467,7 +497,26 @@ fn simulate(
             )
         })?;
     pb.finish_and_clear();
+    if let Some(rec) = recorder {
+        opts.trace.write(&rec.finish(), label)?;
+    }
     Ok(r)
+}
+
+/// The bar of one simulation (hidden with --quiet).
+pub(crate) fn progress_bar(quiet: bool, msg: String) -> ProgressBar {
+    let pb = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {percent}% simulated, {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(msg);
+    pb
 }
 
 /// A `--json` file, created before a run so that an unwritable path is an error at once,
@@ -500,7 +549,7 @@ impl JsonOut {
     }
 }
 
-fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> Result<()> {
+pub(crate) fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> Result<()> {
     if let Some(p) = path {
         let text = serde_json::to_string_pretty(value)?;
         std::fs::write(p, text + "\n")

@@ -303,3 +303,94 @@ pub fn table(runs: &[RunResult]) -> String {
     }
     out
 }
+
+/// One column of a replay comparison: the recorded trace's figures or a policy's.
+pub struct ReplayColumn<'a> {
+    pub name: String,
+    pub figures: &'a crate::trace::figures::Figures,
+    /// The recorded task name each of this column's task names stands for.
+    pub comm_of: &'a dyn Fn(&str) -> String,
+}
+
+/// The figures of a trace and of its replays side by side, then CPU time and runs per task
+/// name for the `top` names with the most recorded CPU time.
+pub fn replay_table(cols: &[ReplayColumn], top: usize) -> String {
+    use std::collections::BTreeMap;
+    use std::fmt::Write;
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |name: &str, f: &dyn Fn(&crate::trace::figures::Figures) -> String| {
+        rows.push((name.to_string(), cols.iter().map(|c| f(c.figures)).collect()));
+    };
+    row("span (s)", &|f| fmt_num(f.span_s));
+    row("CPUs", &|f| f.cpus.to_string());
+    row("busy CPU time (s)", &|f| fmt_num(f.busy_cpu_s));
+    row("idle fraction", &|f| format!("{:.3}", f.idle_fraction));
+    row("context switches", &|f| f.context_switches.to_string());
+    row("migrations", &|f| f.migrations.to_string());
+    row("wakeups", &|f| f.wakeups.to_string());
+    row("wakeup latency p50 (us)", &|f| fmt_num(f.wakeup_latency_us.p50));
+    row("wakeup latency p99 (us)", &|f| fmt_num(f.wakeup_latency_us.p99));
+    row("wakeup latency max (us)", &|f| fmt_num(f.wakeup_latency_us.max));
+    row("runqueue wait total (ms)", &|f| fmt_num(f.runqueue_wait_total_ms));
+    row("runqueue wait max (us)", &|f| fmt_num(f.runqueue_wait_max_us));
+    row("forks / exits", &|f| format!("{} / {}", f.forks, f.exits));
+
+    // Per task name: CPU ms and switch-ins, summed over the tasks of that name.
+    let per: Vec<BTreeMap<String, (f64, u64)>> = cols
+        .iter()
+        .map(|c| {
+            let mut m: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+            for t in &c.figures.tasks {
+                let e = m.entry((c.comm_of)(&t.comm)).or_default();
+                e.0 += t.cpu_ms;
+                e.1 += t.runs;
+            }
+            m
+        })
+        .collect();
+    let mut names: Vec<(&String, f64)> = per
+        .first()
+        .map(|m| m.iter().map(|(k, v)| (k, v.0)).collect())
+        .unwrap_or_default();
+    names.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    let shown = names.len().min(top);
+    for (name, _) in names.iter().take(shown) {
+        let label = format!("{name}: CPU ms / runs");
+        let vals = per
+            .iter()
+            .map(|m| match m.get(*name) {
+                Some((ms, runs)) => format!("{} / {runs}", fmt_num(*ms)),
+                None => "-".into(),
+            })
+            .collect();
+        rows.push((label, vals));
+    }
+
+    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.1[i].len())
+                .chain([cols[i].name.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    let _ = write!(out, "{:<w0$}", "");
+    for (c, w) in cols.iter().zip(&widths) {
+        let _ = write!(out, "  {:>w$}", c.name);
+    }
+    out.push('\n');
+    for (name, vals) in &rows {
+        let _ = write!(out, "{name:<w0$}");
+        for (v, w) in vals.iter().zip(&widths) {
+            let _ = write!(out, "  {v:>w$}");
+        }
+        out.push('\n');
+    }
+    if names.len() > shown {
+        let _ = writeln!(out, "({} more task names; --json has every task)", names.len() - shown);
+    }
+    out
+}

@@ -109,7 +109,12 @@ fn tracing_does_not_change_the_run() {
 #[test]
 fn a_simulated_trace_replays_into_a_workload() {
     let (r, t) = traced(PolicyKind::Eevdf, "smp2-2002", "hackbench:groups=1,loops=10", None);
-    let (w, rep) = trace::replay::workload(&t, "replayed").unwrap();
+    let (w, rep) = trace::replay::workload(
+        &t,
+        "replayed",
+        &trace::replay::OpPrices::of_machine(&Machine::load("smp2-2002").unwrap()),
+    )
+    .unwrap();
     assert!(rep.stats.task_wakeups > 0);
     assert_eq!(rep.stats.forks, figures(&t).forks);
     let m = Machine::load("smp2-2002").unwrap();

@@ -309,10 +309,12 @@ fn parse_event(
         }
         "sched_process_fork" => {
             let m = kv(args);
+            // `trace-cmd report -R` prints the raw field names (parent_comm, parent_pid).
+            let raw = m.contains_key("parent_pid");
             RawKind::Fork {
                 parent: Ref {
-                    pid: num(&m, "pid")?,
-                    comm: comm_of(&m, "comm"),
+                    pid: num(&m, if raw { "parent_pid" } else { "pid" })?,
+                    comm: comm_of(&m, if raw { "parent_comm" } else { "comm" }),
                     prio: None,
                 },
                 child: Ref {
@@ -552,6 +554,8 @@ struct Resolver {
     /// The CPU each running task is on.
     on_cpu: HashMap<TaskIdx, u32>,
     cpu_curr: HashMap<u32, Option<TaskIdx>>,
+    /// The last event's time on each CPU.
+    cpu_last: HashMap<u32, u64>,
 }
 
 impl Resolver {
@@ -566,6 +570,7 @@ impl Resolver {
             dead: Vec::new(),
             on_cpu: HashMap::new(),
             cpu_curr: HashMap::new(),
+            cpu_last: HashMap::new(),
         }
     }
 
@@ -607,6 +612,47 @@ impl Resolver {
         Some(i)
     }
 
+    /// An event's line names the task running on its CPU. If the CPU was last seen running
+    /// another task (or idle) with no `sched_switch` between, the switch was not recorded
+    /// (some kernels drop the switch out of idle: on the project VM, every one on CPU 1; a
+    /// buffer may also lose events). The switch is put back, at the CPU's previous event
+    /// (the earliest it can have happened), and counted.
+    fn infer_switch(&mut self, cpu: u32, ts: u64, current: Option<TaskIdx>) {
+        let Some(&known) = self.cpu_curr.get(&cpu) else {
+            self.cpu_curr.insert(cpu, current);
+            if let Some(c) = current {
+                self.on_cpu.insert(c, cpu);
+            }
+            return;
+        };
+        if known == current {
+            return;
+        }
+        let at = self.cpu_last.get(&cpu).copied().unwrap_or(ts).min(ts);
+        self.trace.stats.inferred_switches += 1;
+        if let Some(k) = known {
+            self.on_cpu.remove(&k);
+        }
+        if let Some(c) = current {
+            if let Some(other) = self.on_cpu.insert(c, cpu) {
+                if other != cpu {
+                    self.trace.stats.overlapping_runs += 1;
+                    self.cpu_curr.insert(other, None);
+                }
+            }
+        }
+        self.cpu_curr.insert(cpu, current);
+        self.trace.events.push(Event {
+            ts: at,
+            cpu,
+            kind: EventKind::Switch {
+                prev: known,
+                prev_state: PrevState::Runnable,
+                next: current,
+            },
+        });
+    }
+
     fn run(mut self, raws: Vec<Raw>, has_waking: bool) -> Trace {
         let mut max_cpu = 0;
         for r in raws {
@@ -615,14 +661,16 @@ impl Resolver {
             if let (Some(c), Some(g)) = (current, r.tgid) {
                 self.trace.tasks[c].tgid = Some(g);
             }
+            self.infer_switch(r.cpu, r.ts, current);
+            self.cpu_last.insert(r.cpu, r.ts);
             let kind = match r.kind {
                 RawKind::Switch { prev, state, next } => {
                     let p = self.task(&prev);
                     let n = self.task(&next);
-                    if let Some(Some(known)) = self.cpu_curr.get(&r.cpu) {
-                        if Some(*known) != p {
-                            self.trace.stats.inconsistent_switches += 1;
-                        }
+                    if p != current {
+                        // The line's task is the CPU's; a prev that is another task
+                        // contradicts it.
+                        self.trace.stats.inconsistent_switches += 1;
                     }
                     if let Some(p) = p {
                         self.on_cpu.remove(&p);
@@ -866,15 +914,19 @@ cpus=2
                 _ => None,
             })
             .collect();
+        // The last line has rcu_preempt running on CPU 1 after it switched to bash there:
+        // a switch back is put in (as Runnable) and counted.
         assert_eq!(
             states,
             [
                 PrevState::Runnable,
                 PrevState::Sleep,
+                PrevState::Runnable,
                 PrevState::Sleep,
                 PrevState::Sleep
             ]
         );
+        assert_eq!(t.stats.inferred_switches, 1);
         // Out of file order (18074.110090 after .110173): counted, then sorted.
         assert_eq!(t.stats.out_of_order, 1);
         assert!(t.events.windows(2).all(|w| w[0].ts <= w[1].ts));
@@ -926,6 +978,25 @@ garbage in the middle
         assert_eq!(sixes.len(), 2);
         // The new incarnation takes its name from the wakeup_new event.
         assert_eq!(sixes[1].comm, "a");
+    }
+
+    #[test]
+    fn a_switch_out_of_idle_the_kernel_did_not_record_is_put_back() {
+        // As on the project VM's CPU 1: woken from idle, the task runs with no sched_switch.
+        let text = "\
+          <idle>-0       [001] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0       [001] dNh2. 1.000010: sched_wakeup: comm=a pid=5 prio=120 target_cpu=001
+               a-5       [001] d..3. 1.000015: sched_waking: comm=b pid=6 prio=120 target_cpu=000
+               a-5       [001] d..2. 1.000020: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+        let t = parse(text).unwrap();
+        assert_eq!(t.stats.inferred_switches, 1);
+        assert_eq!(t.stats.inconsistent_switches, 0);
+        let f = super::super::figures::figures(&t);
+        let a = f.tasks.iter().find(|x| x.pid == 5).unwrap();
+        // From the wakeup (the CPU's previous event) to its switch out.
+        assert_eq!(a.cpu_ms, 0.010);
+        assert_eq!(f.context_switches, 3);
     }
 
     #[test]

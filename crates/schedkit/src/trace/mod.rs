@@ -147,8 +147,11 @@ pub struct ImportStats {
     /// A task switched in on one CPU while still running on another (clock skew): the
     /// earlier run is closed where the later one starts.
     pub overlapping_runs: u64,
-    /// `sched_switch` whose `prev` is not the task the CPU was known to run.
+    /// `sched_switch` whose `prev` is not the task its own line names as running.
     pub inconsistent_switches: u64,
+    /// Switches put back where a CPU's events show another task running than the last
+    /// recorded switch left there (a switch the kernel did not record, or a lost event).
+    pub inferred_switches: u64,
 }
 
 /// A scheduler trace: tasks, time-ordered events, and the machine's size.
@@ -251,8 +254,9 @@ impl TraceRecorder {
         self.trace.tasks.push(TraceTask {
             pid,
             tgid: None,
-            // TASK_COMM_LEN is 16 with the NUL: the kernel keeps 15 bytes.
-            comm: truncate_comm(comm),
+            // The whole program name, not the kernel's 15 bytes: a replayed task's name says
+            // which recorded task it stands for.
+            comm: comm.replace(char::is_whitespace, "_"),
             prio,
         });
         self.index.insert(pid, i);

@@ -14,6 +14,14 @@
 //! - Fork: the parent forks the child's group at that point (`thread` where the trace shows
 //!   the same thread group); exit ends the program.
 //!
+//! A recorded run already contains the kernel work of the system calls around it (the real
+//! pipe read before a sleep, the real `exit()`), and the simulator charges its own price for
+//! the statements that stand for them (`recv`, `send`, `sleep`, `fork`, `exit`). As `perf
+//! sched replay` subtracts its measured overheads from each burn, the price of each such
+//! statement on the target machine ([`OpPrices`]) is taken off the run before it (what a run
+//! is too short to pay comes off the next one), so that the replay's CPU time is the
+//! recorded one, not the recorded one plus the model's system calls twice.
+//!
 //! Simplifications, counted in [`ReplayStats`]: a task's CPU affinity is not in the trace
 //! events, so every task may run anywhere (per-CPU kernel threads included); a wakeup of a
 //! task that is not asleep (woken before it switched out) is dropped, as perf drops
@@ -41,6 +49,65 @@ pub struct ReplayStats {
     pub dropped_wakeups: u64,
     pub forks: u64,
     pub exits: u64,
+    /// Prices of the replay's system calls taken off the recorded runs, and what no run was
+    /// long enough to pay.
+    pub deducted_ns: u64,
+    pub undeducted_ns: u64,
+}
+
+/// What the target machine charges for the statements a replay inserts, ns.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpPrices {
+    /// `send`/`recv` on a semaphore, `sleep`, `io`.
+    pub syscall_ns: u64,
+    pub fork_ns: u64,
+    pub exit_ns: u64,
+}
+
+impl OpPrices {
+    pub fn of_machine(m: &crate::machine::Machine) -> OpPrices {
+        OpPrices {
+            syscall_ns: m.profile.costs.syscall_ns as u64,
+            fork_ns: m.profile.kernel.fork_ns as u64,
+            exit_ns: m.profile.kernel.exit_ns as u64,
+        }
+    }
+
+    fn of(&self, a: &Atom) -> u64 {
+        match a {
+            Atom::Run(_) => 0,
+            Atom::WaitWake | Atom::Sleep { .. } | Atom::Wake(_) => self.syscall_ns,
+            Atom::Fork(_) => self.fork_ns,
+            Atom::Exit => self.exit_ns,
+        }
+    }
+}
+
+/// Takes each statement's price off the run before it (a deficit carries to the next run).
+fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
+    let mut last_run: Option<usize> = None;
+    let mut deficit = 0u64;
+    for i in 0..atoms.len() {
+        if let Atom::Run(ns) = &mut atoms[i] {
+            let take = deficit.min(*ns);
+            *ns -= take;
+            deficit -= take;
+            st.deducted_ns += take;
+            last_run = Some(i);
+            continue;
+        }
+        let mut price = prices.of(&atoms[i]);
+        if let Some(r) = last_run {
+            if let Atom::Run(ns) = &mut atoms[r] {
+                let take = price.min(*ns);
+                *ns -= take;
+                price -= take;
+                st.deducted_ns += take;
+            }
+        }
+        deficit += price;
+    }
+    st.undeducted_ns += deficit;
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -92,8 +159,8 @@ pub struct Replay {
     pub stats: ReplayStats,
 }
 
-/// Rebuilds the tasks of `trace` as a workload named `name`.
-pub fn to_workload(trace: &Trace, name: &str) -> Replay {
+/// Rebuilds the tasks of `trace` as a workload named `name`, for a machine with `prices`.
+pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
     let start = trace.start_ns;
     let mut ts_: Vec<T> = vec![T::default(); trace.tasks.len()];
     let mut st = ReplayStats::default();
@@ -203,6 +270,10 @@ pub fn to_workload(trace: &Trace, name: &str) -> Replay {
         }
     }
 
+    for t in ts_.iter_mut() {
+        deduct(&mut t.atoms, prices, &mut st);
+    }
+
     // Wake semaphores, numbered in task order, for the tasks some task wakes.
     let mut wake_chan = vec![None; ts_.len()];
     let mut nchan = 0u32;
@@ -212,23 +283,21 @@ pub fn to_workload(trace: &Trace, name: &str) -> Replay {
             nchan += 1;
         }
     }
-    let group = |i: TaskIdx| {
-        let comm: String = trace.tasks[i]
-            .comm
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
-        format!("t{}_{}_{comm}", i, trace.tasks[i].pid)
-    };
+    let group = |i: TaskIdx| group_name(trace, i);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "# Rebuilt by `schedkit replay` from a trace of {} CPUs, {:.6} s, {} tasks\n\
          # (perf sched replay's atoms: run, sleep, wake a task, fork, exit; see docs/traces.md).\n\
+         # Runs are net of the target machine's prices of the statements after them\n\
+         # (system call {} ns, fork {} ns, exit {} ns).\n\
          name = {}\nthroughput = \"tasks/s\"\n",
         trace.ncpus,
         (end - start) as f64 / 1e9,
         trace.tasks.len(),
+        prices.syscall_ns,
+        prices.fork_ns,
+        prices.exit_ns,
         toml_str(name)
     );
     if nchan > 0 {
@@ -260,6 +329,7 @@ pub fn to_workload(trace: &Trace, name: &str) -> Replay {
         out.push_str("program = [\n");
         for a in &t.atoms {
             let line = match a {
+                Atom::Run(0) => continue,
                 Atom::Run(ns) => {
                     st.run_atoms += 1;
                     st.run_ns += ns;
@@ -292,14 +362,29 @@ pub fn to_workload(trace: &Trace, name: &str) -> Replay {
     Replay { toml: out, stats: st }
 }
 
+/// The workload group (and program, and simulated task name) that stands for task `i`:
+/// `t<index>_<pid>_<comm>`.
+pub fn group_name(trace: &Trace, i: TaskIdx) -> String {
+    let comm: String = trace.tasks[i]
+        .comm
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("t{}_{}_{comm}", i, trace.tasks[i].pid)
+}
+
 fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
 /// The workload itself, parsed from the text (so what runs is exactly what `--emit-workload`
 /// writes).
-pub fn workload(trace: &Trace, name: &str) -> Result<(crate::workload::Workload, Replay), String> {
-    let r = to_workload(trace, name);
+pub fn workload(
+    trace: &Trace,
+    name: &str,
+    prices: &OpPrices,
+) -> Result<(crate::workload::Workload, Replay), String> {
+    let r = to_workload(trace, name, prices);
     let w = crate::workload::file::parse_str(&r.toml, name, name).map_err(|e| e.to_string())?;
     Ok((w, r))
 }
@@ -324,7 +409,7 @@ mod tests {
  x-0 [000] dNh2. 0.000035: sched_waking: comm=a pid=1 prio=120 target_cpu=000
 ";
         let t = import::parse(text).unwrap();
-        let r = to_workload(&t, "hand");
+        let r = to_workload(&t, "hand", &OpPrices::default());
         assert_eq!(r.stats.task_wakeups, 1);
         assert_eq!(r.stats.timed_sleeps, 1);
         assert_eq!(r.stats.forks, 1);
@@ -333,7 +418,34 @@ mod tests {
         assert!(toml.contains("\"compute 10000ns\",\n  \"send wake.0\",\n  \"compute 5000ns\",\n  \"sleep 20000ns\""), "{toml}");
         assert!(toml.contains("\"recv wake.0\",\n  \"compute 4000ns\",\n  \"fork t2_3_c\",\n  \"compute 3000ns\",\n  \"exit\""), "{toml}");
         assert!(toml.contains("nice = 5"), "{toml}");
-        let (w, _) = workload(&t, "hand").unwrap();
+        let (w, _) = workload(&t, "hand", &OpPrices::default()).unwrap();
         assert_eq!(w.tasks.len(), 2, "a and b start; c is forked");
+    }
+
+    #[test]
+    fn prices_come_off_the_run_before() {
+        let mut atoms = vec![
+            Atom::Run(1000),
+            Atom::Wake(0),
+            Atom::Run(50),
+            Atom::Exit,
+            Atom::Run(500),
+        ];
+        let prices = OpPrices {
+            syscall_ns: 100,
+            fork_ns: 0,
+            exit_ns: 300,
+        };
+        let mut st = ReplayStats::default();
+        deduct(&mut atoms, &prices, &mut st);
+        // The exit's 300 ns: 50 from the run before, 250 from the next one.
+        assert_eq!(
+            atoms,
+            [Atom::Run(900), Atom::Wake(0), Atom::Run(0), Atom::Exit, Atom::Run(250)]
+        );
+        assert_eq!((st.deducted_ns, st.undeducted_ns), (400, 0));
+        let mut short = vec![Atom::Exit];
+        deduct(&mut short, &prices, &mut st);
+        assert_eq!(st.undeducted_ns, 300);
     }
 }
