@@ -69,9 +69,22 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
     );
     w.bytes += header.len() as u64;
     w.out.write_all(header.as_bytes())?;
+    // The task each CPU runs, as a reader infers it from the line headers: events that name
+    // the running task (a waking's waker, a fork's parent, an exiting task) set it too, so
+    // that the headers of the events that do not name it agree with the lines before.
     let mut curr: Vec<Option<TaskIdx>> = vec![None; trace.ncpus as usize];
+    for (&cpu, &t) in &trace.running_at_start {
+        if let Some(c) = curr.get_mut(cpu as usize) {
+            *c = Some(t);
+        }
+    }
     for e in &trace.events {
         let cpu = e.cpu;
+        if let Some(h) = header_task(&e.kind) {
+            if let Some(c) = curr.get_mut(cpu as usize) {
+                *c = h;
+            }
+        }
         let here = curr.get(cpu as usize).copied().flatten();
         match &e.kind {
             EventKind::Switch {
@@ -241,6 +254,18 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
     }
     w.out.flush()?;
     Ok(w.bytes)
+}
+
+/// The task an event's line names as running on its CPU, where the event says (`None`: the
+/// event does not say; `Some(None)`: the idle task).
+pub(super) fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
+    match k {
+        EventKind::Switch { prev, .. } => Some(*prev),
+        EventKind::Waking { waker, .. } => Some(*waker),
+        EventKind::Fork { parent, .. } => Some(Some(*parent)),
+        EventKind::Exit { task } | EventKind::LockWait { task, .. } => Some(Some(*task)),
+        _ => None,
+    }
 }
 
 /// `trace` as ftrace text in memory.

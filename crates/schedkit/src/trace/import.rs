@@ -452,10 +452,15 @@ fn parse_line(line: &str) -> Result<Line, String> {
     let event = g("event");
     match parse_event(event, g("args"), cpu).map_err(|e| format!("{event}: {e}"))? {
         Some(kind) => {
-            if let RawKind::Freq { cpu, .. } | RawKind::Idle { cpu, .. } = kind {
-                if cpu >= 65_536 {
-                    return Err(format!("{event}: cpu_id {cpu} out of range"));
-                }
+            // Every CPU number an event names is one of a machine's (the limit is generous).
+            let named: &[u32] = match &kind {
+                RawKind::Freq { cpu, .. } | RawKind::Idle { cpu, .. } => &[*cpu],
+                RawKind::Wake { cpu, .. } | RawKind::WakeupNew { cpu, .. } => &[*cpu],
+                RawKind::Migrate { orig, dest, .. } => &[*orig, *dest],
+                _ => &[],
+            };
+            if let Some(c) = named.iter().find(|&&c| c >= 65_536) {
+                return Err(format!("{event}: CPU {c} is beyond any machine (limit 65535)"));
             }
             Ok(Line::Event(Box::new(Raw {
                 ts,
@@ -556,6 +561,9 @@ struct Resolver {
     cpu_curr: HashMap<u32, Option<TaskIdx>>,
     /// The last event's time on each CPU.
     cpu_last: HashMap<u32, u64>,
+    /// When each task was last named by an event, and the time of the event at hand.
+    last_seen: Vec<u64>,
+    now: u64,
 }
 
 impl Resolver {
@@ -571,6 +579,8 @@ impl Resolver {
             on_cpu: HashMap::new(),
             cpu_curr: HashMap::new(),
             cpu_last: HashMap::new(),
+            last_seen: Vec::new(),
+            now: 0,
         }
     }
 
@@ -583,6 +593,7 @@ impl Resolver {
             prio: 120,
         });
         self.dead.push(false);
+        self.last_seen.push(self.now);
         self.live.insert(r.pid, i);
         i
     }
@@ -609,26 +620,41 @@ impl Resolver {
         if let Some(p) = r.prio {
             t.prio = p;
         }
+        self.last_seen[i] = self.now;
         Some(i)
     }
 
     /// An event's line names the task running on its CPU. If the CPU was last seen running
     /// another task (or idle) with no `sched_switch` between, the switch was not recorded
     /// (some kernels drop the switch out of idle: on the project VM, every one on CPU 1; a
-    /// buffer may also lose events). The switch is put back, at the CPU's previous event
-    /// (the earliest it can have happened), and counted.
-    fn infer_switch(&mut self, cpu: u32, ts: u64, current: Option<TaskIdx>) {
+    /// buffer may also lose events). The switch is put back, at the CPU's previous event or
+    /// the task's own (its wakeup, its fork), whichever is later: the earliest it can have
+    /// happened. It is counted.
+    fn infer_switch(
+        &mut self,
+        cpu: u32,
+        ts: u64,
+        current: Option<TaskIdx>,
+        seen_before: Option<u64>,
+    ) {
         let Some(&known) = self.cpu_curr.get(&cpu) else {
             self.cpu_curr.insert(cpu, current);
             if let Some(c) = current {
                 self.on_cpu.insert(c, cpu);
+                self.trace.running_at_start.insert(cpu, c);
             }
             return;
         };
         if known == current {
             return;
         }
-        let at = self.cpu_last.get(&cpu).copied().unwrap_or(ts).min(ts);
+        let at = self
+            .cpu_last
+            .get(&cpu)
+            .copied()
+            .unwrap_or(ts)
+            .max(seen_before.unwrap_or(0))
+            .min(ts);
         self.trace.stats.inferred_switches += 1;
         if let Some(k) = known {
             self.on_cpu.remove(&k);
@@ -657,21 +683,39 @@ impl Resolver {
         let mut max_cpu = 0;
         for r in raws {
             max_cpu = max_cpu.max(r.cpu);
+            self.now = r.ts;
+            // The task running on the CPU: a switch's own prev, else the line's task. (A switch
+            // whose prev is not its line's task contradicts itself; its prev is trusted.)
+            let running = match &r.kind {
+                RawKind::Switch { prev, .. } => {
+                    if prev.pid != r.current.pid {
+                        self.trace.stats.inconsistent_switches += 1;
+                    }
+                    prev.clone()
+                }
+                _ => r.current.clone(),
+            };
+            // When that task was named before (its switch-in cannot precede that).
+            let seen_before = self
+                .live
+                .get(&running.pid)
+                .filter(|&&i| !self.dead[i])
+                .map(|&i| self.last_seen[i]);
             let current = self.task(&r.current);
             if let (Some(c), Some(g)) = (current, r.tgid) {
                 self.trace.tasks[c].tgid = Some(g);
             }
-            self.infer_switch(r.cpu, r.ts, current);
+            let running = if running.pid == r.current.pid {
+                current
+            } else {
+                self.task(&running)
+            };
+            self.infer_switch(r.cpu, r.ts, running, seen_before);
             self.cpu_last.insert(r.cpu, r.ts);
             let kind = match r.kind {
                 RawKind::Switch { prev, state, next } => {
                     let p = self.task(&prev);
                     let n = self.task(&next);
-                    if p != current {
-                        // The line's task is the CPU's; a prev that is another task
-                        // contradicts it.
-                        self.trace.stats.inconsistent_switches += 1;
-                    }
                     if let Some(p) = p {
                         self.on_cpu.remove(&p);
                         if state == PrevState::Dead {
@@ -803,6 +847,9 @@ impl Resolver {
                 t.comm = "<...>".into();
             }
         }
+        // Put-back switches sit at their CPU's previous event, which may precede events of
+        // other CPUs already pushed.
+        self.trace.events.sort_by_key(|e| e.ts);
         self.trace.ncpus = self.trace.ncpus.max(max_cpu + 1);
         self.trace.start_ns = self.trace.events.first().map_or(0, |e| e.ts);
         self.trace.end_ns = self.trace.events.last().map_or(0, |e| e.ts);

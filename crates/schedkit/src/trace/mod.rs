@@ -167,6 +167,9 @@ pub struct Trace {
     pub end_ns: u64,
     /// What the importer did not use (all zero for a trace the simulator made).
     pub stats: ImportStats,
+    /// The task each CPU ran when the trace starts, where known (the header of a CPU's first
+    /// line names it); writers start from it so that a trace reads back the same.
+    pub running_at_start: std::collections::BTreeMap<u32, TaskIdx>,
 }
 
 impl Trace {
@@ -201,6 +204,7 @@ impl Trace {
             start_ns: from.max(self.start_ns),
             end_ns: to.min(self.end_ns),
             stats: self.stats.clone(),
+            running_at_start: Default::default(),
         }
     }
 }

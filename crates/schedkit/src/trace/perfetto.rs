@@ -187,6 +187,11 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
     let pid = |t: Option<TaskIdx>| Some(trace.pid(t) as i32);
     let prio = |t: Option<TaskIdx>| Some(trace.prio(t));
     let mut curr: Vec<Option<TaskIdx>> = vec![None; trace.ncpus as usize];
+    for (&cpu, &t) in &trace.running_at_start {
+        if let Some(c) = curr.get_mut(cpu as usize) {
+            *c = Some(t);
+        }
+    }
     let mut open: Vec<Vec<FtraceEvent>> = vec![Vec::new(); trace.ncpus as usize];
     let mut packets = Vec::new();
     let flush = |cpu: usize, events: &mut Vec<FtraceEvent>, packets: &mut Vec<TracePacket>| {
@@ -204,6 +209,9 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
         let cpu = e.cpu as usize;
         if cpu >= open.len() {
             continue;
+        }
+        if let Some(h) = super::ftrace::header_task(&e.kind) {
+            curr[cpu] = h;
         }
         let here = curr[cpu];
         let wake = |t: TaskIdx, target: u32| SchedWakeFtraceEvent {

@@ -325,7 +325,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         } else if task.prio != 120 {
             let _ = writeln!(out, "nice = {}", (task.prio - 120).clamp(-20, 19));
         }
-        let _ = writeln!(out, "# pid {} comm {}", task.pid, task.comm);
+        let _ = writeln!(out, "# pid {} comm {}", task.pid, task.comm.escape_default());
         out.push_str("program = [\n");
         for a in &t.atoms {
             let line = match a {
@@ -384,6 +384,14 @@ pub fn workload(
     name: &str,
     prices: &OpPrices,
 ) -> Result<(crate::workload::Workload, Replay), String> {
+    let span = trace.end_ns.saturating_sub(trace.start_ns);
+    if span > crate::workload::program::MAX_SAMPLE_NS {
+        return Err(format!(
+            "the trace spans {:.0} s, more than the simulator's limit of {:.0} s (a time stamp far from the others?)",
+            span as f64 / 1e9,
+            crate::workload::program::MAX_SAMPLE_NS as f64 / 1e9
+        ));
+    }
     let r = to_workload(trace, name, prices);
     let w = crate::workload::file::parse_str(&r.toml, name, name).map_err(|e| e.to_string())?;
     Ok((w, r))
