@@ -295,10 +295,8 @@ fn run(cli: Cli) -> Result<()> {
                 .context("--workload")?;
             let mut all = Vec::new();
             let several_mw = machines.len() * workloads.len() > 1;
-            let multi = several_mw
-                || policies.len() > 1
-                || a.rt_balance.len() > 1
-                || a.lock_mode.len() > 1;
+            let multi =
+                several_mw || policies.len() > 1 || a.rt_balance.len() > 1 || a.lock_mode.len() > 1;
             for (mi, m) in machines.iter().enumerate() {
                 for (wi, w) in workloads.iter().enumerate() {
                     let mut runs = Vec::new();

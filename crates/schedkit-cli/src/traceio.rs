@@ -51,16 +51,17 @@ pub fn parse_window(s: &str) -> Result<(u64, u64), String> {
 
 impl TraceOpts {
     pub fn recorder(&self) -> Option<TraceRecorder> {
-        self.trace.as_ref().map(|_| TraceRecorder::new(self.trace_window))
+        self.trace
+            .as_ref()
+            .map(|_| TraceRecorder::new(self.trace_window))
     }
 
     fn format(&self, path: &Path) -> TraceFormat {
-        self.trace_format.unwrap_or_else(|| {
-            match path.extension().and_then(|e| e.to_str()) {
+        self.trace_format
+            .unwrap_or_else(|| match path.extension().and_then(|e| e.to_str()) {
                 Some("txt" | "ftrace" | "trace") => TraceFormat::Ftrace,
                 _ => TraceFormat::Perfetto,
-            }
-        })
+            })
     }
 
     /// Checks before any run that the trace file can be created (and leaves nothing).
@@ -96,11 +97,7 @@ impl TraceOpts {
         std::fs::write(&path, &bytes)
             .with_context(|| format!("--trace: cannot write {}", path.display()))?;
         let window = match self.trace_window {
-            Some((a, b)) => format!(
-                " in {:.3}..{:.3} s",
-                a as f64 / 1e9,
-                b as f64 / 1e9
-            ),
+            Some((a, b)) => format!(" in {:.3}..{:.3} s", a as f64 / 1e9, b as f64 / 1e9),
             None => String::new(),
         };
         eprintln!(
@@ -122,7 +119,13 @@ impl TraceOpts {
 fn labelled(base: &Path, label: &str) -> PathBuf {
     let label: String = label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let stem = base
         .file_stem()
@@ -228,8 +231,8 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         &name,
         &trace::replay::OpPrices::of_machine(&machine),
     )
-        .map_err(anyhow::Error::msg)
-        .context("rebuilding the trace's tasks as a workload")?;
+    .map_err(anyhow::Error::msg)
+    .context("rebuilding the trace's tasks as a workload")?;
     let st = &rep.stats;
     eprintln!(
         "replay: {} tasks ({} forked), {} runs ({:.3} CPU s), {} task wakeups, {} timed sleeps, {} dropped wakeups of tasks not asleep",
@@ -305,7 +308,11 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         };
         a.trace_out
             .write(&out, (policies.len() > 1).then(|| p.name()))?;
-        runs.push((p.name().to_string(), Some(r.completed), trace::figures::figures(&t)));
+        runs.push((
+            p.name().to_string(),
+            Some(r.completed),
+            trace::figures::figures(&t),
+        ));
     }
     let mut cols = Vec::new();
     if want_recorded {
@@ -366,9 +373,18 @@ fn import_notes(s: &trace::ImportStats) -> Vec<String> {
     add(s.unknown_comms, "`<...>` names");
     add(s.pid_reuse, "reused PIDs (new tasks)");
     add(s.out_of_order, "events out of time order (sorted)");
-    add(s.overlapping_runs, "runs overlapping across CPUs (clock skew)");
-    add(s.inconsistent_switches, "switches whose prev was not the CPU's task");
-    add(s.inferred_switches, "unrecorded switches put back (a CPU's events name another task than its last switch)");
+    add(
+        s.overlapping_runs,
+        "runs overlapping across CPUs (clock skew)",
+    );
+    add(
+        s.inconsistent_switches,
+        "switches whose prev was not the CPU's task",
+    );
+    add(
+        s.inferred_switches,
+        "unrecorded switches put back (a CPU's events name another task than its last switch)",
+    );
     let other: u64 = s.other_events.values().sum();
     if other > 0 {
         let names: Vec<String> = s
@@ -376,7 +392,10 @@ fn import_notes(s: &trace::ImportStats) -> Vec<String> {
             .iter()
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
-        v.push(format!("{other} other events not used ({})", names.join(", ")));
+        v.push(format!(
+            "{other} other events not used ({})",
+            names.join(", ")
+        ));
     }
     v
 }

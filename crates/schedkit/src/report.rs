@@ -319,7 +319,10 @@ pub fn replay_table(cols: &[ReplayColumn], top: usize) -> String {
     use std::fmt::Write;
     let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     let mut row = |name: &str, f: &dyn Fn(&crate::trace::figures::Figures) -> String| {
-        rows.push((name.to_string(), cols.iter().map(|c| f(c.figures)).collect()));
+        rows.push((
+            name.to_string(),
+            cols.iter().map(|c| f(c.figures)).collect(),
+        ));
     };
     row("span (s)", &|f| fmt_num(f.span_s));
     row("CPUs", &|f| f.cpus.to_string());
@@ -328,11 +331,21 @@ pub fn replay_table(cols: &[ReplayColumn], top: usize) -> String {
     row("context switches", &|f| f.context_switches.to_string());
     row("migrations", &|f| f.migrations.to_string());
     row("wakeups", &|f| f.wakeups.to_string());
-    row("wakeup latency p50 (us)", &|f| fmt_num(f.wakeup_latency_us.p50));
-    row("wakeup latency p99 (us)", &|f| fmt_num(f.wakeup_latency_us.p99));
-    row("wakeup latency max (us)", &|f| fmt_num(f.wakeup_latency_us.max));
-    row("runqueue wait total (ms)", &|f| fmt_num(f.runqueue_wait_total_ms));
-    row("runqueue wait max (us)", &|f| fmt_num(f.runqueue_wait_max_us));
+    row("wakeup latency p50 (us)", &|f| {
+        fmt_num(f.wakeup_latency_us.p50)
+    });
+    row("wakeup latency p99 (us)", &|f| {
+        fmt_num(f.wakeup_latency_us.p99)
+    });
+    row("wakeup latency max (us)", &|f| {
+        fmt_num(f.wakeup_latency_us.max)
+    });
+    row("runqueue wait total (ms)", &|f| {
+        fmt_num(f.runqueue_wait_total_ms)
+    });
+    row("runqueue wait max (us)", &|f| {
+        fmt_num(f.runqueue_wait_max_us)
+    });
     row("forks / exits", &|f| format!("{} / {}", f.forks, f.exits));
 
     // Per task name: CPU ms and switch-ins, summed over the tasks of that name.
@@ -390,7 +403,11 @@ pub fn replay_table(cols: &[ReplayColumn], top: usize) -> String {
         out.push('\n');
     }
     if names.len() > shown {
-        let _ = writeln!(out, "({} more task names; --json has every task)", names.len() - shown);
+        let _ = writeln!(
+            out,
+            "({} more task names; --json has every task)",
+            names.len() - shown
+        );
     }
     out
 }

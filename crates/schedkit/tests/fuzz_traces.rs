@@ -191,7 +191,9 @@ fn pipeline(text: &str, exact: bool) -> Result<bool, String> {
     };
     for ex in &t.stats.malformed_examples {
         if !ex.starts_with("line ") {
-            return Err(format!("a malformed line reported without its number: {ex}"));
+            return Err(format!(
+                "a malformed line reported without its number: {ex}"
+            ));
         }
     }
     if t.events.windows(2).any(|w| w[0].ts > w[1].ts) {
@@ -214,12 +216,26 @@ fn pipeline(text: &str, exact: bool) -> Result<bool, String> {
     let text2 = trace::ftrace::to_string(&t);
     let back = import::parse(&text2).map_err(|e| format!("written text unreadable: {e}"))?;
     if back.stats.malformed + back.stats.truncated_edges > 0 {
-        return Err(format!("written text has unreadable lines: {:?}", back.stats));
+        return Err(format!(
+            "written text has unreadable lines: {:?}",
+            back.stats
+        ));
     }
     let same_figures = || {
         let fb = trace::figures::figures(&back);
-        (fb.context_switches, fb.migrations, fb.wakeups, fb.busy_cpu_s, fb.forks)
-            == (f.context_switches, f.migrations, f.wakeups, f.busy_cpu_s, f.forks)
+        (
+            fb.context_switches,
+            fb.migrations,
+            fb.wakeups,
+            fb.busy_cpu_s,
+            fb.forks,
+        ) == (
+            f.context_switches,
+            f.migrations,
+            f.wakeups,
+            f.busy_cpu_s,
+            f.forks,
+        )
     };
     if back.events.len() < t.events.len() || (exact && !same_figures()) {
         return Err(format!(
@@ -287,8 +303,16 @@ fn every_shipped_trace_reads_cleanly_and_the_trace_cmd_forms_agree() {
         "perf-sched-script.txt",
     ] {
         let t = load(n);
-        assert_eq!(t.stats.malformed, 0, "{n}: {:?}", t.stats.malformed_examples);
-        assert!(pipeline(&std::fs::read_to_string(format!("{dir}/{n}")).unwrap(), true).unwrap());
+        assert_eq!(
+            t.stats.malformed, 0,
+            "{n}: {:?}",
+            t.stats.malformed_examples
+        );
+        assert!(pipeline(
+            &std::fs::read_to_string(format!("{dir}/{n}")).unwrap(),
+            true
+        )
+        .unwrap());
     }
     // One recording printed three ways gives one trace.
     let plugin = trace::figures::figures(&load("trace-cmd-plugin.txt"));

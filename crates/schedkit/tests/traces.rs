@@ -33,8 +33,14 @@ fn a_traced_run_gives_back_its_own_figures() {
         let m = &r.metrics;
         assert_eq!(f.context_switches, m.context_switches, "{policy:?}");
         assert_eq!(f.migrations, m.migrations, "{policy:?}");
-        assert_eq!(f.forks + f.tasks.iter().filter(|x| x.pid <= 2).count() as u64 >= 1, true);
-        assert_eq!(f.wakeup_latency_us.count, m.wakeup_latency_us.count, "{policy:?}");
+        assert_eq!(
+            f.forks + f.tasks.iter().filter(|x| x.pid <= 2).count() as u64 >= 1,
+            true
+        );
+        assert_eq!(
+            f.wakeup_latency_us.count, m.wakeup_latency_us.count,
+            "{policy:?}"
+        );
         // CPU time: the tasks' intervals on CPUs against the CPUs' time not idle. The trace
         // cuts at the switch, where the context switch's own cost begins, so schedule()
         // time falls on either side of it; the idle task's share of it is not a task's.
@@ -76,7 +82,12 @@ fn a_traced_run_gives_back_its_own_figures() {
 
 #[test]
 fn a_window_keeps_only_its_events() {
-    let (_, all) = traced(PolicyKind::O1, "smp2-2002", "chat:rooms=2,messages=50", None);
+    let (_, all) = traced(
+        PolicyKind::O1,
+        "smp2-2002",
+        "chat:rooms=2,messages=50",
+        None,
+    );
     let (_, part) = traced(
         PolicyKind::O1,
         "smp2-2002",
@@ -97,9 +108,21 @@ fn tracing_does_not_change_the_run() {
     let m = Machine::load("smp2-2002").unwrap();
     let w = Workload::parse("chat:rooms=2,messages=50").unwrap();
     let plain = PolicyKind::Cfs
-        .simulate(&m, &w, SimConfig { duration_ns: 200_000_000, ..Default::default() })
+        .simulate(
+            &m,
+            &w,
+            SimConfig {
+                duration_ns: 200_000_000,
+                ..Default::default()
+            },
+        )
         .unwrap();
-    let (mut traced_run, _) = traced(PolicyKind::Cfs, "smp2-2002", "chat:rooms=2,messages=50", None);
+    let (mut traced_run, _) = traced(
+        PolicyKind::Cfs,
+        "smp2-2002",
+        "chat:rooms=2,messages=50",
+        None,
+    );
     let mut plain = plain;
     plain.metrics.sim.wall_s = 0.0;
     traced_run.metrics.sim.wall_s = 0.0;
@@ -108,7 +131,12 @@ fn tracing_does_not_change_the_run() {
 
 #[test]
 fn a_simulated_trace_replays_into_a_workload() {
-    let (r, t) = traced(PolicyKind::Eevdf, "smp2-2002", "hackbench:groups=1,loops=10", None);
+    let (r, t) = traced(
+        PolicyKind::Eevdf,
+        "smp2-2002",
+        "hackbench:groups=1,loops=10",
+        None,
+    );
     let (w, rep) = trace::replay::workload(
         &t,
         "replayed",
@@ -119,10 +147,78 @@ fn a_simulated_trace_replays_into_a_workload() {
     assert_eq!(rep.stats.forks, figures(&t).forks);
     let m = Machine::load("smp2-2002").unwrap();
     let again = PolicyKind::Eevdf
-        .simulate(&m, &w, SimConfig { duration_ns: 2_000_000_000, ..Default::default() })
+        .simulate(
+            &m,
+            &w,
+            SimConfig {
+                duration_ns: 2_000_000_000,
+                ..Default::default()
+            },
+        )
         .unwrap();
     assert!(again.completed, "{:?}", again.deadlock);
     // The replay runs the recorded CPU time plus its own system calls.
-    let busy = |r: &schedkit::metrics::RunResult| r.metrics.cpu_time_s.user + r.metrics.cpu_time_s.sys;
-    assert!(busy(&again) > 0.5 * busy(&r), "{} vs {}", busy(&again), busy(&r));
+    let busy =
+        |r: &schedkit::metrics::RunResult| r.metrics.cpu_time_s.user + r.metrics.cpu_time_s.sys;
+    assert!(
+        busy(&again) > 0.5 * busy(&r),
+        "{} vs {}",
+        busy(&again),
+        busy(&r)
+    );
+}
+
+/// Replay of the traces recorded on the project VM (traces/, scripts/record-trace.sh) under
+/// eevdf on `host`, against the recorded figures. The errors asserted are the ones
+/// docs/traces.md states and explains (measured 2026-11-23: pipe −0.9% switches, +11.8% CPU;
+/// messaging −36.8% switches, +2.9% CPU).
+#[test]
+fn recorded_traces_replay_within_the_documented_error() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces");
+    // The host profile as written (the 2-vCPU VM the traces were recorded on), not with this
+    // machine's /sys topology: the test must not depend on where it runs.
+    let host = Machine::from_toml(
+        include_str!("../../../profiles/host.toml"),
+        "profiles/host.toml",
+    )
+    .unwrap();
+    assert_eq!(host.ncpus(), 2);
+    let prices = trace::replay::OpPrices::of_machine(&host);
+    let replay = |name: &str| {
+        let t = trace::import::load(std::path::Path::new(&format!("{dir}/{name}"))).unwrap();
+        let (w, _) = trace::replay::workload(&t, name, &prices).unwrap();
+        let mut rec = TraceRecorder::new(None);
+        let r = PolicyKind::Eevdf
+            .simulate(
+                &host,
+                &w,
+                SimConfig {
+                    duration_ns: 2_000_000_000,
+                    trace: Some(&mut rec),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(r.completed, "{name}: {:?}", r.deadlock);
+        (figures(&t), figures(&rec.finish()))
+    };
+    let ratio = |a: f64, b: f64| a / b;
+
+    // Ping-pong over a pipe: every switch is a sleep or a wakeup the trace records, so the
+    // replay's switches follow; its CPU time carries the simulated machine's own price of
+    // each cross-CPU wakeup (IPI) and switch on top of the recorded runs.
+    let (rec, sim) = replay("pipe-vm.txt");
+    let cs = ratio(sim.context_switches as f64, rec.context_switches as f64);
+    let cpu = ratio(sim.busy_cpu_s, rec.busy_cpu_s);
+    assert!((0.95..=1.05).contains(&cs), "pipe switches {cs}");
+    assert!((1.0..=1.2).contains(&cpu), "pipe CPU {cpu}");
+
+    // Messaging (perf bench sched messaging): CPU time holds; the simulated EEVDF switches
+    // less than the recorded kernel did (docs/traces.md: receivers find their wakeups
+    // already posted more often, so they sleep less).
+    let (rec, sim) = replay("messaging-vm.txt");
+    let cs = ratio(sim.context_switches as f64, rec.context_switches as f64);
+    let cpu = ratio(sim.busy_cpu_s, rec.busy_cpu_s);
+    assert!((0.95..=1.10).contains(&cpu), "messaging CPU {cpu}");
+    assert!((0.5..=1.1).contains(&cs), "messaging switches {cs}");
 }

@@ -54,7 +54,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let n = next.map(|n| idx(rec, &self.tasks, &self.procs, self.workload, n));
         let prev_state = match prev.map(|p| (self.tasks[p].state, self.procs[p.index()].block)) {
             Some((_, Block::Exiting)) | Some((TaskState::Dead, _)) => PrevState::Dead,
-            Some((TaskState::Sleeping { uninterruptible: true }, _)) => PrevState::DiskSleep,
+            Some((
+                TaskState::Sleeping {
+                    uninterruptible: true,
+                },
+                _,
+            )) => PrevState::DiskSleep,
             Some((TaskState::Sleeping { .. }, _)) => PrevState::Sleep,
             _ => PrevState::Runnable,
         };
@@ -124,7 +129,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
         let p = idx(rec, &self.tasks, &self.procs, self.workload, parent);
         let c = idx(rec, &self.tasks, &self.procs, self.workload, child);
-        rec.push(ts, cpu, EventKind::Fork { parent: p, child: c });
+        rec.push(
+            ts,
+            cpu,
+            EventKind::Fork {
+                parent: p,
+                child: c,
+            },
+        );
         rec.push(
             ts,
             cpu,
@@ -176,7 +188,15 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
         let task = idx(rec, &self.tasks, &self.procs, self.workload, t);
         let lock = format!("lock {}", self.workload.locks[l as usize].0);
-        rec.push(since, cpu, EventKind::LockWait { task, lock, begin: true });
+        rec.push(
+            since,
+            cpu,
+            EventKind::LockWait {
+                task,
+                lock,
+                begin: true,
+            },
+        );
         rec.push(
             now,
             cpu,

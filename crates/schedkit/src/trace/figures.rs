@@ -63,8 +63,16 @@ struct State {
 fn latency(h: &Histogram<u64>) -> crate::metrics::Latency {
     let us = |v: u64| v as f64 / 1000.0;
     crate::metrics::Latency {
-        p50: if h.is_empty() { 0.0 } else { us(h.value_at_quantile(0.5)) },
-        p99: if h.is_empty() { 0.0 } else { us(h.value_at_quantile(0.99)) },
+        p50: if h.is_empty() {
+            0.0
+        } else {
+            us(h.value_at_quantile(0.5))
+        },
+        p99: if h.is_empty() {
+            0.0
+        } else {
+            us(h.value_at_quantile(0.99))
+        },
         max: if h.is_empty() { 0.0 } else { us(h.max()) },
         count: h.len(),
     }
@@ -100,7 +108,7 @@ pub fn figures(trace: &Trace) -> Figures {
                         None => ts,
                     };
                     s.seen_running = true;
-                    s.cpu_ns += ts.saturating_sub(since);
+                    s.cpu_ns = s.cpu_ns.saturating_add(ts.saturating_sub(since));
                     s.last_cpu = Some(e.cpu);
                     if prev_state == PrevState::Runnable {
                         s.runnable_since = Some(ts);
@@ -109,7 +117,7 @@ pub fn figures(trace: &Trace) -> Figures {
                 if let Some(nx) = next {
                     // Clock skew: a task still marked running elsewhere stops there now.
                     if let Some(since) = st[nx].running_since.take() {
-                        st[nx].cpu_ns += ts.saturating_sub(since);
+                        st[nx].cpu_ns = st[nx].cpu_ns.saturating_add(ts.saturating_sub(since));
                         if let Some(slot) = cpu_curr.iter_mut().find(|c| **c == Some(nx)) {
                             *slot = None;
                         }
@@ -130,7 +138,7 @@ pub fn figures(trace: &Trace) -> Figures {
                     }
                     if let Some(r) = s.runnable_since.take() {
                         let wait = ts.saturating_sub(r);
-                        s.wait_ns += wait;
+                        s.wait_ns = s.wait_ns.saturating_add(wait);
                         max_wait = max_wait.max(wait);
                     }
                 }
@@ -154,16 +162,16 @@ pub fn figures(trace: &Trace) -> Figures {
     let end = trace.end_ns.max(start);
     for s in st.iter_mut() {
         if let Some(since) = s.running_since.take() {
-            s.cpu_ns += end.saturating_sub(since);
+            s.cpu_ns = s.cpu_ns.saturating_add(end.saturating_sub(since));
         }
         if let Some(r) = s.runnable_since.take() {
             let wait = end.saturating_sub(r);
-            s.wait_ns += wait;
+            s.wait_ns = s.wait_ns.saturating_add(wait);
             max_wait = max_wait.max(wait);
         }
     }
     let span = end - start;
-    let busy: u64 = st.iter().map(|s| s.cpu_ns).sum();
+    let busy: u64 = st.iter().map(|s| s.cpu_ns).fold(0u64, u64::saturating_add);
     let cap = span as f64 * trace.ncpus.max(1) as f64;
     Figures {
         span_s: span as f64 / 1e9,
@@ -181,7 +189,8 @@ pub fn figures(trace: &Trace) -> Figures {
             max: max_lat as f64 / 1e3,
             ..latency(&hist)
         },
-        runqueue_wait_total_ms: st.iter().map(|s| s.wait_ns).sum::<u64>() as f64 / 1e6,
+        runqueue_wait_total_ms: st.iter().map(|s| s.wait_ns).fold(0u64, u64::saturating_add) as f64
+            / 1e6,
         runqueue_wait_max_us: max_wait as f64 / 1e3,
         forks,
         exits,

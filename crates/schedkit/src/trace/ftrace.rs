@@ -132,8 +132,22 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                 } else {
                     ("d..4.", "d..5.")
                 };
-                w.line(*waker, cpu, f1, e.ts, "sched_waking", format_args!("{args}"))?;
-                w.line(*waker, cpu, f2, e.ts, "sched_wakeup", format_args!("{args}"))?;
+                w.line(
+                    *waker,
+                    cpu,
+                    f1,
+                    e.ts,
+                    "sched_waking",
+                    format_args!("{args}"),
+                )?;
+                w.line(
+                    *waker,
+                    cpu,
+                    f2,
+                    e.ts,
+                    "sched_wakeup",
+                    format_args!("{args}"),
+                )?;
             }
             EventKind::WakeupNew { task, target_cpu } => {
                 let t = Some(*task);

@@ -74,10 +74,8 @@ fn plugin_switch() -> &'static Regex {
 fn plugin_wakeup() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(
-            r"^(?P<c>.*):(?P<p>\d+) \[(?P<pr>-?\d+)\](?: success=\d+)? CPU:(?P<cpu>\d+)\s*$",
-        )
-        .expect("valid regex")
+        Regex::new(r"^(?P<c>.*):(?P<p>\d+) \[(?P<pr>-?\d+)\](?: success=\d+)? CPU:(?P<cpu>\d+)\s*$")
+            .expect("valid regex")
     })
 }
 
@@ -224,11 +222,7 @@ pub fn parse_prev_state(s: &str) -> Result<PrevState, String> {
 }
 
 /// Parses one event's arguments. `Ok(None)`: an event kind the model does not use.
-fn parse_event(
-    event: &str,
-    args: &str,
-    ts_cpu: u32,
-) -> Result<Option<RawKind>, String> {
+fn parse_event(event: &str, args: &str, ts_cpu: u32) -> Result<Option<RawKind>, String> {
     let name = event
         .strip_prefix("sched:")
         .or_else(|| event.strip_prefix("power:"))
@@ -400,17 +394,15 @@ fn parse_line(line: &str) -> Result<Line, String> {
     }
     if t.starts_with('#') {
         // "# entries-in-buffer/entries-written: 5508/5508   #P:2"
-        let cpus = t
-            .split("#P:")
-            .nth(1)
-            .and_then(|s| s.trim().parse().ok());
+        let cpus = t.split("#P:").nth(1).and_then(|s| s.trim().parse().ok());
         return Ok(Line::Header(cpus));
     }
     if let Some(n) = t.strip_prefix("cpus=") {
         return Ok(Line::Header(n.trim().parse().ok()));
     }
     if t.starts_with("version =")
-        || (t.starts_with("CPU") && (t.contains("is empty") || t.contains("LOST") || t.contains("data recorded")))
+        || (t.starts_with("CPU")
+            && (t.contains("is empty") || t.contains("LOST") || t.contains("data recorded")))
     {
         return Ok(Line::Header(None));
     }
@@ -460,7 +452,9 @@ fn parse_line(line: &str) -> Result<Line, String> {
                 _ => &[],
             };
             if let Some(c) = named.iter().find(|&&c| c >= 65_536) {
-                return Err(format!("{event}: CPU {c} is beyond any machine (limit 65535)"));
+                return Err(format!(
+                    "{event}: CPU {c} is beyond any machine (limit 65535)"
+                ));
             }
             Ok(Line::Event(Box::new(Raw {
                 ts,
@@ -472,10 +466,7 @@ fn parse_line(line: &str) -> Result<Line, String> {
             })))
         }
         None => Ok(Line::Other(
-            event
-                .strip_prefix("sched:")
-                .unwrap_or(event)
-                .to_string(),
+            event.strip_prefix("sched:").unwrap_or(event).to_string(),
         )),
     }
 }
@@ -546,7 +537,14 @@ pub fn parse(text: &str) -> Result<Trace, ImportError> {
     let has_waking = raws
         .iter()
         .any(|r| matches!(r.kind, RawKind::Wake { waking: true, .. }));
-    Ok(Resolver::new(stats, header_cpus).run(raws, has_waking))
+    let n = raws.len();
+    let t = Resolver::new(stats, header_cpus).run(raws, has_waking);
+    if t.events.is_empty() {
+        return Err(ImportError::Empty(format!(
+            "none of the {n} scheduler events names a task other than the idle task"
+        )));
+    }
+    Ok(t)
 }
 
 /// Turns PIDs into tasks in time order (a PID seen again after its task died is a new task),
@@ -859,7 +857,8 @@ impl Resolver {
 
 /// Reads a trace file (any of the text forms), naming the file in errors.
 pub fn load(path: &std::path::Path) -> Result<Trace, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     if bytes.starts_with(&[0x17, 0x08, 0x44]) {
         return Err(format!(
             "{} is a binary trace-cmd trace.dat; convert it with `trace-cmd report -i {} > trace.txt` (or `-N` for key=value fields) and give the text",
@@ -926,7 +925,11 @@ mod tests {
         // The hardirq flag marks the wakeup as an interrupt's.
         assert!(matches!(
             t.events[3].kind,
-            EventKind::Waking { waker: None, irq: true, .. }
+            EventKind::Waking {
+                waker: None,
+                irq: true,
+                ..
+            }
         ));
         // 4-character flags (older kernels) and R+.
         assert!(matches!(

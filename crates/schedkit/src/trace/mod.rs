@@ -63,7 +63,10 @@ impl PrevState {
     }
 
     pub fn is_sleep(self) -> bool {
-        matches!(self, PrevState::Sleep | PrevState::DiskSleep | PrevState::Stopped)
+        matches!(
+            self,
+            PrevState::Sleep | PrevState::DiskSleep | PrevState::Stopped
+        )
     }
 }
 

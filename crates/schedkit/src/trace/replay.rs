@@ -92,7 +92,7 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
             let take = deficit.min(*ns);
             *ns -= take;
             deficit -= take;
-            st.deducted_ns += take;
+            st.deducted_ns = st.deducted_ns.saturating_add(take);
             last_run = Some(i);
             continue;
         }
@@ -102,12 +102,12 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
                 let take = price.min(*ns);
                 *ns -= take;
                 price -= take;
-                st.deducted_ns += take;
+                st.deducted_ns = st.deducted_ns.saturating_add(take);
             }
         }
-        deficit += price;
+        deficit = deficit.saturating_add(price);
     }
-    st.undeducted_ns += deficit;
+    st.undeducted_ns = st.undeducted_ns.saturating_add(deficit);
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -138,11 +138,11 @@ impl T {
     /// Adds the run up to `ts` and closes it into an atom.
     fn flush(&mut self, ts: u64, start: u64) {
         if let Some(since) = self.running_since {
-            self.run_acc += ts.saturating_sub(since);
+            self.run_acc = self.run_acc.saturating_add(ts.saturating_sub(since));
             self.running_since = Some(ts);
         } else if !self.seen {
             // Running since before the trace started.
-            self.run_acc += ts.saturating_sub(start);
+            self.run_acc = self.run_acc.saturating_add(ts.saturating_sub(start));
             self.running_since = Some(ts);
         }
         self.seen = true;
@@ -180,7 +180,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         None => ts,
                     };
                     t.seen = true;
-                    t.run_acc += ts.saturating_sub(since);
+                    t.run_acc = t.run_acc.saturating_add(ts.saturating_sub(since));
                     if prev_state == PrevState::Dead {
                         t.flush(ts, start);
                         t.running_since = None;
@@ -325,14 +325,19 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         } else if task.prio != 120 {
             let _ = writeln!(out, "nice = {}", (task.prio - 120).clamp(-20, 19));
         }
-        let _ = writeln!(out, "# pid {} comm {}", task.pid, task.comm.escape_default());
+        let _ = writeln!(
+            out,
+            "# pid {} comm {}",
+            task.pid,
+            task.comm.escape_default()
+        );
         out.push_str("program = [\n");
         for a in &t.atoms {
             let line = match a {
                 Atom::Run(0) => continue,
                 Atom::Run(ns) => {
                     st.run_atoms += 1;
-                    st.run_ns += ns;
+                    st.run_ns = st.run_ns.saturating_add(*ns);
                     format!("compute {ns}ns")
                 }
                 Atom::WaitWake => format!("recv wake.{}", wake_chan[i].unwrap_or(0)),
@@ -345,7 +350,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 },
                 Atom::Fork(c) => {
                     let same_group = task.tgid.is_some() && trace.tasks[*c].tgid == task.tgid;
-                    format!("{} {}", if same_group { "thread" } else { "fork" }, group(*c))
+                    format!(
+                        "{} {}",
+                        if same_group { "thread" } else { "fork" },
+                        group(*c)
+                    )
                 }
                 Atom::Exit => {
                     st.exits += 1;
@@ -359,7 +368,10 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         }
         out.push_str("]\n\n");
     }
-    Replay { toml: out, stats: st }
+    Replay {
+        toml: out,
+        stats: st,
+    }
 }
 
 /// The workload group (and program, and simulated task name) that stands for task `i`:
@@ -449,7 +461,13 @@ mod tests {
         // The exit's 300 ns: 50 from the run before, 250 from the next one.
         assert_eq!(
             atoms,
-            [Atom::Run(900), Atom::Wake(0), Atom::Run(0), Atom::Exit, Atom::Run(250)]
+            [
+                Atom::Run(900),
+                Atom::Wake(0),
+                Atom::Run(0),
+                Atom::Exit,
+                Atom::Run(250)
+            ]
         );
         assert_eq!((st.deducted_ns, st.undeducted_ns), (400, 0));
         let mut short = vec![Atom::Exit];
