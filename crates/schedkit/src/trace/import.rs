@@ -1034,7 +1034,7 @@ garbage in the middle
     fn a_switch_out_of_idle_the_kernel_did_not_record_is_put_back() {
         // As on the project VM's CPU 1: woken from idle, the task runs with no sched_switch.
         let text = "\
-          <idle>-0       [001] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+               a-5       [001] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
           <idle>-0       [001] dNh2. 1.000010: sched_wakeup: comm=a pid=5 prio=120 target_cpu=001
                a-5       [001] d..3. 1.000015: sched_waking: comm=b pid=6 prio=120 target_cpu=000
                a-5       [001] d..2. 1.000020: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
