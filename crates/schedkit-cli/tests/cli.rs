@@ -337,3 +337,104 @@ fn workload_files_are_named_exactly() {
         "{err}"
     );
 }
+
+#[test]
+fn replay_prints_recorded_and_policy_columns_and_writes_the_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = dir.path().join("w.toml");
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/messaging-vm.txt");
+    let (code, out, err) = schedkit(&[
+        "replay",
+        trace,
+        "--policies",
+        "recorded,eevdf,o1",
+        "--machine",
+        "smp2-2002",
+        "--emit-workload",
+        toml.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().next().unwrap();
+    for col in ["recorded", "eevdf", "o1"] {
+        assert!(header.contains(col), "{out}");
+    }
+    assert!(out.contains("context switches"), "{out}");
+    assert!(out.contains("sched-messaging: CPU ms / runs"), "{out}");
+    assert!(err.contains("read ") && err.contains("518 events"), "{err}");
+    // The emitted workload is an ordinary workload file.
+    let (code, _, err) = schedkit(&[
+        "sim",
+        "--quiet",
+        "--policy",
+        "cfs",
+        "--workload",
+        toml.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn replay_refuses_what_is_not_a_trace_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("notes.txt");
+    std::fs::write(&f, "hello\nworld\n").unwrap();
+    let (code, _, err) = schedkit(&["replay", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("notes.txt") && err.contains("no scheduler events"), "{err}");
+    let (code, _, err) = schedkit(&["replay", "/nonexistent/trace.txt"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read trace"), "{err}");
+    let (code, _, err) = schedkit(&["replay", f.to_str().unwrap(), "--policies", "bogus"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--policies"), "{err}");
+}
+
+#[test]
+fn sim_and_compare_write_traces_in_both_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("run.txt");
+    let (code, _, err) = schedkit(&[
+        "sim",
+        "--quiet",
+        "--workload",
+        "chat:rooms=1,messages=20",
+        "--duration",
+        "50ms",
+        "--trace",
+        txt.to_str().unwrap(),
+        "--trace-window",
+        "0..20ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("written to") && err.contains("ftrace text"), "{err}");
+    let text = std::fs::read_to_string(&txt).unwrap();
+    assert!(text.starts_with("# tracer: nop"));
+    assert!(text.contains("sched_switch: prev_comm="));
+    // Read back by our own importer, as `replay --policies recorded`.
+    let (code, out, err) = schedkit(&["replay", txt.to_str().unwrap(), "--policies", "recorded"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("recorded"));
+
+    let pb = dir.path().join("cmp.pftrace");
+    let (code, _, err) = schedkit(&[
+        "compare",
+        "--quiet",
+        "--policies",
+        "o1,eevdf",
+        "--workload",
+        "yield:instances=3",
+        "--duration",
+        "20ms",
+        "--trace",
+        pb.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for p in ["cmp.o1.pftrace", "cmp.eevdf.pftrace"] {
+        let bytes = std::fs::read(dir.path().join(p)).unwrap();
+        let t = schedkit::trace::perfetto::decode(&bytes).unwrap();
+        assert!(!t.packet.is_empty(), "{p}");
+    }
+    assert!(!pb.exists(), "no empty file is left under the base name");
+    let (code, _, err) = schedkit(&["sim", "--trace-window", "1s..2s"]);
+    assert_eq!(code, 2, "a window needs --trace: {err}");
+}
