@@ -380,7 +380,10 @@ fn replay_refuses_what_is_not_a_trace_naming_the_file() {
     std::fs::write(&f, "hello\nworld\n").unwrap();
     let (code, _, err) = schedkit(&["replay", f.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("notes.txt") && err.contains("no scheduler events"), "{err}");
+    assert!(
+        err.contains("notes.txt") && err.contains("no scheduler events"),
+        "{err}"
+    );
     let (code, _, err) = schedkit(&["replay", "/nonexistent/trace.txt"]);
     assert_eq!(code, 2);
     assert!(err.contains("cannot read trace"), "{err}");
@@ -406,7 +409,10 @@ fn sim_and_compare_write_traces_in_both_formats() {
         "0..20ms",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("written to") && err.contains("ftrace text"), "{err}");
+    assert!(
+        err.contains("written to") && err.contains("ftrace text"),
+        "{err}"
+    );
     let text = std::fs::read_to_string(&txt).unwrap();
     assert!(text.starts_with("# tracer: nop"));
     assert!(text.contains("sched_switch: prev_comm="));

@@ -31,8 +31,9 @@ impl<W: Write> Writer<'_, W> {
             Some(i) => self.trace.tasks[i].comm.as_str(),
             None => "<idle>",
         };
+        // At least one space before the name, so that no line starts like a comment.
         let s = format!(
-            "{:>16}-{:<7} [{:03}] {} {:>6}.{:09}: {}: {}\n",
+            " {:>15}-{:<7} [{:03}] {} {:>6}.{:09}: {}: {}\n",
             comm,
             self.trace.pid(cur),
             cpu,

@@ -392,7 +392,8 @@ fn parse_line(line: &str) -> Result<Line, String> {
     if t.is_empty() {
         return Ok(Line::Header(None));
     }
-    if t.starts_with('#') {
+    // A comment starts in the first column; a task name may start with '#' after padding.
+    if line.starts_with('#') {
         // "# entries-in-buffer/entries-written: 5508/5508   #P:2"
         let cpus = t.split("#P:").nth(1).and_then(|s| s.trim().parse().ok());
         return Ok(Line::Header(cpus));
