@@ -396,10 +396,10 @@ fn parse_line(line: &str) -> Result<Line, String> {
     if line.starts_with('#') {
         // "# entries-in-buffer/entries-written: 5508/5508   #P:2"
         let cpus = t.split("#P:").nth(1).and_then(|s| s.trim().parse().ok());
-        return Ok(Line::Header(cpus));
+        return header_cpus(cpus);
     }
     if let Some(n) = t.strip_prefix("cpus=") {
-        return Ok(Line::Header(n.trim().parse().ok()));
+        return header_cpus(n.trim().parse().ok());
     }
     if t.starts_with("version =")
         || (t.starts_with("CPU")
@@ -472,6 +472,16 @@ fn parse_line(line: &str) -> Result<Line, String> {
     }
 }
 
+/// A header's CPU count, if it is one a machine can have.
+fn header_cpus(n: Option<u32>) -> Result<Line, String> {
+    match n {
+        Some(c) if c == 0 || c > 65_536 => {
+            Err(format!("a header gives {c} CPUs (a machine has 1 to 65536)"))
+        }
+        c => Ok(Line::Header(c)),
+    }
+}
+
 /// The most lines a trace may have (a limit on memory: 100 million events is ~10 GB of text).
 pub const MAX_LINES: usize = 100_000_000;
 
@@ -540,7 +550,12 @@ pub fn parse(text: &str) -> Result<Trace, ImportError> {
         .any(|r| matches!(r.kind, RawKind::Wake { waking: true, .. }));
     let n = raws.len();
     let t = Resolver::new(stats, header_cpus).run(raws, has_waking);
-    if t.events.is_empty() {
+    let names_a_task = |e: &Event| match e.kind {
+        EventKind::Switch { prev, next, .. } => prev.is_some() || next.is_some(),
+        EventKind::CpuFrequency { .. } | EventKind::CpuIdle { .. } => false,
+        _ => true,
+    };
+    if !t.events.iter().any(names_a_task) {
         return Err(ImportError::Empty(format!(
             "none of the {n} scheduler events names a task other than the idle task"
         )));
