@@ -48,7 +48,7 @@ pub struct Figures {
 
 #[derive(Clone, Default)]
 struct State {
-    running_since: Option<u64>,
+    clock: RunClock,
     last_cpu: Option<u32>,
     runnable_since: Option<u64>,
     woken_at: Option<u64>,
@@ -57,7 +57,6 @@ struct State {
     wakeups: u64,
     max_lat: u64,
     wait_ns: u64,
-    seen_running: bool,
 }
 
 fn latency(h: &Histogram<u64>) -> crate::metrics::Latency {
@@ -101,14 +100,7 @@ pub fn figures(trace: &Trace) -> Figures {
                 switches += 1;
                 if let Some(p) = prev {
                     let s = &mut st[p];
-                    // A task seen leaving a CPU without being seen arrive ran since the start.
-                    let since = match s.running_since.take() {
-                        Some(t) => t,
-                        None if !s.seen_running => start,
-                        None => ts,
-                    };
-                    s.seen_running = true;
-                    s.cpu_ns = s.cpu_ns.saturating_add(ts.saturating_sub(since));
+                    s.cpu_ns = s.cpu_ns.saturating_add(s.clock.stop(ts, start));
                     s.last_cpu = Some(e.cpu);
                     if prev_state == PrevState::Runnable {
                         s.runnable_since = Some(ts);
@@ -116,15 +108,15 @@ pub fn figures(trace: &Trace) -> Figures {
                 }
                 if let Some(nx) = next {
                     // Clock skew: a task still marked running elsewhere stops there now.
-                    if let Some(since) = st[nx].running_since.take() {
-                        st[nx].cpu_ns = st[nx].cpu_ns.saturating_add(ts.saturating_sub(since));
+                    if st[nx].clock.running() {
+                        let ran = st[nx].clock.stop(ts, start);
+                        st[nx].cpu_ns = st[nx].cpu_ns.saturating_add(ran);
                         if let Some(slot) = cpu_curr.iter_mut().find(|c| **c == Some(nx)) {
                             *slot = None;
                         }
                     }
                     let s = &mut st[nx];
-                    s.seen_running = true;
-                    s.running_since = Some(ts);
+                    s.clock.start(ts);
                     s.runs += 1;
                     if s.last_cpu.is_some_and(|l| l != e.cpu) {
                         migrations += 1;
@@ -148,7 +140,7 @@ pub fn figures(trace: &Trace) -> Figures {
             }
             EventKind::Waking { task, .. } | EventKind::WakeupNew { task, .. } => {
                 let s = &mut st[task];
-                if s.running_since.is_none() && s.woken_at.is_none() {
+                if !s.clock.running() && s.woken_at.is_none() {
                     s.woken_at = Some(ts);
                     s.wakeups += 1;
                     s.runnable_since.get_or_insert(ts);
@@ -161,8 +153,8 @@ pub fn figures(trace: &Trace) -> Figures {
     }
     let end = trace.end_ns.max(start);
     for s in st.iter_mut() {
-        if let Some(since) = s.running_since.take() {
-            s.cpu_ns = s.cpu_ns.saturating_add(end.saturating_sub(since));
+        if s.clock.running() {
+            s.cpu_ns = s.cpu_ns.saturating_add(s.clock.stop(end, start));
         }
         if let Some(r) = s.runnable_since.take() {
             let wait = end.saturating_sub(r);

@@ -70,23 +70,10 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
     );
     w.bytes += header.len() as u64;
     w.out.write_all(header.as_bytes())?;
-    // The task each CPU runs, as a reader infers it from the line headers: events that name
-    // the running task (a waking's waker, a fork's parent, an exiting task) set it too, so
-    // that the headers of the events that do not name it agree with the lines before.
-    let mut curr: Vec<Option<TaskIdx>> = vec![None; trace.ncpus as usize];
-    for (&cpu, &t) in &trace.running_at_start {
-        if let Some(c) = curr.get_mut(cpu as usize) {
-            *c = Some(t);
-        }
-    }
+    let mut on_cpu = OnCpu::new(trace);
     for e in &trace.events {
         let cpu = e.cpu;
-        if let Some(h) = header_task(&e.kind) {
-            if let Some(c) = curr.get_mut(cpu as usize) {
-                *c = h;
-            }
-        }
-        let here = curr.get(cpu as usize).copied().flatten();
+        let here = on_cpu.see(e);
         match &e.kind {
             EventKind::Switch {
                 prev,
@@ -110,9 +97,6 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                         trace.prio(*next)
                     ),
                 )?;
-                if let Some(c) = curr.get_mut(cpu as usize) {
-                    *c = *next;
-                }
             }
             EventKind::Waking {
                 waker,
@@ -271,9 +255,41 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
     Ok(w.bytes)
 }
 
+/// The task each CPU runs, as a reader infers it from the line headers (see
+/// `import::Resolver::infer_switch`): a switch sets it, and so do events that name the running
+/// task (a waking's waker, a fork's parent, an exiting task), so that the header of an event
+/// that does not name it agrees with the lines before. Both writers follow it.
+pub(super) struct OnCpu(Vec<Option<TaskIdx>>);
+
+impl OnCpu {
+    pub(super) fn new(trace: &Trace) -> OnCpu {
+        let mut curr = vec![None; trace.ncpus as usize];
+        for (&cpu, &t) in &trace.running_at_start {
+            if let Some(c) = curr.get_mut(cpu as usize) {
+                *c = Some(t);
+            }
+        }
+        OnCpu(curr)
+    }
+
+    /// The task running on `e`'s CPU when `e` fires (its line's task); a switch then leaves
+    /// its `next` there.
+    pub(super) fn see(&mut self, e: &Event) -> Option<TaskIdx> {
+        let c = self.0.get_mut(e.cpu as usize)?;
+        if let Some(h) = header_task(&e.kind) {
+            *c = h;
+        }
+        let here = *c;
+        if let EventKind::Switch { next, .. } = e.kind {
+            *c = next;
+        }
+        here
+    }
+}
+
 /// The task an event's line names as running on its CPU, where the event says (`None`: the
 /// event does not say; `Some(None)`: the idle task).
-pub(super) fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
+fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
     match k {
         EventKind::Switch { prev, .. } => Some(*prev),
         EventKind::Waking { waker, .. } => Some(*waker),

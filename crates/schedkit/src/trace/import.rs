@@ -475,9 +475,9 @@ fn parse_line(line: &str) -> Result<Line, String> {
 /// A header's CPU count, if it is one a machine can have.
 fn header_cpus(n: Option<u32>) -> Result<Line, String> {
     match n {
-        Some(c) if c == 0 || c > 65_536 => {
-            Err(format!("a header gives {c} CPUs (a machine has 1 to 65536)"))
-        }
+        Some(c) if c == 0 || c > 65_536 => Err(format!(
+            "a header gives {c} CPUs (a machine has 1 to 65536)"
+        )),
         c => Ok(Line::Header(c)),
     }
 }

@@ -212,6 +212,59 @@ impl Trace {
     }
 }
 
+/// When a task started running, for the readers that add up its runs (`figures`, `replay`).
+/// A task seen leaving a CPU (or waking another) before it was ever seen arriving has run
+/// since the trace began.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RunClock {
+    since: Option<u64>,
+    seen: bool,
+}
+
+impl RunClock {
+    /// It starts running at `ts`.
+    pub(crate) fn start(&mut self, ts: u64) {
+        self.since = Some(ts);
+        self.seen = true;
+    }
+
+    /// It stops running at `ts`: the time it ran.
+    pub(crate) fn stop(&mut self, ts: u64, trace_start: u64) -> u64 {
+        let since = match self.since.take() {
+            Some(s) => s,
+            None if !self.seen => trace_start,
+            None => ts,
+        };
+        self.seen = true;
+        ts.saturating_sub(since)
+    }
+
+    /// The time it ran up to `ts`, going on running from there (a wakeup or fork it makes
+    /// in the middle of a run); 0 if it is not running.
+    pub(crate) fn split(&mut self, ts: u64, trace_start: u64) -> u64 {
+        let ran = match self.since {
+            Some(s) => ts.saturating_sub(s),
+            None if !self.seen => ts.saturating_sub(trace_start),
+            None => return 0,
+        };
+        self.start(ts);
+        ran
+    }
+
+    pub(crate) fn running(&self) -> bool {
+        self.since.is_some()
+    }
+
+    pub(crate) fn seen(&self) -> bool {
+        self.seen
+    }
+
+    /// Seen, not running (a forked child; a task first seen asleep).
+    pub(crate) fn mark_seen(&mut self) {
+        self.seen = true;
+    }
+}
+
 /// Collects a simulated run's events (the simulator calls it at each switch, wakeup, fork,
 /// exit, idle transition and lock wait), keeping those inside `window` if one is set.
 #[derive(Debug, Default)]

@@ -186,12 +186,7 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
     let comm = |t: Option<TaskIdx>, cpu: u32| Some(trace.comm(t, cpu));
     let pid = |t: Option<TaskIdx>| Some(trace.pid(t) as i32);
     let prio = |t: Option<TaskIdx>| Some(trace.prio(t));
-    let mut curr: Vec<Option<TaskIdx>> = vec![None; trace.ncpus as usize];
-    for (&cpu, &t) in &trace.running_at_start {
-        if let Some(c) = curr.get_mut(cpu as usize) {
-            *c = Some(t);
-        }
-    }
+    let mut on_cpu = super::ftrace::OnCpu::new(trace);
     let mut open: Vec<Vec<FtraceEvent>> = vec![Vec::new(); trace.ncpus as usize];
     let mut packets = Vec::new();
     let flush = |cpu: usize, events: &mut Vec<FtraceEvent>, packets: &mut Vec<TracePacket>| {
@@ -210,10 +205,7 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
         if cpu >= open.len() {
             continue;
         }
-        if let Some(h) = super::ftrace::header_task(&e.kind) {
-            curr[cpu] = h;
-        }
-        let here = curr[cpu];
+        let here = on_cpu.see(e);
         let wake = |t: TaskIdx, target: u32| SchedWakeFtraceEvent {
             comm: comm(Some(t), e.cpu),
             pid: pid(Some(t)),
@@ -226,21 +218,18 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
                 prev,
                 prev_state,
                 next,
-            } => {
-                curr[cpu] = *next;
-                (
-                    *prev,
-                    vec![Payload::SchedSwitch(SchedSwitchFtraceEvent {
-                        prev_comm: comm(*prev, e.cpu),
-                        prev_pid: pid(*prev),
-                        prev_prio: prio(*prev),
-                        prev_state: Some(state_bits(*prev_state)),
-                        next_comm: comm(*next, e.cpu),
-                        next_pid: pid(*next),
-                        next_prio: prio(*next),
-                    })],
-                )
-            }
+            } => (
+                *prev,
+                vec![Payload::SchedSwitch(SchedSwitchFtraceEvent {
+                    prev_comm: comm(*prev, e.cpu),
+                    prev_pid: pid(*prev),
+                    prev_prio: prio(*prev),
+                    prev_state: Some(state_bits(*prev_state)),
+                    next_comm: comm(*next, e.cpu),
+                    next_pid: pid(*next),
+                    next_prio: prio(*next),
+                })],
+            ),
             EventKind::Waking {
                 waker,
                 task,

@@ -124,10 +124,9 @@ enum Atom {
 struct T {
     atoms: Vec<Atom>,
     run_acc: u64,
-    running_since: Option<u64>,
+    clock: RunClock,
     /// Asleep since, and whether uninterruptibly.
     blocked: Option<(u64, bool)>,
-    seen: bool,
     forked: bool,
     exiting: bool,
     exited: bool,
@@ -135,17 +134,14 @@ struct T {
 }
 
 impl T {
-    /// Adds the run up to `ts` and closes it into an atom.
+    /// Adds the run up to `ts` (it goes on running) and closes it into an atom.
     fn flush(&mut self, ts: u64, start: u64) {
-        if let Some(since) = self.running_since {
-            self.run_acc = self.run_acc.saturating_add(ts.saturating_sub(since));
-            self.running_since = Some(ts);
-        } else if !self.seen {
-            // Running since before the trace started.
-            self.run_acc = self.run_acc.saturating_add(ts.saturating_sub(start));
-            self.running_since = Some(ts);
-        }
-        self.seen = true;
+        self.run_acc = self.run_acc.saturating_add(self.clock.split(ts, start));
+        self.close_run();
+    }
+
+    /// The run so far becomes an atom.
+    fn close_run(&mut self) {
         if self.run_acc > 0 {
             self.atoms.push(Atom::Run(self.run_acc));
             self.run_acc = 0;
@@ -174,23 +170,15 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
             } => {
                 if let Some(p) = prev {
                     let t = &mut ts_[p];
-                    let since = match t.running_since.take() {
-                        Some(s) => s,
-                        None if !t.seen => start,
-                        None => ts,
-                    };
-                    t.seen = true;
-                    t.run_acc = t.run_acc.saturating_add(ts.saturating_sub(since));
+                    t.run_acc = t.run_acc.saturating_add(t.clock.stop(ts, start));
                     if prev_state == PrevState::Dead {
-                        t.flush(ts, start);
-                        t.running_since = None;
+                        t.close_run();
                         if !t.exited {
                             t.atoms.push(Atom::Exit);
                             t.exited = true;
                         }
                     } else if prev_state.is_sleep() {
-                        t.flush(ts, start);
-                        t.running_since = None;
+                        t.close_run();
                         t.blocked = Some((ts, prev_state == PrevState::DiskSleep));
                     }
                 }
@@ -205,8 +193,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         });
                         st.sleeps_without_wakeup += 1;
                     }
-                    t.seen = true;
-                    t.running_since = Some(ts);
+                    t.clock.start(ts);
                 }
             }
             EventKind::Waking {
@@ -214,9 +201,9 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
             } => {
                 {
                     let t = &mut ts_[task];
-                    if !t.seen && t.running_since.is_none() {
+                    if !t.clock.seen() {
                         // First seen being woken: asleep since the trace began.
-                        t.seen = true;
+                        t.clock.mark_seen();
                         t.blocked = Some((start, false));
                     }
                 }
@@ -249,7 +236,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 p.atoms.push(Atom::Fork(child));
                 let c = &mut ts_[child];
                 c.forked = true;
-                c.seen = true;
+                c.clock.mark_seen();
                 st.forks += 1;
             }
             EventKind::Exit { task } => ts_[task].exiting = true,
@@ -258,12 +245,10 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
     }
     let end = trace.end_ns.max(start);
     for t in ts_.iter_mut() {
-        if t.running_since.is_some() {
-            t.flush(end, start);
-        } else if t.run_acc > 0 {
-            t.atoms.push(Atom::Run(t.run_acc));
-            t.run_acc = 0;
+        if t.clock.running() {
+            t.run_acc = t.run_acc.saturating_add(t.clock.stop(end, start));
         }
+        t.close_run();
         if t.exiting && !t.exited {
             t.atoms.push(Atom::Exit);
             t.exited = true;
