@@ -9,8 +9,10 @@ use schedkit::metrics::RunResult;
 use schedkit::policy::rt::RtBalance;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
+use schedkit::trace::timeline::{self, Timeline};
+use schedkit::trace::TraceRecorder;
 use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 mod rtbench;
 mod traceio;
@@ -43,6 +45,10 @@ enum Cmd {
     /// Replay a trace recorded on a real machine (ftrace, trace-cmd, perf) under policies on a
     /// simulated machine, beside the trace's own figures.
     Replay(traceio::ReplayArgs),
+    /// Turn result files (`--json` of sim, compare or replay) into one self-contained HTML
+    /// page with plots: wakeup-latency CDFs, throughput bars, CPU-time breakdowns, per-CPU
+    /// timelines and the runs' parameters.
+    Report(ReportArgs),
     /// List the shipped policies, machines or workloads.
     List {
         #[arg(value_enum)]
@@ -71,9 +77,14 @@ struct RunOpts {
     /// Seed of the random choices (sleep times, burst lengths): an unsigned 64-bit number.
     #[arg(long, default_value = "1", value_parser = parse_seed, allow_hyphen_values = true)]
     seed: u64,
-    /// Also write the results as JSON to FILE.
+    /// Also write the results as JSON to FILE (with a per-CPU timeline of a short window,
+    /// for `schedkit report`).
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Also write an HTML report of the runs to FILE (as `schedkit report` makes from
+    /// `--json`).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
     /// Check every invariant every N events (slow; 0 = only at the end of the run).
     #[arg(long, default_value = "0", value_name = "N", value_parser = parse_count, allow_hyphen_values = true)]
     audit_every: u64,
@@ -82,6 +93,17 @@ struct RunOpts {
     quiet: bool,
     #[command(flatten)]
     trace: traceio::TraceOpts,
+}
+
+impl RunOpts {
+    /// The output files can be made (before any run).
+    fn check(&self) -> Result<()> {
+        self.trace.check()?;
+        match &self.report {
+            Some(p) => check_creatable(p, "--report"),
+            None => Ok(()),
+        }
+    }
 }
 
 #[derive(Args)]
@@ -129,6 +151,20 @@ struct CompareArgs {
     lock_mode: Vec<LockMode>,
     #[command(flatten)]
     run: RunOpts,
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Result files written with --json by sim, compare or replay.
+    #[arg(required = true, value_name = "RESULTS.json")]
+    results: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    output: PathBuf,
+    /// Also write each plot as its own SVG file into DIR (latency-cdf-1.svg, throughput-1.svg,
+    /// cpu-time-1.svg, timeline-1.svg, ...), for papers and READMEs.
+    #[arg(long, value_name = "DIR")]
+    svg_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -249,9 +285,20 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Replay(a) => traceio::replay(a)?,
+        Cmd::Report(a) => {
+            let mut input = schedkit::report::html::Input::new();
+            for p in &a.results {
+                let text = std::fs::read_to_string(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?;
+                input
+                    .add(&p.display().to_string(), &text)
+                    .map_err(anyhow::Error::msg)?;
+            }
+            write_report(&a.output, a.svg_dir.as_ref(), &mut input)?;
+        }
         Cmd::Sim(a) => {
             let json = JsonOut::create(a.run.json.as_ref())?;
-            a.run.trace.check()?;
+            a.run.check()?;
             let policy = PolicyKind::parse(&a.policy)
                 .map_err(anyhow::Error::msg)
                 .context("--policy")?;
@@ -268,10 +315,11 @@ fn run(cli: Cli) -> Result<()> {
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
             json.write(&r)?;
+            report_runs(a.run.report.as_ref(), std::slice::from_ref(&r))?;
         }
         Cmd::Compare(a) => {
             let json = JsonOut::create(a.run.json.as_ref())?;
-            a.run.trace.check()?;
+            a.run.check()?;
             let policies: Vec<PolicyKind> = a
                 .policies
                 .iter()
@@ -344,6 +392,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
             json.write(&all)?;
+            report_runs(a.run.report.as_ref(), &all)?;
         }
         Cmd::List { what } => match what {
             ListWhat::Policies => {
@@ -474,7 +523,13 @@ fn simulate(
         ),
     );
     let mut on_progress = |f: f64| pb.set_position((f * 1000.0) as u64);
-    let mut recorder = opts.trace.recorder();
+    // A timeline for the report comes from the --trace recording if there is one, else from
+    // a recorder that keeps only the last whole window.
+    let want_timeline = opts.json.is_some() || opts.report.is_some();
+    let mut recorder = opts
+        .trace
+        .recorder()
+        .or_else(|| want_timeline.then(|| TraceRecorder::rolling(timeline::DEFAULT_WIDTH_NS)));
     let cfg = SimConfig {
         trace: recorder.as_mut(),
         lock_mode,
@@ -484,7 +539,7 @@ fn simulate(
         progress: Some(&mut on_progress),
         ..Default::default()
     };
-    let r = policy
+    let mut r = policy
         .simulate_with(rt_balance, machine, workload, cfg)
         .with_context(|| {
             format!(
@@ -496,7 +551,19 @@ fn simulate(
         })?;
     pb.finish_and_clear();
     if let Some(rec) = recorder {
-        opts.trace.write(&rec.finish(), label)?;
+        let trace = rec.finish();
+        if opts.trace.trace.is_some() {
+            opts.trace.write(&trace, label)?;
+            if want_timeline {
+                let (a, b) = Timeline::last_window(&trace, timeline::DEFAULT_WIDTH_NS);
+                r.timeline = Some(Timeline::from_trace(
+                    &trace.window(a, b),
+                    timeline::MAX_SLICES,
+                ));
+            }
+        } else {
+            r.timeline = Some(Timeline::from_trace(&trace, timeline::MAX_SLICES));
+        }
     }
     Ok(r)
 }
@@ -545,6 +612,59 @@ impl JsonOut {
         }
         Ok(())
     }
+}
+
+/// Checks before any run that `p` can be created, so that a bad path fails at once rather
+/// than after the simulations (and leaves nothing behind).
+pub(crate) fn check_creatable(p: &Path, flag: &str) -> Result<()> {
+    let existed = p.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(p)
+        .with_context(|| format!("{flag}: cannot create {}", p.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
+
+/// `--report FILE`: the HTML page of these runs.
+fn report_runs(path: Option<&PathBuf>, runs: &[RunResult]) -> Result<()> {
+    let Some(p) = path else {
+        return Ok(());
+    };
+    let mut input = schedkit::report::html::Input::new();
+    input
+        .add("this run", &serde_json::to_string(runs)?)
+        .map_err(anyhow::Error::msg)?;
+    write_report(p, None, &mut input)
+}
+
+pub(crate) fn write_report(
+    p: &PathBuf,
+    svg_dir: Option<&PathBuf>,
+    input: &mut schedkit::report::html::Input,
+) -> Result<()> {
+    let (page, plots) = input.render();
+    std::fs::write(p, &page).with_context(|| format!("cannot write {}", p.display()))?;
+    if let Some(dir) = svg_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--svg-dir: cannot create {}", dir.display()))?;
+        for (name, svg) in &plots {
+            let f = dir.join(format!("{name}.svg"));
+            std::fs::write(&f, svg)
+                .with_context(|| format!("--svg-dir: cannot write {}", f.display()))?;
+        }
+        eprintln!("{} plots written to {}", plots.len(), dir.display());
+    }
+    eprintln!(
+        "report: {} runs, {:.1} KiB written to {} (open it in a browser; it needs no network)",
+        input.runs(),
+        page.len() as f64 / 1024.0,
+        p.display()
+    );
+    Ok(())
 }
 
 pub(crate) fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> Result<()> {

@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use schedkit::machine::Machine;
 use schedkit::registry::PolicyKind;
+use schedkit::trace::timeline::{self, Timeline};
 use schedkit::trace::{self, figures::Figures, Trace, TraceRecorder};
 use std::path::{Path, PathBuf};
 
@@ -66,18 +67,10 @@ impl TraceOpts {
 
     /// Checks before any run that the trace file can be created (and leaves nothing).
     pub fn check(&self) -> Result<()> {
-        if let Some(p) = &self.trace {
-            let existed = p.exists();
-            std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(p)
-                .with_context(|| format!("--trace: cannot create {}", p.display()))?;
-            if !existed {
-                let _ = std::fs::remove_file(p);
-            }
+        match &self.trace {
+            Some(p) => crate::check_creatable(p, "--trace"),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Writes a run's trace; `label` names the run when there are several.
@@ -182,6 +175,14 @@ struct ReplayColumnJson<'a> {
     name: String,
     completed: Option<bool>,
     figures: &'a Figures,
+    /// Who ran on each CPU in the last whole 50 ms window, for `schedkit report`.
+    timeline: Timeline,
+}
+
+/// The report's timeline of a trace: its last whole default-width window.
+fn timeline_of(t: &Trace) -> Timeline {
+    let (a, b) = Timeline::last_window(t, timeline::DEFAULT_WIDTH_NS);
+    Timeline::from_trace(&t.window(a, b), timeline::MAX_SLICES)
 }
 
 pub fn replay(a: ReplayArgs) -> Result<()> {
@@ -273,7 +274,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let via_group = |c: &str| by_group.get(c).cloned().unwrap_or_else(|| c.to_string());
 
     let recorded_figures = trace::figures::figures(&recorded);
-    let mut runs: Vec<(String, Option<bool>, Figures)> = Vec::new();
+    let mut runs: Vec<(String, Option<bool>, Figures, Timeline)> = Vec::new();
     for p in &policies {
         let pb = crate::progress_bar(
             false,
@@ -312,6 +313,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             p.name().to_string(),
             Some(r.completed),
             trace::figures::figures(&t),
+            timeline_of(&t),
         ));
     }
     let mut cols = Vec::new();
@@ -322,7 +324,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             comm_of: &same,
         });
     }
-    for (n, _, f) in &runs {
+    for (n, _, f, _) in &runs {
         cols.push(schedkit::report::ReplayColumn {
             name: n.clone(),
             figures: f,
@@ -337,13 +339,15 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
                 name: "recorded".into(),
                 completed: None,
                 figures: &recorded_figures,
+                timeline: timeline_of(&recorded),
             });
         }
-        for (n, c, f) in &runs {
+        for (n, c, f, tl) in &runs {
             columns.push(ReplayColumnJson {
                 name: n.clone(),
                 completed: *c,
                 figures: f,
+                timeline: tl.clone(),
             });
         }
         crate::write_json(

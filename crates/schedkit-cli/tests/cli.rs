@@ -444,3 +444,163 @@ fn sim_and_compare_write_traces_in_both_formats() {
     let (code, _, err) = schedkit(&["sim", "--trace-window", "1s..2s"]);
     assert_eq!(code, 2, "a window needs --trace: {err}");
 }
+
+/// The page parses (it is well-formed XHTML), has every section, and every plot in it holds
+/// data: as many data marks drawn (CDF points, bars, stacked segments, timeline slices) as its
+/// `data-points` says, and more than none.
+fn check_report_page(path: &std::path::Path, runs: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let doc = roxmltree::Document::parse_with_options(
+        &text,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .expect("the report is well-formed");
+    // Self-contained: nothing to fetch (no script, stylesheet or image from anywhere).
+    for n in doc.descendants() {
+        assert!(
+            !n.has_tag_name("script") && !n.has_tag_name("link") && !n.has_tag_name("img"),
+            "the page loads {:?}",
+            n.tag_name()
+        );
+        for a in ["src", "href"] {
+            assert!(
+                n.attribute(a).is_none(),
+                "the page refers to {:?}",
+                n.attribute(a)
+            );
+        }
+    }
+    for id in [
+        "summary",
+        "latency",
+        "throughput",
+        "cpu",
+        "timelines",
+        "parameters",
+    ] {
+        assert!(
+            doc.descendants().any(|n| n.attribute("id") == Some(id)),
+            "no section {id}"
+        );
+    }
+    let summary_rows = doc
+        .descendants()
+        .find(|n| n.has_tag_name("table"))
+        .unwrap()
+        .children()
+        .filter(|n| n.has_tag_name("tr"))
+        .count();
+    assert_eq!(summary_rows, runs + 1, "one summary row per run");
+    let mut kinds = Vec::new();
+    for svg in doc
+        .descendants()
+        .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("plot"))
+    {
+        let kind = svg.attribute("data-kind").unwrap().to_string();
+        let points: usize = svg.attribute("data-points").unwrap().parse().unwrap();
+        let drawn: usize = match kind.as_str() {
+            "cdf" => svg
+                .descendants()
+                .filter_map(|n| n.attribute("data-n"))
+                .map(|n| n.parse::<usize>().unwrap())
+                .sum(),
+            "bars" => svg
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("bar"))
+                .count(),
+            "stacked" => svg
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("segment"))
+                .count(),
+            "timeline" => svg
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("slice"))
+                .count(),
+            k => panic!("unknown plot kind {k}"),
+        };
+        assert!(points > 0, "an empty {kind} plot");
+        assert_eq!(drawn, points, "{kind}: drawn marks vs data-points");
+        kinds.push(kind);
+    }
+    kinds
+}
+
+#[test]
+fn compare_report_and_report_command_draw_every_plot_with_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let html = dir.path().join("cmp.html");
+    let (code, _, err) = schedkit(&[
+        "compare",
+        "--quiet",
+        "--policies",
+        "o1,eevdf",
+        "--workload",
+        "chat:rooms=2,messages=20",
+        "--duration",
+        "300ms",
+        "--json",
+        json.to_str().unwrap(),
+        "--report",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("report: 2 runs"), "{err}");
+    let kinds = check_report_page(&html, 2);
+    let count = |k: &str| kinds.iter().filter(|x| *x == k).count();
+    assert_eq!(count("cdf"), 1);
+    assert_eq!(count("bars"), 1);
+    assert_eq!(count("stacked"), 1);
+    assert_eq!(count("timeline"), 2, "one timeline per run");
+
+    // `report` over the JSON of that run and a replay's: the same plots and the replay's.
+    let rjson = dir.path().join("replay.json");
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/pipe-vm.txt");
+    let (code, _, err) = schedkit(&[
+        "replay",
+        trace,
+        "--policies",
+        "recorded,cfs",
+        "--machine",
+        "host",
+        "--json",
+        rjson.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let page = dir.path().join("all.html");
+    let svgs = dir.path().join("svg");
+    let (code, _, err) = schedkit(&[
+        "report",
+        json.to_str().unwrap(),
+        rjson.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+        "--svg-dir",
+        svgs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let kinds = check_report_page(&page, 4);
+    assert_eq!(kinds.iter().filter(|k| *k == "timeline").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| *k == "cdf").count(), 2);
+    let files = std::fs::read_dir(&svgs).unwrap().count();
+    assert_eq!(files, kinds.len(), "one SVG file per plot");
+}
+
+#[test]
+fn report_refuses_what_is_not_a_result_file_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\n  \"policy\": \"o1\"\n}\n").unwrap();
+    let (code, _, err) = schedkit(&["report", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad.json: not a schedkit result file") && err.contains("line"),
+        "{err}"
+    );
+    let (code, _, err) = schedkit(&["report", "/nonexistent/r.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read /nonexistent/r.json"), "{err}");
+}

@@ -28,6 +28,11 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlock: Option<Vec<String>>,
     pub metrics: Metrics,
+    /// Who ran on each CPU in a short window of the run (the last whole
+    /// `trace::timeline::DEFAULT_WIDTH_NS` before it ended), where the caller asked for one
+    /// (the CLI does for `--json` and `--report`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<crate::trace::timeline::Timeline>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -41,6 +46,9 @@ pub struct Metrics {
     pub idle_fraction: f64,
     /// From a wakeup (or fork) to running, over all tasks.
     pub wakeup_latency_us: Latency,
+    /// The distribution behind `wakeup_latency_us`: `[µs, fraction of wakeups at or under
+    /// it]` at fixed quantiles (see [`latency_cdf`]), for the report's CDF plots.
+    pub wakeup_latency_cdf_us: Vec<[f64; 2]>,
     /// The same for tasks marked interactive, if any ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive_wakeup_latency_us: Option<Latency>,
@@ -222,6 +230,34 @@ pub struct AudioReport {
     pub underruns: u64,
     pub deadline_misses: u64,
     pub lateness_us: Latency,
+}
+
+/// The quantiles a CDF is sampled at: every percent, then the tail (99.5, 99.9, 99.99 %) and
+/// the maximum. Fixed points keep results small (104 pairs) and comparable run to run.
+pub const CDF_QUANTILES: [f64; 104] = {
+    let mut q = [0.0; 104];
+    let mut i = 0;
+    while i <= 100 {
+        q[i] = i as f64 / 100.0;
+        i += 1;
+    }
+    // Indexes 100..=103: 0.995, 0.999, 0.9999, 1.0 (the 1.0 of the loop moves to the end).
+    q[100] = 0.995;
+    q[101] = 0.999;
+    q[102] = 0.9999;
+    q[103] = 1.0;
+    q
+};
+
+/// `[µs, quantile]` pairs of a histogram of ns at [`CDF_QUANTILES`]; empty for no samples.
+pub fn latency_cdf(h: &hdrhistogram::Histogram<u64>) -> Vec<[f64; 2]> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    CDF_QUANTILES
+        .iter()
+        .map(|&q| [h.value_at_quantile(q) as f64 / 1e3, q])
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]

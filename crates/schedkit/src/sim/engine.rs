@@ -930,12 +930,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 StopReason::Deadlock(waits) => Some(waits.clone()),
                 _ => None,
             },
+            timeline: None,
             metrics: Metrics {
                 context_switches: self.switches,
                 context_switches_per_s: rate(self.switches as f64),
                 migrations: self.migrations,
                 idle_fraction,
                 wakeup_latency_us: lat(&self.lat_all),
+                wakeup_latency_cdf_us: crate::metrics::latency_cdf(&self.lat_all),
                 interactive_wakeup_latency_us: (!self.lat_interactive.is_empty())
                     .then(|| lat(&self.lat_interactive)),
                 fairness_jain: jain_from_sums(n_shares, share_sum, share_sum2),

@@ -39,6 +39,8 @@ pub struct Figures {
     pub migrations: u64,
     pub wakeups: u64,
     pub wakeup_latency_us: crate::metrics::Latency,
+    /// `[µs, fraction]` pairs of the wakeup latencies (see `metrics::latency_cdf`).
+    pub wakeup_latency_cdf_us: Vec<[f64; 2]>,
     pub runqueue_wait_total_ms: f64,
     pub runqueue_wait_max_us: f64,
     pub forks: u64,
@@ -181,6 +183,7 @@ pub fn figures(trace: &Trace) -> Figures {
             max: max_lat as f64 / 1e3,
             ..latency(&hist)
         },
+        wakeup_latency_cdf_us: crate::metrics::latency_cdf(&hist),
         runqueue_wait_total_ms: st.iter().map(|s| s.wait_ns).fold(0u64, u64::saturating_add) as f64
             / 1e6,
         runqueue_wait_max_us: max_wait as f64 / 1e3,

@@ -255,50 +255,6 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
     Ok(w.bytes)
 }
 
-/// The task each CPU runs, as a reader infers it from the line headers (see
-/// `import::Resolver::infer_switch`): a switch sets it, and so do events that name the running
-/// task (a waking's waker, a fork's parent, an exiting task), so that the header of an event
-/// that does not name it agrees with the lines before. Both writers follow it.
-pub(super) struct OnCpu(Vec<Option<TaskIdx>>);
-
-impl OnCpu {
-    pub(super) fn new(trace: &Trace) -> OnCpu {
-        let mut curr = vec![None; trace.ncpus as usize];
-        for (&cpu, &t) in &trace.running_at_start {
-            if let Some(c) = curr.get_mut(cpu as usize) {
-                *c = Some(t);
-            }
-        }
-        OnCpu(curr)
-    }
-
-    /// The task running on `e`'s CPU when `e` fires (its line's task); a switch then leaves
-    /// its `next` there.
-    pub(super) fn see(&mut self, e: &Event) -> Option<TaskIdx> {
-        let c = self.0.get_mut(e.cpu as usize)?;
-        if let Some(h) = header_task(&e.kind) {
-            *c = h;
-        }
-        let here = *c;
-        if let EventKind::Switch { next, .. } = e.kind {
-            *c = next;
-        }
-        here
-    }
-}
-
-/// The task an event's line names as running on its CPU, where the event says (`None`: the
-/// event does not say; `Some(None)`: the idle task).
-fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
-    match k {
-        EventKind::Switch { prev, .. } => Some(*prev),
-        EventKind::Waking { waker, .. } => Some(*waker),
-        EventKind::Fork { parent, .. } => Some(Some(*parent)),
-        EventKind::Exit { task } | EventKind::LockWait { task, .. } => Some(Some(*task)),
-        _ => None,
-    }
-}
-
 /// `trace` as ftrace text in memory.
 pub fn to_string(trace: &Trace) -> String {
     let mut v = Vec::new();

@@ -20,6 +20,7 @@ pub mod ftrace;
 pub mod import;
 pub mod perfetto;
 pub mod replay;
+pub mod timeline;
 
 /// A task of a trace: one *incarnation* of a PID (a PID reused after an exit is a new task).
 #[derive(Clone, Debug, PartialEq)]
@@ -193,8 +194,19 @@ impl Trace {
     }
 
     /// The events between `from` and `to` ns (a `--trace-window`), with the tasks they name;
-    /// the window's edges become the trace's start and end.
+    /// the window's edges become the trace's start and end, and what each CPU ran at `from`
+    /// (as the events before it say) its `running_at_start`.
     pub fn window(&self, from: u64, to: u64) -> Trace {
+        let mut on_cpu = OnCpu::new(self);
+        for e in self.events.iter().take_while(|e| e.ts < from) {
+            on_cpu.see(e);
+        }
+        let running_at_start = on_cpu
+            .0
+            .iter()
+            .enumerate()
+            .filter_map(|(cpu, t)| t.map(|t| (cpu as u32, t)))
+            .collect();
         Trace {
             ncpus: self.ncpus,
             tasks: self.tasks.clone(),
@@ -207,8 +219,52 @@ impl Trace {
             start_ns: from.max(self.start_ns),
             end_ns: to.min(self.end_ns),
             stats: self.stats.clone(),
-            running_at_start: Default::default(),
+            running_at_start,
         }
+    }
+}
+
+/// The task each CPU runs, as a reader infers it from the line headers (see
+/// `import::Resolver::infer_switch`): a switch sets it, and so do events that name the running
+/// task (a waking's waker, a fork's parent, an exiting task), so that the header of an event
+/// that does not name it agrees with the lines before. Both writers follow it.
+pub(crate) struct OnCpu(Vec<Option<TaskIdx>>);
+
+impl OnCpu {
+    pub(crate) fn new(trace: &Trace) -> OnCpu {
+        let mut curr = vec![None; trace.ncpus as usize];
+        for (&cpu, &t) in &trace.running_at_start {
+            if let Some(c) = curr.get_mut(cpu as usize) {
+                *c = Some(t);
+            }
+        }
+        OnCpu(curr)
+    }
+
+    /// The task running on `e`'s CPU when `e` fires (its line's task); a switch then leaves
+    /// its `next` there.
+    pub(crate) fn see(&mut self, e: &Event) -> Option<TaskIdx> {
+        let c = self.0.get_mut(e.cpu as usize)?;
+        if let Some(h) = header_task(&e.kind) {
+            *c = h;
+        }
+        let here = *c;
+        if let EventKind::Switch { next, .. } = e.kind {
+            *c = next;
+        }
+        here
+    }
+}
+
+/// The task an event's line names as running on its CPU, where the event says (`None`: the
+/// event does not say; `Some(None)`: the idle task).
+fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
+    match k {
+        EventKind::Switch { prev, .. } => Some(*prev),
+        EventKind::Waking { waker, .. } => Some(*waker),
+        EventKind::Fork { parent, .. } => Some(Some(*parent)),
+        EventKind::Exit { task } | EventKind::LockWait { task, .. } => Some(Some(*task)),
+        _ => None,
     }
 }
 
@@ -270,10 +326,27 @@ impl RunClock {
 #[derive(Debug, Default)]
 pub struct TraceRecorder {
     pub window: Option<(u64, u64)>,
+    /// Keep only the last `rolling` ns window that ended before the run did (aligned to
+    /// multiples of it): a short timeline of a run whose length is not known in advance.
+    rolling: Option<Rolling>,
     trace: Trace,
     /// Tasks by the simulator's pid (pids are never reused in a simulated run).
     index: std::collections::HashMap<u32, TaskIdx>,
     end_ns: u64,
+}
+
+/// The two windows a rolling recorder holds: the one events arrive in, and the one before.
+#[derive(Debug, Default)]
+struct Rolling {
+    width: u64,
+    /// Index of the window now filling (its events are `trace.events`).
+    k: u64,
+    /// What each CPU ran when window `k` began.
+    k_start: Vec<Option<TaskIdx>>,
+    /// Window `k − 1`'s events and what ran when it began (None before the first rotation).
+    prev: Option<(Vec<Event>, Vec<Option<TaskIdx>>)>,
+    /// What each CPU runs now (from the switches pushed).
+    curr: Vec<Option<TaskIdx>>,
 }
 
 impl TraceRecorder {
@@ -284,9 +357,26 @@ impl TraceRecorder {
         }
     }
 
+    /// A recorder that keeps only the last whole `width`-ns window of the run, aligned to
+    /// multiples of `width` (or the whole run, if shorter): memory stays that of one window
+    /// whatever the run's length.
+    pub fn rolling(width: u64) -> TraceRecorder {
+        TraceRecorder {
+            rolling: Some(Rolling {
+                width: width.max(1),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
     /// Called once before the run: the machine's size and its CPUs' clock.
     pub fn begin(&mut self, ncpus: usize, khz: u64) {
         self.trace.ncpus = ncpus as u32;
+        if let Some(r) = &mut self.rolling {
+            r.curr = vec![None; ncpus];
+            r.k_start = vec![None; ncpus];
+        }
         let at = self.window.map_or(0, |w| w.0);
         self.trace.start_ns = at;
         for cpu in 0..ncpus as u32 {
@@ -324,6 +414,39 @@ impl TraceRecorder {
     }
 
     pub fn push(&mut self, ts: u64, cpu: usize, kind: EventKind) {
+        if let Some(r) = &mut self.rolling {
+            let k = ts / r.width;
+            if k > r.k {
+                // A new window: the one filling becomes the previous (an empty one if the
+                // run was quiet for a whole window).
+                let events = std::mem::take(&mut self.trace.events);
+                let prev = if k == r.k + 1 {
+                    (events, std::mem::take(&mut r.k_start))
+                } else {
+                    (Vec::new(), r.curr.clone())
+                };
+                r.prev = Some(prev);
+                r.k = k;
+                r.k_start = r.curr.clone();
+            }
+            if let EventKind::Switch { next, .. } = kind {
+                if let Some(c) = r.curr.get_mut(cpu) {
+                    *c = next;
+                }
+            }
+            // A stamp a little behind the window now filling (another CPU's path) belongs to
+            // the previous one.
+            let event = Event {
+                ts,
+                cpu: cpu as u32,
+                kind,
+            };
+            match &mut r.prev {
+                Some((prev, _)) if k < r.k => prev.push(event),
+                _ => self.trace.events.push(event),
+            }
+            return;
+        }
         if self.wants(ts) {
             self.trace.events.push(Event {
                 ts,
@@ -351,6 +474,25 @@ impl TraceRecorder {
     pub fn finish(mut self) -> Trace {
         let end_ns = self.end_ns;
         self.trace.end_ns = self.window.map_or(end_ns, |w| w.1.min(end_ns));
+        if let Some(r) = self.rolling.take() {
+            // The window now filling if the run ended at its end (or it is the only one),
+            // else the whole one before it.
+            let whole = end_ns >= (r.k + 1) * r.width;
+            let (k, start) = match r.prev {
+                Some((events, start)) if !whole => {
+                    self.trace.events = events;
+                    (r.k - 1, start)
+                }
+                _ => (r.k, r.k_start),
+            };
+            self.trace.start_ns = k * r.width;
+            self.trace.end_ns = ((k + 1) * r.width).min(end_ns);
+            self.trace.running_at_start = start
+                .iter()
+                .enumerate()
+                .filter_map(|(cpu, t)| t.map(|t| (cpu as u32, t)))
+                .collect();
+        }
         // Events are pushed in simulated-time order per path; a path's sections may stamp an
         // event a little after a later-pushed one on another CPU: sort, stably.
         self.trace.events.sort_by_key(|e| e.ts);

@@ -186,7 +186,7 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
     let comm = |t: Option<TaskIdx>, cpu: u32| Some(trace.comm(t, cpu));
     let pid = |t: Option<TaskIdx>| Some(trace.pid(t) as i32);
     let prio = |t: Option<TaskIdx>| Some(trace.prio(t));
-    let mut on_cpu = super::ftrace::OnCpu::new(trace);
+    let mut on_cpu = super::OnCpu::new(trace);
     let mut open: Vec<Vec<FtraceEvent>> = vec![Vec::new(); trace.ncpus as usize];
     let mut packets = Vec::new();
     let flush = |cpu: usize, events: &mut Vec<FtraceEvent>, packets: &mut Vec<TracePacket>| {

@@ -1,5 +1,9 @@
-//! Plain-text tables of run results: one column per run, one row per metric, so that policies
-//! read side by side.
+//! Results as people read them: plain-text tables (here: one column per run, one row per
+//! metric, so that policies read side by side) and the HTML page of `schedkit report`
+//! ([`html`], drawing its plots with [`svg`]).
+
+pub mod html;
+pub mod svg;
 
 use crate::metrics::RunResult;
 
