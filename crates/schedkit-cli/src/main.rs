@@ -315,7 +315,7 @@ fn run(cli: Cli) -> Result<()> {
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
             json.write(&r)?;
-            report_runs(a.run.report.as_ref(), std::slice::from_ref(&r))?;
+            report_runs(a.run.report.as_ref(), a.run.json.as_ref(), std::slice::from_ref(&r))?;
         }
         Cmd::Compare(a) => {
             let json = JsonOut::create(a.run.json.as_ref())?;
@@ -392,7 +392,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
             json.write(&all)?;
-            report_runs(a.run.report.as_ref(), &all)?;
+            report_runs(a.run.report.as_ref(), a.run.json.as_ref(), &all)?;
         }
         Cmd::List { what } => match what {
             ListWhat::Policies => {
@@ -630,13 +630,14 @@ pub(crate) fn check_creatable(p: &Path, flag: &str) -> Result<()> {
 }
 
 /// `--report FILE`: the HTML page of these runs.
-fn report_runs(path: Option<&PathBuf>, runs: &[RunResult]) -> Result<()> {
+fn report_runs(path: Option<&PathBuf>, json: Option<&PathBuf>, runs: &[RunResult]) -> Result<()> {
     let Some(p) = path else {
         return Ok(());
     };
     let mut input = schedkit::report::html::Input::new();
+    let name = json.map_or("this run (no --json)".to_string(), |j| j.display().to_string());
     input
-        .add("this run", &serde_json::to_string(runs)?)
+        .add(&name, &serde_json::to_string(runs)?)
         .map_err(anyhow::Error::msg)?;
     write_report(p, None, &mut input)
 }
