@@ -315,7 +315,11 @@ fn run(cli: Cli) -> Result<()> {
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
             json.write(&r)?;
-            report_runs(a.run.report.as_ref(), a.run.json.as_ref(), std::slice::from_ref(&r))?;
+            report_runs(
+                a.run.report.as_ref(),
+                a.run.json.as_ref(),
+                std::slice::from_ref(&r),
+            )?;
         }
         Cmd::Compare(a) => {
             let json = JsonOut::create(a.run.json.as_ref())?;
@@ -635,7 +639,9 @@ fn report_runs(path: Option<&PathBuf>, json: Option<&PathBuf>, runs: &[RunResult
         return Ok(());
     };
     let mut input = schedkit::report::html::Input::new();
-    let name = json.map_or("this run (no --json)".to_string(), |j| j.display().to_string());
+    let name = json.map_or("this run (no --json)".to_string(), |j| {
+        j.display().to_string()
+    });
     input
         .add(&name, &serde_json::to_string(runs)?)
         .map_err(anyhow::Error::msg)?;

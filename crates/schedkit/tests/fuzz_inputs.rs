@@ -20,7 +20,7 @@ use proptest::test_runner::{Config, TestRunner};
 use schedkit::machine::Machine;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::{SimConfig, SimError};
-use schedkit::workload::{file, Workload};
+use schedkit::workload::{file, rtapp, Workload};
 use std::sync::OnceLock;
 
 /// The bound on a simulation of an accepted input: its simulated time, and how many tasks it
@@ -28,23 +28,27 @@ use std::sync::OnceLock;
 const SIM_NS: u64 = 20_000_000;
 const MAX_SIM_TASKS: usize = 2_000;
 
+fn read_dir(d: &str, ext: &str) -> Vec<String> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{d}"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
 fn corpus() -> &'static (Vec<String>, Vec<String>) {
     static C: OnceLock<(Vec<String>, Vec<String>)> = OnceLock::new();
     C.get_or_init(|| {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-        let read_dir = |d: &str| -> Vec<String> {
-            let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{d}"))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-                .collect();
-            files.sort();
-            files
-                .iter()
-                .map(|p| std::fs::read_to_string(p).unwrap())
-                .collect()
-        };
-        (read_dir("fuzz/corpus/workloads"), read_dir("profiles"))
+        (
+            read_dir("fuzz/corpus/workloads", "toml"),
+            read_dir("profiles", "toml"),
+        )
     })
 }
 
@@ -108,6 +112,11 @@ const STATEMENTS: &[&str] = &[
     "\"audio-write 10ms 2\",",
     "\"audio-write 1us 64\",",
     "\"count\",",
+    "\"cond-wait c m\",",
+    "\"cond-signal c\",",
+    "\"cond-broadcast c\",",
+    "\"timer tick 1us\",",
+    "\"timer own 10ms absolute\",",
     "\"loop 3\",",
     "\"loop forever\",",
     "\"end\",",
@@ -259,6 +268,94 @@ fn mutated_workload_files_are_accepted_or_refused_never_crash() {
         .unwrap();
     eprintln!(
         "workload fuzz: {} cases, {} accepted and simulated",
+        cases(),
+        accepted.get()
+    );
+    assert!(accepted.get() > 0, "no mutated file was ever accepted");
+}
+
+/// rt-app events and properties spliced in after an object's `{`.
+const RTAPP_ENTRIES: &[&str] = &[
+    "\"run\": 100, ",
+    "\"run9\": 0, ",
+    "\"runtime\": 5, ",
+    "\"sleep\": 4294967296, ",
+    "\"timer\": { \"ref\": \"unique\", \"period\": 1 }, ",
+    "\"timer\": { \"ref\": \"m\", \"period\": 10 }, ",
+    "\"lock\": \"m\", ",
+    "\"unlock\": \"m\", ",
+    "\"wait\": { \"ref\": \"c\", \"mutex\": \"m\" }, ",
+    "\"signal\": \"c\", ",
+    "\"broad\": \"c\", ",
+    "\"sync\": { \"ref\": \"c\", \"mutex\": \"m\" }, ",
+    "\"fork\": \"child\", ",
+    "\"fork\": \"video\", ",
+    "\"yield\": \"\", ",
+    "\"barrier\": \"b\", ",
+    "\"policy\": \"SCHED_FIFO\", ",
+    "\"policy\": \"SCHED_DEADLINE\", ",
+    "\"priority\": 99, ",
+    "\"cpus\": [0, 1023], ",
+    "\"loop\": -1, ",
+    "\"instance\": 0, ",
+    "\"phases\": { \"p\": { \"run\": 1 } }, ",
+    "\"\": null, ",
+];
+
+/// rt-app JSON files (`fuzz/corpus/rt-app/*.json`), mutated as the workload files are, with
+/// rt-app entries spliced into objects: the translation accepts or refuses with an error
+/// (naming a line or a key path), and what it accepts simulates without breaking an invariant.
+#[test]
+fn mutated_rtapp_files_are_accepted_or_refused_never_crash() {
+    let files = read_dir("fuzz/corpus/rt-app", "json");
+    assert!(files.len() >= 2);
+    let mut runner = TestRunner::new(Config {
+        cases: cases(),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u64);
+    let entry = (any::<usize>(), 0..RTAPP_ENTRIES.len());
+    let strategy = (
+        0..files.len(),
+        proptest::collection::vec(
+            prop_oneof![mutation().prop_map(Ok), entry.prop_map(Err)],
+            1..6,
+        ),
+        0..PolicyKind::ALL.len(),
+    );
+    runner
+        .run(&strategy, |(f, muts, p)| {
+            let mut text = files[f].clone();
+            for m in &muts {
+                text = match m {
+                    Ok(m) => apply(&text, m),
+                    Err((n, e)) => {
+                        let at: Vec<usize> = text.match_indices('{').map(|(i, _)| i + 1).collect();
+                        let i = at[n % at.len().max(1)];
+                        format!("{}{}{}", &text[..i], RTAPP_ENTRIES[*e], &text[i..])
+                    }
+                };
+            }
+            match rtapp::parse_str(&text, "fuzz.json", "fuzz") {
+                Ok(w) => {
+                    accepted.set(accepted.get() + 1);
+                    let r = bounded_run(PolicyKind::ALL[p], small_machine(), &w);
+                    prop_assert!(r.is_ok(), "{}\n--- input:\n{text}", r.unwrap_err());
+                }
+                Err(e) => {
+                    let msg = e.to_string();
+                    prop_assert!(
+                        msg.contains("line ") || msg.contains(": at "),
+                        "an error that names no place: {msg}"
+                    );
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!(
+        "rt-app fuzz: {} cases, {} accepted and simulated",
         cases(),
         accepted.get()
     );

@@ -157,6 +157,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 Op::Send(ch) => Some(self.chan_costs(self.chans[ch as usize].kind).0),
                 Op::Recv(_)
                 | Op::Sleep { .. }
+                | Op::Timer { .. }
+                | Op::CondWait { .. }
                 | Op::AudioWrite { .. }
                 | Op::Yield
                 | Op::Wait
@@ -330,29 +332,71 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Lock(l) => self.lock(cpu, t, l)?,
             Op::Unlock(l) => {
-                // Only a holder releases a lock (up() by a stranger would free it for
-                // everyone: a bug in the workload, not a scheduling fact).
-                let holders = &mut self.lock_holders[l as usize];
-                let Some(i) = holders.iter().position(|&h| h == t) else {
-                    let pr = &self.procs[t.index()];
-                    return Err(SimError::Impossible(format!(
-                        "{t} ({}) releases lock '{}', which it does not hold",
-                        self.workload.programs[pr.prog as usize].where_is(pr.pc as usize),
-                        self.workload.locks[l as usize].0
-                    )));
+                let cost = self.release_lock(cpu, t, l)?;
+                self.advance(t);
+                Step::Sys(cost)
+            }
+            Op::CondWait { cond, lock } => {
+                // Queue first, then release (atomic in pthread_cond_wait: a signal sent
+                // once the lock is free finds this waiter). The op after this one takes the
+                // lock again.
+                self.advance(t);
+                let p = &mut self.procs[t.index()];
+                p.block = Block::Recv(cond);
+                p.block_since = self.now;
+                self.tasks[t].state = TaskState::Sleeping {
+                    uninterruptible: false,
                 };
-                holders.swap_remove(i);
-                let woken = self.sleeplocks[l as usize].unlock(t);
+                self.chans[cond as usize].recv_waiters.push_back(t);
+                Step::Sys(self.release_lock(cpu, t, lock)?)
+            }
+            Op::CondSignal { cond, all } => {
                 self.advance(t);
                 let mut cost = 2 * self.atomic_ns;
-                // Wake the chosen waiter if it is still asleep on this lock (the opportunistic
-                // semaphore and the mutex may pick one that was already woken).
-                if let Some(w) = woken {
-                    if self.procs[w.index()].block == Block::Lock(l) {
+                while let Some(w) = self.chans[cond as usize].recv_waiters.pop_front() {
+                    // A futex wake per waiter woken (glibc makes no system call when there
+                    // is nobody to wake).
+                    cost += self.syscall_ns();
+                    if self.procs[w.index()].block == Block::Recv(cond) {
                         cost += self.wake(w, cpu, false, false, self.now)?;
+                    }
+                    if !all {
+                        break;
                     }
                 }
                 Step::Sys(cost)
+            }
+            Op::Timer {
+                timer,
+                period,
+                absolute,
+            } => {
+                let now = self.now;
+                let pid = self.procs[t.index()].pid;
+                let next = match self.chans[timer as usize].kind {
+                    ChanKind::TaskTimer => self.task_timers.entry((pid, timer)).or_insert(now),
+                    _ => self.chans[timer as usize].timer_next.get_or_insert(now),
+                };
+                // rt-app: t_next += period; sleep until it unless already past, when the
+                // relative mode restarts the period from now.
+                *next += period;
+                let target = *next;
+                if target <= now && !absolute {
+                    *next = now;
+                }
+                self.advance(t);
+                if target > now {
+                    let p = &mut self.procs[t.index()];
+                    p.block = Block::Timer;
+                    p.block_since = now;
+                    p.sleep_gen += 1;
+                    let gen = p.sleep_gen;
+                    self.tasks[t].state = TaskState::Sleeping {
+                        uninterruptible: false,
+                    };
+                    self.post(target, Ev::Timer { task: t.0, gen });
+                }
+                Step::Continue
             }
             Op::Stamp => {
                 self.mark = self.now;
@@ -424,6 +468,33 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(cost)
     }
 
+    /// `t` releases sleeping lock `l` (`up()`, `mutex_unlock()`), waking the waiter the lock
+    /// chose; returns the ns it spends.
+    fn release_lock(&mut self, cpu: CpuId, t: TaskId, l: u32) -> Result<u64, SimError> {
+        // Only a holder releases a lock (up() by a stranger would free it for everyone: a
+        // bug in the workload, not a scheduling fact).
+        let holders = &mut self.lock_holders[l as usize];
+        let Some(i) = holders.iter().position(|&h| h == t) else {
+            let pr = &self.procs[t.index()];
+            return Err(SimError::Impossible(format!(
+                "{t} ({}) releases lock '{}', which it does not hold",
+                self.workload.programs[pr.prog as usize].where_is(pr.pc as usize),
+                self.workload.locks[l as usize].0
+            )));
+        };
+        holders.swap_remove(i);
+        let woken = self.sleeplocks[l as usize].unlock(t);
+        let mut cost = 2 * self.atomic_ns;
+        // Wake the chosen waiter if it is still asleep on this lock (the opportunistic
+        // semaphore and the mutex may pick one that was already woken).
+        if let Some(w) = woken {
+            if self.procs[w.index()].block == Block::Lock(l) {
+                cost += self.wake(w, cpu, false, false, self.now)?;
+            }
+        }
+        Ok(cost)
+    }
+
     fn chan_costs(&self, kind: ChanKind) -> (u64, u64) {
         let k = self.k();
         let sys = self.syscall_ns();
@@ -431,6 +502,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             ChanKind::Pipe => (k.pipe_write_ns as u64, k.pipe_read_ns as u64),
             ChanKind::Socket => (k.sock_send_ns as u64, k.sock_recv_ns as u64),
             ChanKind::Semaphore => (sys, sys),
+            // Not message carriers: their operations are priced where they run.
+            ChanKind::CondVar | ChanKind::Timer | ChanKind::TaskTimer => (sys, sys),
         }
     }
 

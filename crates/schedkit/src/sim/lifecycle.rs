@@ -112,6 +112,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             let pr = &self.procs[t.index()];
             let prog = &self.workload.programs[pr.prog as usize];
             let on = match pr.block {
+                Block::Recv(c) if self.chans[c as usize].kind == ChanKind::CondVar => {
+                    format!("a signal on condition variable {c}")
+                }
                 Block::Recv(c) => format!("a message on channel {c}"),
                 Block::Send(c) => format!("room on full channel {c}"),
                 Block::Lock(l) => format!("lock '{}'", self.workload.locks[l as usize].0),

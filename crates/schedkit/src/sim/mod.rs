@@ -252,6 +252,8 @@ struct Chan {
     kind: ChanKind,
     capacity: Option<u32>,
     msgs: u64,
+    /// A shared timer's next expiry (None until its first use).
+    timer_next: Option<u64>,
     recv_waiters: VecDeque<TaskId>,
     send_waiters: VecDeque<TaskId>,
 }
@@ -389,6 +391,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     status: Vec<CpuStatus>,
     cpus: Vec<Cpu>,
     chans: Vec<Chan>,
+    /// Next expiry of each task's own timers (`TaskTimer` channels), by (pid, channel).
+    task_timers: std::collections::BTreeMap<(u32, u32), u64>,
     cache: CacheModel,
     rng: ChaCha8Rng,
     ops_total: OpCounter,
@@ -526,10 +530,12 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     kind: c.kind,
                     capacity: c.capacity,
                     msgs: 0,
+                    timer_next: None,
                     recv_waiters: VecDeque::new(),
                     send_waiters: VecDeque::new(),
                 })
                 .collect(),
+            task_timers: Default::default(),
             cache: CacheModel::new(
                 topo.ncaches(),
                 machine.profile.cache.size_kb,

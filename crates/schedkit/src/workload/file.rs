@@ -7,7 +7,7 @@
 //! [[channel]]
 //! name = "pipe"
 //! count = 4                     # pipe.0 .. pipe.3
-//! kind = "pipe"                 # pipe | socket | semaphore
+//! kind = "pipe"                 # pipe | socket | semaphore | condvar | timer | task-timer
 //! capacity = 64                 # messages; omit for unbounded
 //!
 //! [[group]]
@@ -37,6 +37,10 @@
 //! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
 //! `audio-write PERIOD BUFFER`,
 //! `lock L`, `unlock L`, `kwork D` (non-preemptible kernel work), `count`,
+//! `cond-wait C L`, `cond-signal C`, `cond-broadcast C` (pthread condition variables on a
+//! `condvar` channel: a signal with no waiter is lost), `timer T PERIOD [relative|absolute]`
+//! (rt-app's periodic timer on a `timer` channel, shared by the tasks that use it, or a
+//! `task-timer`, one per task),
 //! `loop N|forever` ... `end`.
 //!
 //! Sleeping locks:
@@ -184,16 +188,30 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
             "pipe" => ChanKind::Pipe,
             "socket" => ChanKind::Socket,
             "semaphore" => ChanKind::Semaphore,
+            "condvar" => ChanKind::CondVar,
+            "timer" => ChanKind::Timer,
+            "task-timer" => ChanKind::TaskTimer,
             k => {
                 return Err(err(
                     at,
                     format!(
-                        "channel '{}': kind '{k}' (use pipe, socket, semaphore)",
+                        "channel '{}': kind '{k}' (use pipe, socket, semaphore, condvar, timer, task-timer)",
                         c.name
                     ),
                 ))
             }
         };
+        if !kind.carries_messages() {
+            if let Some(cap) = &c.capacity {
+                return Err(err(
+                    cap.span().start,
+                    format!(
+                        "channel '{}': a {} holds no messages, so no capacity",
+                        c.name, c.kind
+                    ),
+                ));
+            }
+        }
         let count = match &c.count {
             None => 1,
             Some(n) => ranged(
@@ -426,11 +444,13 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         };
         let mut b = ProgramBuilder::new();
         let mut lines: Vec<u32> = Vec::new();
+        let chan_kinds: Vec<ChanKind> = w.channels.iter().map(|c| c.kind).collect();
         for stmt in &g.program {
             let sat = stmt.span().start;
             parse_stmt(
                 stmt.get_ref(),
                 &channels,
+                &chan_kinds,
                 &group_names,
                 &lock_names,
                 &prog_base,
@@ -508,6 +528,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
 fn parse_stmt(
     stmt: &str,
     channels: &[(String, u32, u32)],
+    kinds: &[ChanKind],
     groups: &[&str],
     locks: &[&str],
     prog_base: &[u32],
@@ -524,7 +545,31 @@ fn parse_stmt(
             Err(format!("'{verb}' takes no argument"))
         }
     };
-    let chan = |arg: &str| resolve_channel(arg, channels);
+    // A channel that carries messages, for send and recv.
+    let chan = |arg: &str| {
+        let c = resolve_channel(arg, channels)?;
+        let first = match c {
+            Chan::Fixed(c) => c,
+            Chan::Member { base, .. } => base,
+        };
+        match kinds.get(first as usize) {
+            Some(k) if !k.carries_messages() => Err(format!(
+                "'{arg}' is a {k:?} channel: it carries no messages (use cond-wait/cond-signal or timer)"
+            )),
+            _ => Ok(c),
+        }
+    };
+    // One channel of the given kinds, by name.
+    let single = |arg: &str, want: &[ChanKind], what: &str| -> Result<u32, String> {
+        let c = match resolve_channel(arg, channels)? {
+            Chan::Fixed(c) => c,
+            Chan::Member { .. } => return Err(format!("'{arg}': name one {what}")),
+        };
+        match kinds.get(c as usize) {
+            Some(k) if want.contains(k) => Ok(c),
+            _ => Err(format!("'{arg}' is not a {what} channel")),
+        }
+    };
     let lock = |arg: &str| {
         locks
             .iter()
@@ -622,6 +667,45 @@ fn parse_stmt(
             b.push(Op::SetPolicy(p, if p.is_rt() { prio } else { 0 }));
         }
         "affinity-next" => no_arg(Op::AffinityNextCpu, b)?,
+        "cond-wait" => {
+            let (c, l) = arg
+                .split_once(' ')
+                .ok_or("cond-wait takes a condition variable and a lock: cond-wait queue m")?;
+            let cond = single(c, &[ChanKind::CondVar], "condvar")?;
+            let l = lock(l.trim())?;
+            b.push(Op::CondWait { cond, lock: l });
+            // pthread_cond_wait takes the mutex again before it returns.
+            b.push(Op::Lock(l));
+        }
+        "cond-signal" | "cond-broadcast" => b.push(Op::CondSignal {
+            cond: single(&arg, &[ChanKind::CondVar], "condvar")?,
+            all: verb == "cond-broadcast",
+        }),
+        "timer" => {
+            let mut it = arg.split_whitespace();
+            let (Some(t), Some(p)) = (it.next(), it.next()) else {
+                return Err(
+                    "timer takes a timer channel and a period: timer tick 10ms [absolute]".into(),
+                );
+            };
+            let absolute = match it.next() {
+                None | Some("relative") => false,
+                Some("absolute") => true,
+                Some(x) => return Err(format!("timer mode '{x}': use relative or absolute")),
+            };
+            if let Some(x) = it.next() {
+                return Err(format!("unexpected '{x}' after the timer's mode"));
+            }
+            let period = super::parse_duration(p)?;
+            if period == 0 {
+                return Err("a timer's period must be above 0".into());
+            }
+            b.push(Op::Timer {
+                timer: single(t, &[ChanKind::Timer, ChanKind::TaskTimer], "timer")?,
+                period,
+                absolute,
+            });
+        }
         "lock" => b.push(Op::Lock(lock(&arg)?)),
         "unlock" => b.push(Op::Unlock(lock(&arg)?)),
         "kwork" => b.push(Op::KernelCompute(parse_dist(&arg)?)),

@@ -8,6 +8,7 @@
 pub mod builtin;
 pub mod file;
 pub mod program;
+pub mod rtapp;
 
 /// What a workload may ask of the simulator, checked before a run starts (so that a typo
 /// is an error message, not an exhausted machine). Each error names the limit.
@@ -77,6 +78,28 @@ pub enum ChanKind {
     Socket,
     /// A counting semaphore: up/down cost a system call and no data copy.
     Semaphore,
+    /// A condition variable (`pthread_cond_*`): a signal with no waiter is lost. Used with
+    /// `Op::CondWait` / `Op::CondSignal` only.
+    CondVar,
+    /// A periodic timer shared by every task that uses it (rt-app's named timers), for
+    /// `Op::Timer` only.
+    Timer,
+    /// A periodic timer of which each task has its own (rt-app's `unique` timers).
+    TaskTimer,
+}
+
+impl ChanKind {
+    /// Carries messages (`send`/`recv`), as opposed to a condition variable or a timer.
+    pub fn carries_messages(self) -> bool {
+        matches!(
+            self,
+            ChanKind::Pipe | ChanKind::Socket | ChanKind::Semaphore
+        )
+    }
+
+    pub fn is_timer(self) -> bool {
+        matches!(self, ChanKind::Timer | ChanKind::TaskTimer)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -169,6 +192,13 @@ pub enum WorkloadError {
         line: usize,
         problem: String,
     },
+    #[error("rt-app file {path}: at {at}: {problem}")]
+    RtApp {
+        path: String,
+        /// The key path (`tasks.thread0.phases.p1.run`).
+        at: String,
+        problem: String,
+    },
     #[error("cannot read workload file {path}: {problem}")]
     Io { path: String, problem: String },
 }
@@ -178,7 +208,11 @@ impl Workload {
     /// existing file is that file, even if its path contains `+`.
     pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
         if spec.contains('+') && std::path::Path::new(spec.trim()).is_file() {
-            let w = file::load(spec.trim())?;
+            let w = if spec.trim().ends_with(".json") {
+                rtapp::load(spec.trim())?
+            } else {
+                file::load(spec.trim())?
+            };
             w.check_has_foreground()
                 .map_err(|problem| WorkloadError::Param {
                     workload: spec.to_string(),
@@ -202,6 +236,9 @@ impl Workload {
     }
 
     fn parse_one(spec: &str) -> Result<Workload, WorkloadError> {
+        if spec.ends_with(".json") {
+            return rtapp::load(spec);
+        }
         if spec.ends_with(".toml") || std::path::Path::new(spec).is_file() {
             return file::load(spec);
         }
@@ -218,6 +255,12 @@ impl Workload {
             for op in &mut p.ops {
                 match op {
                     Op::Send(c) | Op::Recv(c) => *c += chan_off,
+                    Op::CondWait { cond, lock } => {
+                        *cond += chan_off;
+                        *lock += lock_off_pending;
+                    }
+                    Op::CondSignal { cond, .. } => *cond += chan_off,
+                    Op::Timer { timer, .. } => *timer += chan_off,
                     Op::SendMember { base, .. } | Op::RecvMember { base, .. } => *base += chan_off,
                     Op::Fork { prog, .. } => *prog += prog_off,
                     Op::Lock(l) | Op::Unlock(l) => *l += lock_off_pending,
@@ -294,6 +337,37 @@ impl Workload {
                 match op {
                     Op::Send(c) | Op::Recv(c) if *c as usize >= self.channels.len() => {
                         return Err(format!("program {}: channel {c} does not exist", p.name));
+                    }
+                    Op::Send(c) | Op::Recv(c)
+                        if !self.channels[*c as usize].kind.carries_messages() =>
+                    {
+                        return Err(format!(
+                            "program {}: channel {c} is a {:?}, which carries no messages",
+                            p.name, self.channels[*c as usize].kind
+                        ));
+                    }
+                    Op::CondWait { cond, .. } | Op::CondSignal { cond, .. }
+                        if self.channels.get(*cond as usize).map(|c| c.kind)
+                            != Some(ChanKind::CondVar) =>
+                    {
+                        return Err(format!(
+                            "program {}: channel {cond} is not a condition variable",
+                            p.name
+                        ));
+                    }
+                    Op::CondWait { lock, .. } if *lock as usize >= self.locks.len() => {
+                        return Err(format!("program {}: lock {lock} does not exist", p.name));
+                    }
+                    Op::Timer { timer, .. }
+                        if !self
+                            .channels
+                            .get(*timer as usize)
+                            .is_some_and(|c| c.kind.is_timer()) =>
+                    {
+                        return Err(format!(
+                            "program {}: channel {timer} is not a timer",
+                            p.name
+                        ));
                     }
                     Op::SendMember { base, count, .. } | Op::RecvMember { base, count, .. }
                         if *count == 0

@@ -129,6 +129,23 @@ pub enum Op {
     KernelCompute(Dist),
     /// Count one unit of the workload's throughput figure.
     Count,
+    /// `pthread_cond_wait(cond, lock)`: join the condition variable's waiters and release
+    /// `lock` atomically (a signal sent after the release finds the waiter), sleep until
+    /// signalled. The file parser follows it with `Lock(lock)`: pthread_cond_wait takes the
+    /// mutex again before it returns.
+    CondWait { cond: ChanId, lock: u32 },
+    /// `pthread_cond_signal` (one waiter, the longest waiting) or `pthread_cond_broadcast`
+    /// (`all`); with no waiter the signal is lost.
+    CondSignal { cond: ChanId, all: bool },
+    /// rt-app's `timer` event: sleep until the timer's next expiry, `period` ns after the
+    /// last (the first use starts it). Late (already expired): no sleep; in relative mode
+    /// (`absolute: false`, rt-app's default) the next period then counts from now, in
+    /// absolute mode from the missed expiry.
+    Timer {
+        timer: ChanId,
+        period: u64,
+        absolute: bool,
+    },
     /// `write()` one `period` of decoded audio to a sound device whose ring buffer holds
     /// `buffer` periods (an mpg123-like player). The device plays one period per `period` of
     /// time from the first write on; the write returns once the ring has room for the next
