@@ -237,12 +237,14 @@ fn sched_of(s: &Sched, default_policy: &str, path: &str) -> R<(&'static str, i64
                 "SCHED_DEADLINE is not supported: no deadline class is modelled",
             ))
         }
-        o => return Err(at(
-            path,
-            format!(
+        o => {
+            return Err(at(
+                path,
+                format!(
                 "unknown policy '{o}' (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR)"
             ),
-        )),
+            ))
+        }
     };
     if rt {
         let prio = s.priority.unwrap_or(10);
