@@ -54,13 +54,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 Ok(Step::Sys(self.transfer_ns.max(1)))
             }
             Attempt::Sleep => {
-                let p = &mut self.procs[t.index()];
-                p.lock_waited = true;
-                p.block = Block::Lock(l);
-                p.block_since = self.now;
-                self.tasks[t].state = TaskState::Sleeping {
-                    uninterruptible: true,
-                };
+                self.procs[t.index()].lock_waited = true;
+                self.block(t, Block::Lock(l), true);
                 Ok(Step::Sys(2 * self.atomic_ns))
             }
         }
@@ -213,13 +208,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             } => {
                 let ns = dur.sample(&mut self.rng);
                 self.advance(t);
-                let p = &mut self.procs[t.index()];
-                p.block = Block::Timer;
-                p.block_since = self.now;
-                p.sleep_gen += 1;
-                let gen = p.sleep_gen;
-                self.tasks[t].state = TaskState::Sleeping { uninterruptible };
-                self.post(self.now + ns, Ev::Timer { task: t.0, gen });
+                self.sleep_until(t, self.now + ns, uninterruptible);
                 Step::Continue
             }
             Op::AudioWrite { period, buffer } => {
@@ -255,15 +244,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 a.released = room;
                 self.advance(t);
                 if room > now {
-                    let p = &mut self.procs[t.index()];
-                    p.block = Block::Timer;
-                    p.block_since = now;
-                    p.sleep_gen += 1;
-                    let gen = p.sleep_gen;
-                    self.tasks[t].state = TaskState::Sleeping {
-                        uninterruptible: false,
-                    };
-                    self.post(room, Ev::Timer { task: t.0, gen });
+                    self.sleep_until(t, room, false);
                 }
                 Step::Continue
             }
@@ -300,11 +281,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     self.advance(t);
                     Step::Continue
                 } else {
-                    p.block = Block::Child;
-                    p.block_since = self.now;
-                    self.tasks[t].state = TaskState::Sleeping {
-                        uninterruptible: false,
-                    };
+                    self.block(t, Block::Child, false);
                     Step::Continue
                 }
             }
@@ -341,12 +318,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 // once the lock is free finds this waiter). The op after this one takes the
                 // lock again.
                 self.advance(t);
-                let p = &mut self.procs[t.index()];
-                p.block = Block::Recv(cond);
-                p.block_since = self.now;
-                self.tasks[t].state = TaskState::Sleeping {
-                    uninterruptible: false,
-                };
+                self.block(t, Block::Recv(cond), false);
                 self.chans[cond as usize].recv_waiters.push_back(t);
                 Step::Sys(self.release_lock(cpu, t, lock)?)
             }
@@ -386,15 +358,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 }
                 self.advance(t);
                 if target > now {
-                    let p = &mut self.procs[t.index()];
-                    p.block = Block::Timer;
-                    p.block_since = now;
-                    p.sleep_gen += 1;
-                    let gen = p.sleep_gen;
-                    self.tasks[t].state = TaskState::Sleeping {
-                        uninterruptible: false,
-                    };
-                    self.post(target, Ev::Timer { task: t.0, gen });
+                    self.sleep_until(t, target, false);
                 }
                 Step::Continue
             }
@@ -511,11 +475,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let c = &mut self.chans[ch as usize];
         if c.capacity.is_some_and(|cap| c.msgs >= cap as u64) {
             c.send_waiters.push_back(t);
-            self.procs[t.index()].block = Block::Send(ch);
-            self.procs[t.index()].block_since = self.now;
-            self.tasks[t].state = TaskState::Sleeping {
-                uninterruptible: false,
-            };
+            self.block(t, Block::Send(ch), false);
             return Ok(Step::Continue);
         }
         c.msgs += 1;
@@ -534,11 +494,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let c = &mut self.chans[ch as usize];
         if c.msgs == 0 {
             c.recv_waiters.push_back(t);
-            self.procs[t.index()].block = Block::Recv(ch);
-            self.procs[t.index()].block_since = self.now;
-            self.tasks[t].state = TaskState::Sleeping {
-                uninterruptible: false,
-            };
+            self.block(t, Block::Recv(ch), false);
             return Ok(Step::Continue);
         }
         c.msgs -= 1;
@@ -603,12 +559,26 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     /// switched out for the last time.
     fn exit(&mut self, t: TaskId) -> Step {
         self.trace_exit(self.tasks[t].cpu, t);
-        self.procs[t.index()].block = Block::Exiting;
-        self.procs[t.index()].block_since = self.now;
-        self.tasks[t].state = TaskState::Sleeping {
-            uninterruptible: true,
-        };
+        self.block(t, Block::Exiting, true);
         Step::Continue
+    }
+
+    /// `t` goes to sleep now, waiting for `why` (it leaves the CPU at the end of this step).
+    fn block(&mut self, t: TaskId, why: Block, uninterruptible: bool) {
+        let p = &mut self.procs[t.index()];
+        p.block = why;
+        p.block_since = self.now;
+        self.tasks[t].state = TaskState::Sleeping { uninterruptible };
+    }
+
+    /// `t` sleeps until `at` (a timed sleep, a timer's expiry): blocked on its timer, with a
+    /// new generation so that an older pending expiry does not wake it.
+    fn sleep_until(&mut self, t: TaskId, at: u64, uninterruptible: bool) {
+        self.block(t, Block::Timer, uninterruptible);
+        let p = &mut self.procs[t.index()];
+        p.sleep_gen += 1;
+        let gen = p.sleep_gen;
+        self.post(at, Ev::Timer { task: t.0, gen });
     }
 
     // ----- wakeups -----

@@ -201,12 +201,7 @@ impl Trace {
         for e in self.events.iter().take_while(|e| e.ts < from) {
             on_cpu.see(e);
         }
-        let running_at_start = on_cpu
-            .0
-            .iter()
-            .enumerate()
-            .filter_map(|(cpu, t)| t.map(|t| (cpu as u32, t)))
-            .collect();
+        let running_at_start = running_map(&on_cpu.0);
         Trace {
             ncpus: self.ncpus,
             tasks: self.tasks.clone(),
@@ -266,6 +261,14 @@ fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
         EventKind::Exit { task } | EventKind::LockWait { task, .. } => Some(Some(*task)),
         _ => None,
     }
+}
+
+/// A per-CPU "what runs" vector as `Trace::running_at_start` (idle CPUs left out).
+fn running_map(curr: &[Option<TaskIdx>]) -> std::collections::BTreeMap<u32, TaskIdx> {
+    curr.iter()
+        .enumerate()
+        .filter_map(|(cpu, t)| t.map(|t| (cpu as u32, t)))
+        .collect()
 }
 
 /// When a task started running, for the readers that add up its runs (`figures`, `replay`).
@@ -487,11 +490,7 @@ impl TraceRecorder {
             };
             self.trace.start_ns = k * r.width;
             self.trace.end_ns = ((k + 1) * r.width).min(end_ns);
-            self.trace.running_at_start = start
-                .iter()
-                .enumerate()
-                .filter_map(|(cpu, t)| t.map(|t| (cpu as u32, t)))
-                .collect();
+            self.trace.running_at_start = running_map(&start);
         }
         // Events are pushed in simulated-time order per path; a path's sections may stamp an
         // event a little after a later-pushed one on another CPU: sort, stably.
