@@ -762,6 +762,10 @@ impl<P: SchedClass> TaskOps for Shared<P> {
     }
 
     fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool) {
+        // Task-side code (a `Waker`, a primitive's unlock) may call this with preemption
+        // enabled; the wakeup takes runqueue locks, which a preemption signal on this worker
+        // must not interrupt (its tick would take the same lock again and never return).
+        let _np = super::NoPreempt::new();
         self.wake(t, waker_cpu, sync, false);
     }
 
@@ -798,6 +802,8 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         spec: &TaskSpec,
         entry: Box<dyn FnOnce() + Send>,
     ) -> Result<TaskId, String> {
+        // Also reached from a task through `Runtime::spawn`: no preemption inside (as above).
+        let _np = super::NoPreempt::new();
         self.spawn(spec, entry)
     }
 

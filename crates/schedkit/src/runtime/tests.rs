@@ -1088,6 +1088,64 @@ fn a_future_runs_as_a_task_and_is_woken_from_a_thread() {
 
 /// Two futures hand a token back and forth 2 000 times, each wake racing the other's park:
 /// no wakeup is lost (the test would hang) and none is doubled (a token count would drift).
+/// A `Waker` called from a task takes runqueue locks; the tick's preemption signal must not
+/// land inside them (it would take the same lock again on the same worker and hang). Found as
+/// a rare hang of the ping-pong test below on a loaded machine; here the tick is at its
+/// fastest and the handoffs many, so that without the guard a signal lands inside a wake
+/// within a few thousand handoffs.
+#[test]
+fn a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup() {
+    within(60, || {
+        for &p in Policy::ALL {
+            let rt = Runtime::builder()
+                .policy(p)
+                .cpus(2)
+                .hz(10_000)
+                .build()
+                .expect("runtime builds");
+            if !rt.preemptive() {
+                continue;
+            }
+            let turn = Arc::new(std::sync::Mutex::new((
+                0u64,
+                [None::<std::task::Waker>, None],
+            )));
+            const ROUNDS: u64 = 20_000;
+            let hs: Vec<_> = (0..2u64)
+                .map(|me| {
+                    let turn = turn.clone();
+                    rt.spawn_future(TaskSpec::new(), async move {
+                        let mut mine = 0u64;
+                        while mine < ROUNDS {
+                            std::future::poll_fn(|cx| {
+                                let mut g = turn.lock().unwrap();
+                                if g.0 % 2 == me {
+                                    g.0 += 1;
+                                    let other = g.1[1 - me as usize].take();
+                                    drop(g);
+                                    if let Some(w) = other {
+                                        w.wake();
+                                    }
+                                    std::task::Poll::Ready(())
+                                } else {
+                                    g.1[me as usize] = Some(cx.waker().clone());
+                                    std::task::Poll::Pending
+                                }
+                            })
+                            .await;
+                            mine += 1;
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            for h in hs {
+                assert_eq!(h.join(), Ok(ROUNDS), "{p:?}");
+            }
+        }
+    });
+}
+
 #[test]
 fn futures_ping_pong_without_losing_a_wakeup() {
     within(30, || {
