@@ -354,6 +354,14 @@ pub trait SchedClass: Send + Sync + 'static {
         rq: &mut Rq<Self::Rq>,
         cpu: CpuId,
     ) -> Option<TaskId>;
+    /// The task this class would most likely pick next from `rq` if asked now: a hint for a
+    /// host that wants its records in the cache by then (the simulator prefetches them, which
+    /// matters with thousands of runnable tasks). It changes nothing and may be wrong; the
+    /// default knows none.
+    fn next_in_line(&self, rq: &Rq<Self::Rq>) -> Option<TaskId> {
+        let _ = rq;
+        None
+    }
     /// Timer tick while `curr` runs on `cpu`; returns true to request a reschedule.
     fn task_tick(
         &self,

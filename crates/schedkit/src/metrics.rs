@@ -319,6 +319,9 @@ pub struct SimStats {
     pub events: u64,
     /// Task slots the run needed: the most tasks alive at once (dead tasks' slots are reused).
     pub task_slots: u64,
+    /// Host memory of one task slot's records (the scheduler's task and the simulator's
+    /// program state), bytes: what each of the `task_slots` costs.
+    pub task_record_bytes: u64,
     /// Host wall-clock seconds the simulation took (the only non-deterministic field).
     pub wall_s: f64,
 }

@@ -192,23 +192,19 @@ pub enum TaskState {
 }
 
 /// The shared, policy-independent part of a task, plus the policy's private block `D`.
+///
+/// Laid out by hand (`repr(C)`, cache-line aligned), because with tens of thousands of runnable
+/// tasks nearly every task a CPU switches to has been evicted since it last ran: the fields
+/// every switch reads fill the first cache line, the policy's block (whose own hot fields,
+/// the tree node and its key, come first) starts on the second, and what only balancing,
+/// affinity changes or the RT class read comes last.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Task<D> {
-    pub id: TaskId,
-    pub policy: SchedPolicy,
-    /// -20..=19.
-    pub nice: i32,
-    /// 1..=99 for FIFO/RR, 0 otherwise.
-    pub rt_priority: u8,
-    pub cpus_allowed: CpuMask,
+    // --- first cache line: read at every switch ---
+    pub state: TaskState,
     /// The CPU whose runqueue the task belongs to (`task_cpu(p)`).
     pub cpu: CpuId,
-    pub state: TaskState,
-    /// Address space identifier; threads of one process share it (2.4 goodness gives +1 to the
-    /// same mm, and O(1) runs a forked child first only when it does not share the mm).
-    pub mm: u32,
-    /// Parent task, for fork/exit bookkeeping.
-    pub parent: Option<TaskId>,
     /// Total CPU time consumed, ns.
     pub sum_exec_ns: u64,
     /// Host time (ns) of the last state change the policy cares about: when the task last went
@@ -216,10 +212,27 @@ pub struct Task<D> {
     pub timestamp_ns: u64,
     /// Host time the task last stopped running (`last_ran`).
     pub last_ran_ns: u64,
+    pub id: TaskId,
+    /// Address space identifier; threads of one process share it (2.4 goodness gives +1 to the
+    /// same mm, and O(1) runs a forked child first only when it does not share the mm).
+    pub mm: u32,
+    /// -20..=19.
+    pub nice: i32,
+    pub policy: SchedPolicy,
+    /// 1..=99 for FIFO/RR, 0 otherwise.
+    pub rt_priority: u8,
+    // --- the policy's block, from the second cache line ---
+    pub data: D,
+    // --- colder ---
     /// The RT class's state (used when a stacked RT class queues the task).
     pub rt: RtEntity,
-    pub data: D,
+    pub cpus_allowed: CpuMask,
+    /// Parent task, for fork/exit bookkeeping.
+    pub parent: Option<TaskId>,
 }
+
+// The shared hot fields must stay within the first line, so that `data` starts the second.
+const _: () = assert!(std::mem::offset_of!(Task<()>, rt) <= 64);
 
 impl<D: Default> Task<D> {
     pub fn new(id: TaskId) -> Self {

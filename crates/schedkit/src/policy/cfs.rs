@@ -67,6 +67,9 @@ use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 
 /// Per-task state of CFS (`struct sched_entity`).
 #[derive(Clone, Debug, Default)]
+// `repr(C)`: the tree node and the keys the tree walk compares share the task's first line of
+// policy data (see `Task`), so a walk costs one line per level.
+#[repr(C)]
 pub struct CfsTask {
     node: RbNode,
     pub vruntime: u64,
@@ -468,6 +471,11 @@ impl SchedClass for Cfs {
         } else {
             rq.class.curr = None;
         }
+    }
+
+    /// The leftmost task: the pick unless a buddy intervenes.
+    fn next_in_line(&self, rq: &Rq<CfsRq>) -> Option<TaskId> {
+        rq.class.timeline.first()
     }
 
     fn pick_next(&self, ctx: &mut Ctx<CfsTask>, rq: &mut Rq<CfsRq>, _cpu: CpuId) -> Option<TaskId> {

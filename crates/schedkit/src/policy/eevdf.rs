@@ -46,6 +46,9 @@ use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 
 /// Per-task state (`struct sched_entity` of 6.6).
 #[derive(Clone, Debug, Default)]
+// `repr(C)`: the tree node and the keys the tree walk compares share the task's first line of
+// policy data (see `Task`), so a walk costs one line per level.
+#[repr(C)]
 pub struct EevdfTask {
     node: RbNode,
     pub vruntime: u64,
@@ -459,6 +462,11 @@ impl SchedClass for Eevdf {
         } else {
             rq.class.curr = None;
         }
+    }
+
+    /// The earliest deadline: the pick whenever that task is eligible.
+    fn next_in_line(&self, rq: &Rq<EevdfRq>) -> Option<TaskId> {
+        rq.class.tree.first()
     }
 
     fn pick_next(

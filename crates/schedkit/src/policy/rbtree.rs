@@ -185,14 +185,15 @@ impl<E> RbTree<E> {
         id(x)
     }
 
-    /// Recomputes `x`'s subtree minimum from its own value and its children's.
-    fn pull_up<D, T: TaskIndex<D> + ?Sized>(tasks: &mut T, x: u32)
+    /// Recomputes `x`'s subtree minimum from its own value and its children's; says whether
+    /// it changed.
+    fn pull_up<D, T: TaskIndex<D> + ?Sized>(tasks: &mut T, x: u32) -> bool
     where
         E: RbEntry<D>,
     {
-        let (l, r) = {
+        let (l, r, old) = {
             let n = E::node(&tasks[TaskId(x)]);
-            (n.left, n.right)
+            (n.left, n.right, n.subtree_min)
         };
         let mut m = E::aug(&tasks[TaskId(x)]);
         if l != NIL {
@@ -202,15 +203,23 @@ impl<E> RbTree<E> {
             m = min_of(m, E::node(&tasks[TaskId(r)]).subtree_min);
         }
         E::node_mut(&mut tasks[TaskId(x)]).subtree_min = m;
+        m != old
     }
 
-    /// Recomputes the subtree minima from `x` up to the root.
-    fn pull_up_path<D, T: TaskIndex<D> + ?Sized>(tasks: &mut T, mut x: u32)
+    /// Recomputes the subtree minima from `x` towards the root, stopping at the first node
+    /// whose minimum did not change: its ancestors cannot have changed either. This is the
+    /// kernel's `RB_DECLARE_CALLBACKS` propagate callback (`include/linux/rbtree_augmented.h`),
+    /// which breaks out as soon as the recomputed value equals the stored one. It is only
+    /// valid when every node below `x` is already right and the nodes above `x` changed only
+    /// through `x`'s subtree; `remove` walks the nodes whose children it relinked first.
+    fn propagate<D, T: TaskIndex<D> + ?Sized>(tasks: &mut T, mut x: u32)
     where
         E: RbEntry<D>,
     {
         while x != NIL {
-            Self::pull_up(tasks, x);
+            if !Self::pull_up(tasks, x) {
+                return;
+            }
             x = E::node(&tasks[TaskId(x)]).parent;
         }
     }
@@ -220,7 +229,7 @@ impl<E> RbTree<E> {
     where
         E: RbEntry<D>,
     {
-        Self::pull_up_path(tasks, t.0);
+        Self::propagate(tasks, t.0);
     }
 
     fn rotate_left<D, T: TaskIndex<D> + ?Sized>(&mut self, tasks: &mut T, x: u32)
@@ -340,7 +349,7 @@ impl<E> RbTree<E> {
             self.leftmost = t.0;
         }
         self.len += 1;
-        Self::pull_up_path(tasks, parent);
+        Self::propagate(tasks, parent);
         self.insert_fixup(tasks, t.0);
     }
 
@@ -418,7 +427,7 @@ impl<E> RbTree<E> {
                 E::node_mut(&mut tasks[TaskId(x)]).parent = zn.parent;
             }
             self.replace_child(tasks, zn.parent, z, x);
-            Self::pull_up_path(tasks, xp);
+            Self::propagate(tasks, xp);
         } else {
             // The successor: leftmost of the right subtree.
             let mut y = zn.right;
@@ -448,7 +457,16 @@ impl<E> RbTree<E> {
             E::node_mut(&mut tasks[TaskId(y)]).left = zn.left;
             E::node_mut(&mut tasks[TaskId(zn.left)]).parent = y;
             E::node_mut(&mut tasks[TaskId(y)]).red = zn.red;
-            Self::pull_up_path(tasks, xp);
+            // Every node from y's old parent up to y lost y from its subtree (and y itself
+            // now holds z's subtree, whatever its stored minimum was): recompute them all;
+            // above y only z's removal shows, so the early stop applies from there.
+            let mut n = xp;
+            while n != y {
+                Self::pull_up(tasks, n);
+                n = E::node(&tasks[TaskId(n)]).parent;
+            }
+            Self::pull_up(tasks, y);
+            Self::propagate(tasks, zn.parent);
         }
         *E::node_mut(&mut tasks[t]) = RbNode::default();
         self.len -= 1;
@@ -661,6 +679,7 @@ mod tests {
                 tasks[t].data.key = *k;
                 tasks[t].data.aug = *a;
                 tree.insert(&mut tasks, t, &mut ops);
+                tree.check(&tasks);
                 reference.push((*k, t.0));
             }
             for ix in &removals {

@@ -351,6 +351,13 @@ impl<C: SchedClass> Sched<C> {
         self.class.pick_next(ctx, rq, cpu)
     }
 
+    /// The class's guess of its next pick on `rq` (`SchedClass::next_in_line`); the RT class
+    /// is not asked, as its runnable tasks are few.
+    #[inline]
+    pub fn next_in_line(&self, rq: &Rq<C::Rq>) -> Option<TaskId> {
+        self.class.next_in_line(rq)
+    }
+
     #[inline]
     pub fn task_tick(
         &self,

@@ -18,8 +18,9 @@ pub struct CacheModel {
 /// Where a task's data was left.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Warmth {
-    cache: Option<usize>,
     mark: u64,
+    /// The cache it was left in (32-bit: the warmth sits in the hot part of a task's state).
+    cache: Option<u32>,
 }
 
 impl CacheModel {
@@ -39,14 +40,14 @@ impl CacheModel {
             return 0;
         }
         let cold = match w.cache {
-            Some(c) if c == cache => {
+            Some(c) if c as usize == cache => {
                 let since = self.traffic[cache] - w.mark;
                 (wss as u128 * since.min(self.size_kb) as u128 / self.size_kb as u128) as u64
             }
             _ => wss,
         };
         self.traffic[cache] += cold;
-        w.cache = Some(cache);
+        w.cache = Some(cache as u32);
         w.mark = self.traffic[cache];
         (cold as f64 * self.ns_per_kb) as u64
     }

@@ -91,23 +91,21 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     pub(super) fn advance(&mut self, t: TaskId) {
         let p = &mut self.procs[t.index()];
         p.pc += 1;
-        while let Some(&(start, end, left)) = p.loops.last() {
-            if p.pc != end {
+        while let Some(f) = p.innermost_loop() {
+            if p.pc != f.end {
                 break;
             }
-            match left {
-                None => {
-                    p.pc = start;
+            match f.left {
+                LoopFrame::FOREVER => {
+                    p.pc = f.start;
                     break;
                 }
-                Some(n) if n > 1 => {
-                    p.loops.last_mut().unwrap().2 = Some(n - 1);
-                    p.pc = start;
+                n if n > 1 => {
+                    p.loop_top.left = n - 1;
+                    p.pc = f.start;
                     break;
                 }
-                Some(_) => {
-                    p.loops.pop();
-                }
+                _ => p.pop_loop(),
             }
         }
     }
@@ -183,7 +181,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.begin_compute(t, ns)
             }
             Op::Count => {
-                self.counts[self.procs[t.index()].part] += 1;
+                self.counts[self.procs[t.index()].part as usize] += 1;
                 self.advance(t);
                 Step::Continue
             }
@@ -197,7 +195,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     p.pc -= 1;
                     self.advance(t);
                 } else {
-                    p.loops.push((start, end, times));
+                    p.push_loop(LoopFrame {
+                        start,
+                        end,
+                        left: times.unwrap_or(LoopFrame::FOREVER),
+                    });
                     p.pc = start;
                 }
                 Step::Continue
@@ -372,12 +374,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let now = self.now;
                 let (mark, iteration) = (self.mark, self.iteration);
                 let p = &mut self.procs[t.index()];
-                let s = *p.spin.get_or_insert(SpinState {
-                    deadline: mark + ns,
-                    id,
-                    iteration,
-                    started: now,
-                    cpu_ns: 0,
+                let s = **p.spin.get_or_insert_with(|| {
+                    Box::new(SpinState {
+                        deadline: mark + ns,
+                        id,
+                        iteration,
+                        started: now,
+                        cpu_ns: 0,
+                    })
                 });
                 if now >= s.deadline {
                     p.spin = None;
@@ -1069,6 +1073,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 sim: SimStats {
                     events: self.nevents,
                     task_slots: self.tasks.len() as u64,
+                    task_record_bytes: (std::mem::size_of::<crate::task::Task<P::TaskData>>()
+                        + std::mem::size_of::<Proc>())
+                        as u64,
                     wall_s,
                 },
             },

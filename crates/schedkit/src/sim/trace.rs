@@ -67,7 +67,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             rec.push(ts, cpu, EventKind::CpuIdle { state: None });
         }
         if let (Some(nt), Some(ni)) = (next, n) {
-            if let Some(last) = self.procs[nt.index()].last_cpu.filter(|&l| l != cpu) {
+            if let Some(last) = self.procs[nt.index()]
+                .last_cpu
+                .map(|l| l as CpuId)
+                .filter(|&l| l != cpu)
+            {
                 rec.push(
                     ts,
                     cpu,
