@@ -1086,11 +1086,62 @@ fn a_future_runs_as_a_task_and_is_woken_from_a_thread() {
     });
 }
 
+/// Two futures on `rt` hand a token back and forth `rounds` times each, every wake racing the
+/// other's park. Returns how many handoffs each made and the token's final count.
+fn futures_ping_pong(rt: &Runtime, rounds: u64) -> (Vec<Result<u64, JoinError>>, u64) {
+    let turn = Arc::new(std::sync::Mutex::new((
+        0u64,
+        [None::<std::task::Waker>, None],
+    )));
+    let hs: Vec<_> = (0..2u64)
+        .map(|me| {
+            let turn = turn.clone();
+            rt.spawn_future(TaskSpec::new(), async move {
+                let mut mine = 0u64;
+                while mine < rounds {
+                    std::future::poll_fn(|cx| {
+                        let mut g = turn.lock().unwrap();
+                        if g.0 % 2 == me {
+                            g.0 += 1;
+                            let other = g.1[1 - me as usize].take();
+                            drop(g);
+                            if let Some(w) = other {
+                                w.wake();
+                            }
+                            std::task::Poll::Ready(())
+                        } else {
+                            g.1[me as usize] = Some(cx.waker().clone());
+                            std::task::Poll::Pending
+                        }
+                    })
+                    .await;
+                    mine += 1;
+                }
+                mine
+            })
+        })
+        .collect();
+    let each = hs.into_iter().map(|h| h.join()).collect();
+    let total = turn.lock().unwrap().0;
+    (each, total)
+}
+
 /// Two futures hand a token back and forth 2 000 times, each wake racing the other's park:
 /// no wakeup is lost (the test would hang) and none is doubled (a token count would drift).
+#[test]
+fn futures_ping_pong_without_losing_a_wakeup() {
+    within(30, || {
+        for &p in Policy::ALL {
+            let (each, total) = futures_ping_pong(&rt(p, 2), 1000);
+            assert_eq!(each, vec![Ok(1000), Ok(1000)], "{p:?}");
+            assert_eq!(total, 2000, "{p:?}");
+        }
+    });
+}
+
 /// A `Waker` called from a task takes runqueue locks; the tick's preemption signal must not
 /// land inside them (it would take the same lock again on the same worker and hang). Found as
-/// a rare hang of the ping-pong test below on a loaded machine; here the tick is at its
+/// a rare hang of the ping-pong test above on a loaded machine; here the tick is at its
 /// fastest and the handoffs many, so that without the guard a signal lands inside a wake
 /// within a few thousand handoffs.
 #[test]
@@ -1106,87 +1157,9 @@ fn a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup() {
             if !rt.preemptive() {
                 continue;
             }
-            let turn = Arc::new(std::sync::Mutex::new((
-                0u64,
-                [None::<std::task::Waker>, None],
-            )));
-            const ROUNDS: u64 = 20_000;
-            let hs: Vec<_> = (0..2u64)
-                .map(|me| {
-                    let turn = turn.clone();
-                    rt.spawn_future(TaskSpec::new(), async move {
-                        let mut mine = 0u64;
-                        while mine < ROUNDS {
-                            std::future::poll_fn(|cx| {
-                                let mut g = turn.lock().unwrap();
-                                if g.0 % 2 == me {
-                                    g.0 += 1;
-                                    let other = g.1[1 - me as usize].take();
-                                    drop(g);
-                                    if let Some(w) = other {
-                                        w.wake();
-                                    }
-                                    std::task::Poll::Ready(())
-                                } else {
-                                    g.1[me as usize] = Some(cx.waker().clone());
-                                    std::task::Poll::Pending
-                                }
-                            })
-                            .await;
-                            mine += 1;
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            for h in hs {
-                assert_eq!(h.join(), Ok(ROUNDS), "{p:?}");
-            }
-        }
-    });
-}
-
-#[test]
-fn futures_ping_pong_without_losing_a_wakeup() {
-    within(30, || {
-        for &p in Policy::ALL {
-            let rt = rt(p, 2);
-            let turn = Arc::new(std::sync::Mutex::new((
-                0u64,
-                [None::<std::task::Waker>, None],
-            )));
-            let hs: Vec<_> = (0..2u64)
-                .map(|me| {
-                    let turn = turn.clone();
-                    rt.spawn_future(TaskSpec::new(), async move {
-                        let mut mine = 0u64;
-                        while mine < 1000 {
-                            std::future::poll_fn(|cx| {
-                                let mut g = turn.lock().unwrap();
-                                if g.0 % 2 == me {
-                                    g.0 += 1;
-                                    let other = g.1[1 - me as usize].take();
-                                    drop(g);
-                                    if let Some(w) = other {
-                                        w.wake();
-                                    }
-                                    std::task::Poll::Ready(())
-                                } else {
-                                    g.1[me as usize] = Some(cx.waker().clone());
-                                    std::task::Poll::Pending
-                                }
-                            })
-                            .await;
-                            mine += 1;
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            for h in hs {
-                assert_eq!(h.join(), Ok(1000), "{p:?}");
-            }
-            assert_eq!(turn.lock().unwrap().0, 2000, "{p:?}");
+            let (each, total) = futures_ping_pong(&rt, 20_000);
+            assert_eq!(each, vec![Ok(20_000), Ok(20_000)], "{p:?}");
+            assert_eq!(total, 40_000, "{p:?}");
         }
     });
 }

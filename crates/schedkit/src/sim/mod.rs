@@ -255,8 +255,10 @@ impl Proc {
     }
 }
 
+/// Bytes of `Proc`'s hot part (what the simulator prefetches for a task about to run).
+const PROC_HOT_BYTES: usize = std::mem::offset_of!(Proc, outer_loops);
 // The hot part must stay within two cache lines: a field added there has to pay its way.
-const _: () = assert!(std::mem::offset_of!(Proc, outer_loops) <= 128);
+const _: () = assert!(PROC_HOT_BYTES <= 128);
 
 /// A task's sound device: when its chunk 0 would have started playing (moved on an underrun,
 /// as a restarted stream), chunks written, and when the ring had room for the next one.
