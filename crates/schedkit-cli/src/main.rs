@@ -521,7 +521,7 @@ fn simulate(
         opts.quiet,
         format!(
             "{} on {} / {}",
-            policy.name(),
+            policy.label(),
             machine.name(),
             workload.name
         ),
@@ -548,7 +548,7 @@ fn simulate(
         .with_context(|| {
             format!(
                 "{} on {} running {}",
-                policy.name(),
+                policy.label(),
                 machine.name(),
                 workload.name
             )

@@ -296,7 +296,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         if !r.completed {
             eprintln!(
                 "note: under {} the replay did not finish within {:.3} s of simulated time ({}); its figures cover that time",
-                p.name(),
+                p.label(),
                 duration as f64 / 1e9,
                 r.stop_reason
             );
@@ -307,10 +307,11 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             Some((x, y)) => t.window(x, y),
             None => t.clone(),
         };
+        let label = p.label();
         a.trace_out
-            .write(&out, (policies.len() > 1).then(|| p.name()))?;
+            .write(&out, (policies.len() > 1).then_some(label.as_str()))?;
         runs.push((
-            p.name().to_string(),
+            label.clone(),
             Some(r.completed),
             trace::figures::figures(&t),
             timeline_of(&t),

@@ -294,7 +294,20 @@ pub trait SchedClass: Send + Sync + 'static {
     /// without it rather than quietly run it as a normal task.
     const HAS_SCHED_IDLE: bool = false;
 
+    /// Whether the design has `SCHED_ISO` (BFS's unprivileged soft real time); hosts refuse
+    /// it under the others.
+    const HAS_SCHED_ISO: bool = false;
+
+    /// Whether the class wants [`SchedClass::idle_tick`] on the ticks of idle CPUs (BFS
+    /// decays its ISO window and notes `last_tick` there); the core takes no lock for the
+    /// others.
+    const TICKS_WHEN_IDLE: bool = false;
+
     fn name(&self) -> &'static str;
+    /// The name with the options it was built with (`bfs:sticky=off`), for results.
+    fn label(&self) -> String {
+        self.name().to_string()
+    }
     fn lock_layout(&self) -> LockLayout;
     /// Builds the class's part of the runqueue of lock domain `domain`.
     fn new_rq(&self, domain: usize, topology: &Topology) -> Self::Rq;
@@ -370,6 +383,17 @@ pub trait SchedClass: Send + Sync + 'static {
         cpu: CpuId,
         curr: TaskId,
     ) -> bool;
+    /// A timer tick on `cpu` while it runs no task (only for classes with
+    /// [`SchedClass::TICKS_WHEN_IDLE`]).
+    fn idle_tick(&self, ctx: &mut Ctx<Self::TaskData>, rq: &mut Rq<Self::Rq>, cpu: CpuId) {
+        let _ = (ctx, rq, cpu);
+    }
+    /// The host's frequency governor throttled `cpu` below its maximum (`scaling`) or let it
+    /// run at the maximum again: BFS's `cpu_scaling`/`cpu_nonscaling`, which the 2.6.38
+    /// governors called. A lock-free flag; the default ignores it.
+    fn cpu_scaling(&self, cpu: CpuId, scaling: bool) {
+        let _ = (cpu, scaling);
+    }
     /// `sched_yield()` by `curr`; returns true if the CPU should reschedule.
     fn yield_task(
         &self,

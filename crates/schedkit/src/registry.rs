@@ -11,7 +11,7 @@
 use crate::class::SchedClass;
 use crate::machine::Machine;
 use crate::policy::rt::RtBalance;
-use crate::policy::{cfs, cfs_fair_clock, eevdf, goodness, o1};
+use crate::policy::{bfs, cfs, cfs_fair_clock, eevdf, goodness, o1};
 use crate::sched_core::Sched;
 
 /// What a class may need to know of the machine it is built for (boot-time facts).
@@ -45,7 +45,7 @@ pub trait WithSched {
 }
 
 macro_rules! registry {
-    ($( $variant:ident => {
+    ($( $variant:ident $(($opt_ty:ty = $opt_default:expr, $opt:ident))? => {
         name: $name:literal,
         aliases: [$($alias:literal),*],
         hz: $hz:literal,
@@ -55,44 +55,45 @@ macro_rules! registry {
         /// The policies schedkit ships, by name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum PolicyKind {
-            $($variant,)*
+            $($variant $(($opt_ty))?,)*
         }
 
         impl PolicyKind {
             /// Every policy, in the order `list policies` shows them.
-            pub const ALL: &'static [PolicyKind] = &[$(PolicyKind::$variant,)*];
+            /// (A policy with options appears once, with its defaults.)
+            pub const ALL: &'static [PolicyKind] = &[$(PolicyKind::$variant $(($opt_default))?,)*];
 
             pub fn name(self) -> &'static str {
                 match self {
-                    $(PolicyKind::$variant => $name,)*
+                    $(PolicyKind::$variant { .. } => $name,)*
                 }
             }
 
             /// Other spellings `parse` accepts.
             pub fn aliases(self) -> &'static [&'static str] {
                 match self {
-                    $(PolicyKind::$variant => &[$($alias),*],)*
+                    $(PolicyKind::$variant { .. } => &[$($alias),*],)*
                 }
             }
 
             /// One line: the design, its era and its source.
             pub fn about(self) -> &'static str {
                 match self {
-                    $(PolicyKind::$variant => $about,)*
+                    $(PolicyKind::$variant { .. } => $about,)*
                 }
             }
 
             /// The timer frequency the design's kernels ran at (the runtime's default tick).
             pub fn native_hz(self) -> u32 {
                 match self {
-                    $(PolicyKind::$variant => $hz,)*
+                    $(PolicyKind::$variant { .. } => $hz,)*
                 }
             }
 
             /// Builds this policy's class stack for a machine and hands it to `v`.
             pub fn build<V: WithSched>(self, env: &BuildEnv, v: V) -> V::Out {
                 match self {
-                    $(PolicyKind::$variant => {
+                    $(PolicyKind::$variant $(($opt))? => {
                         let $env = env;
                         v.run(Sched::new($ctor, env.rt_balance, env.ncpus))
                     })*
@@ -145,11 +146,21 @@ registry! {
         about: "EEVDF of Linux 6.6+: eligible (lag >= 0) task with the earliest virtual deadline, avg_vruntime sums, deadline tree augmented with min vruntime, lag kept across sleep (PLACE_LAG), RUN_TO_PARITY; scheduling domains balancing PELT load averages, select_idle_sibling",
         build: |env| eevdf::Eevdf::v6_6(env.ncpus),
     }
+    Bfs(bfs::BfsTunables = bfs::BfsTunables::DEFAULT, tunables) => {
+        name: "bfs",
+        aliases: ["bfs:0.404"],
+        hz: 1000,
+        about: "Con Kolivas' BFS 0.404 (2.6.38, 2011): one global queue and lock, 103 priority lists with a bitmap, virtual deadlines from prio_ratios and rr_interval (6 ms), earliest-deadline scan with affinity and the sticky bias (skipped on throttled CPUs), try_preempt of the worst running task, locality-ranked idle CPU choice, SCHED_ISO and IDLEPRIO; options bfs:sticky=off, rr_interval=N, iso_cpu=N",
+        build: |env| bfs::Bfs::new(env.ncpus, tunables),
+    }
 }
 
 impl PolicyKind {
     pub fn parse(name: &str) -> Result<PolicyKind, String> {
         let n = name.trim().to_ascii_lowercase();
+        if let Some(opts) = n.strip_prefix("bfs:").filter(|o| *o != "0.404") {
+            return bfs::BfsTunables::parse(opts).map(PolicyKind::Bfs);
+        }
         PolicyKind::ALL
             .iter()
             .copied()
@@ -164,6 +175,14 @@ impl PolicyKind {
                         .join(", ")
                 )
             })
+    }
+
+    /// The name with the options it was given, as `parse` reads it back (`bfs:sticky=off`).
+    pub fn label(self) -> String {
+        match self {
+            PolicyKind::Bfs(t) if !t.suffix().is_empty() => format!("bfs:{}", t.suffix()),
+            k => k.name().to_string(),
+        }
     }
 
     /// Whether RT tasks of this policy go to the stacked RT class (and so `--rt-balance`

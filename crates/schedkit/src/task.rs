@@ -43,6 +43,9 @@ pub enum SchedPolicy {
     /// weight (2, later 3). Only the classes whose era has it accept it
     /// ([`crate::class::SchedClass::supports_policy`]).
     Idle,
+    /// `SCHED_ISO` (BFS): soft real time for unprivileged users, above every normal task
+    /// while ISO tasks use less than `iso_cpu` of the machine. Only BFS has it.
+    Iso,
     /// `SCHED_FIFO`: real time, runs until it blocks or yields.
     Fifo,
     /// `SCHED_RR`: real time, round robin among equal priorities.
@@ -58,7 +61,8 @@ impl SchedPolicy {
         match s.to_ascii_lowercase().as_str() {
             "normal" | "other" | "sched_other" | "sched_normal" => Some(SchedPolicy::Normal),
             "batch" | "sched_batch" => Some(SchedPolicy::Batch),
-            "idle" | "sched_idle" => Some(SchedPolicy::Idle),
+            "idle" | "sched_idle" | "idleprio" | "sched_idleprio" => Some(SchedPolicy::Idle),
+            "iso" | "sched_iso" => Some(SchedPolicy::Iso),
             "fifo" | "sched_fifo" => Some(SchedPolicy::Fifo),
             "rr" | "sched_rr" => Some(SchedPolicy::Rr),
             _ => None,

@@ -327,10 +327,17 @@ fn nice_levels_weight_cpu_share() {
             stop.store(true, Relaxed);
             let got: Vec<(f64, f64)> = hs.into_iter().map(|h| h.join().unwrap()).collect();
             // What each design promises: 2.4's NICE_TO_TICKS 6:3 and O(1)'s slices 100:50 ms
-            // give 2:1; CFS and EEVDF divide by weight, 1024:110.
+            // give 2:1; CFS and EEVDF divide by weight, 1024:110; BFS by deadline offsets.
             let (expected, by_account) = match p.name() {
                 "goodness" | "o1" => (2.0, false),
                 "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf" => (1024.0 / 110.0, true),
+                // BFS: each expiry moves a deadline by its nice level's offset, so nice 0
+                // runs (D(10) - D(0)) / rr_interval slices per slice of nice 10: ~10.4.
+                "bfs" => {
+                    let b = crate::policy::bfs::Bfs::new(1, Default::default());
+                    let gap = b.prio_deadline_diff(30) - b.prio_deadline_diff(20);
+                    (gap as f64 / (b.timeslice() << 10) as f64, true)
+                }
                 other => panic!("state the nice 0 : nice 10 share {other} promises"),
             };
             let pick = |g: &(f64, f64)| if by_account { g.1 } else { g.0 };

@@ -223,9 +223,26 @@ impl<C: SchedClass> Sched<C> {
         self.class.name()
     }
 
+    /// The class's name with its options (`bfs:sticky=off`).
+    pub fn label(&self) -> String {
+        self.class.label()
+    }
+
+    /// Tells the class that `cpu`'s governor throttled it (or stopped): `cpu_scaling`.
+    #[inline]
+    pub fn cpu_scaling(&self, cpu: CpuId, scaling: bool) {
+        self.class.cpu_scaling(cpu, scaling);
+    }
+
     /// Whether this stack can schedule tasks of `policy` (the RT class takes FIFO/RR; only
     /// classes with [`SchedClass::HAS_SCHED_IDLE`] take `SCHED_IDLE`). The error says why.
     pub fn check_policy(&self, policy: crate::task::SchedPolicy) -> Result<(), String> {
+        if policy == crate::task::SchedPolicy::Iso && !C::HAS_SCHED_ISO {
+            return Err(format!(
+                "policy iso (SCHED_ISO, Con Kolivas' BFS) is not part of the design '{}' models; bfs has it",
+                self.name()
+            ));
+        }
         if policy == crate::task::SchedPolicy::Idle && !C::HAS_SCHED_IDLE {
             return Err(format!(
                 "policy idle (SCHED_IDLE, Linux 2.6.23) is not part of the design '{}' models; the fair classes (cfs, eevdf) have it",

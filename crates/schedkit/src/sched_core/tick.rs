@@ -27,6 +27,12 @@ pub fn scheduler_tick<H: Host>(
         if resched {
             h.set_need_resched(cpu);
         }
+    } else if <H::Class as SchedClass>::TICKS_WHEN_IDLE {
+        with_rq(h, cpu, |s, ctx, rq, _| {
+            for _ in 0..n {
+                s.class.idle_tick(ctx, rq, cpu);
+            }
+        });
     }
     let every = h.sched().class.balance_interval_ticks(idle, h.hz());
     if let Some(every) = every.filter(|&e| e > 0) {

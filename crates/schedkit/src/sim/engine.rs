@@ -954,7 +954,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         });
         let o = &self.ops_total;
         RunResult {
-            policy: self.sched.name().to_string(),
+            policy: self.sched.label(),
             machine: self.machine.name().to_string(),
             workload: self.workload.name.clone(),
             seed: self.cfg.seed,

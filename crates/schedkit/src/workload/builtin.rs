@@ -773,6 +773,7 @@ pub fn loops(n: u32, policy: SchedPolicy) -> Workload {
     let pol = match policy {
         SchedPolicy::Batch => ",policy=batch",
         SchedPolicy::Idle => ",policy=idle",
+        SchedPolicy::Iso => ",policy=iso",
         _ => "",
     };
     let mut w = base(format!("loops:n={n}{pol}"), "CPU-s/s");
