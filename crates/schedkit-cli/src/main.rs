@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use schedkit::machine::Governor;
 use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
 use schedkit::policy::rt::RtBalance;
@@ -126,6 +127,11 @@ struct SimArgs {
     /// generic semaphore) or `opportunistic` (the May 2008 fix).
     #[arg(long, default_value = "handoff", value_parser = parse_lock_mode)]
     lock_mode: LockMode,
+    /// cpufreq governor on a machine with frequency scaling: `performance`, `powersave`,
+    /// `ondemand` (2.6.38's) or `schedutil` (default: the profile's). Machines without
+    /// scaling (the 2002 profiles) ignore it.
+    #[arg(long, value_parser = parse_governor)]
+    governor: Option<Governor>,
     #[command(flatten)]
     run: RunOpts,
 }
@@ -149,6 +155,10 @@ struct CompareArgs {
     /// that follow the run (the big kernel lock); each run happens once per mode.
     #[arg(long, value_delimiter = ',', default_value = "handoff", value_parser = parse_lock_mode)]
     lock_mode: Vec<LockMode>,
+    /// cpufreq governors to compare (`performance,ondemand`), on machines with frequency
+    /// scaling; each run happens once per governor (default: the profile's).
+    #[arg(long, value_delimiter = ',', value_parser = parse_governor)]
+    governor: Vec<Governor>,
     #[command(flatten)]
     run: RunOpts,
 }
@@ -229,6 +239,10 @@ enum BenchWhat {
     },
 }
 
+fn parse_governor(s: &str) -> Result<Governor, String> {
+    Governor::parse(s)
+}
+
 fn parse_lock_mode(s: &str) -> Result<LockMode, String> {
     LockMode::parse(s)
 }
@@ -306,8 +320,11 @@ fn run(cli: Cli) -> Result<()> {
             let workload = Workload::parse(&a.workload).context("--workload")?;
             let r = simulate(
                 policy,
-                a.rt_balance,
-                a.lock_mode,
+                Knobs {
+                    rt_balance: a.rt_balance,
+                    lock_mode: a.lock_mode,
+                    governor: a.governor,
+                },
                 &machine,
                 &workload,
                 &a.run,
@@ -347,8 +364,11 @@ fn run(cli: Cli) -> Result<()> {
                 .context("--workload")?;
             let mut all = Vec::new();
             let several_mw = machines.len() * workloads.len() > 1;
-            let multi =
-                several_mw || policies.len() > 1 || a.rt_balance.len() > 1 || a.lock_mode.len() > 1;
+            let multi = several_mw
+                || policies.len() > 1
+                || a.rt_balance.len() > 1
+                || a.lock_mode.len() > 1
+                || a.governor.len() > 1;
             for (mi, m) in machines.iter().enumerate() {
                 for (wi, w) in workloads.iter().enumerate() {
                     let mut runs = Vec::new();
@@ -366,28 +386,43 @@ fn run(cli: Cli) -> Result<()> {
                         } else {
                             &a.lock_mode[..1]
                         };
+                        // Governors matter only on machines with frequency scaling.
+                        let governors: Vec<Option<Governor>> =
+                            if a.governor.is_empty() || m.profile.cpufreq.is_none() {
+                                vec![None]
+                            } else {
+                                a.governor.iter().copied().map(Some).collect()
+                            };
                         for &mode in modes {
                             for &lm in lock_modes {
-                                // Each run's trace file is named after what varies.
-                                let mut label = p.name().to_string();
-                                if modes.len() > 1 {
-                                    label += &format!("-{}", mode.name());
+                                for &gov in &governors {
+                                    // Each run's trace file is named after what varies.
+                                    let mut label = p.label();
+                                    if modes.len() > 1 {
+                                        label += &format!("-{}", mode.name());
+                                    }
+                                    if lock_modes.len() > 1 {
+                                        label += &format!("-{}", lm.name());
+                                    }
+                                    if let (true, Some(g)) = (governors.len() > 1, gov) {
+                                        label += &format!("-{}", g.name());
+                                    }
+                                    if several_mw {
+                                        label += &format!("-m{mi}-w{wi}");
+                                    }
+                                    runs.push(simulate(
+                                        p,
+                                        Knobs {
+                                            rt_balance: mode,
+                                            lock_mode: lm,
+                                            governor: gov,
+                                        },
+                                        m,
+                                        w,
+                                        &a.run,
+                                        multi.then_some(label.as_str()),
+                                    )?);
                                 }
-                                if lock_modes.len() > 1 {
-                                    label += &format!("-{}", lm.name());
-                                }
-                                if several_mw {
-                                    label += &format!("-m{mi}-w{wi}");
-                                }
-                                runs.push(simulate(
-                                    p,
-                                    mode,
-                                    lm,
-                                    m,
-                                    w,
-                                    &a.run,
-                                    multi.then_some(label.as_str()),
-                                )?);
                             }
                         }
                     }
@@ -508,15 +543,27 @@ fn spinner() -> ProgressBar {
     pb
 }
 
-fn simulate(
-    policy: PolicyKind,
+/// The run-wide settings a run varies besides policy, machine and workload.
+#[derive(Clone, Copy)]
+struct Knobs {
     rt_balance: RtBalance,
     lock_mode: LockMode,
+    governor: Option<Governor>,
+}
+
+fn simulate(
+    policy: PolicyKind,
+    knobs: Knobs,
     machine: &Machine,
     workload: &Workload,
     opts: &RunOpts,
     label: Option<&str>,
 ) -> Result<RunResult> {
+    let Knobs {
+        rt_balance,
+        lock_mode,
+        governor,
+    } = knobs;
     let pb = progress_bar(
         opts.quiet,
         format!(
@@ -541,6 +588,7 @@ fn simulate(
         seed: opts.seed,
         audit_every: opts.audit_every,
         progress: Some(&mut on_progress),
+        governor,
         ..Default::default()
     };
     let mut r = policy

@@ -604,3 +604,72 @@ fn report_refuses_what_is_not_a_result_file_naming_it() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot read /nonexistent/r.json"), "{err}");
 }
+
+/// The BFS experiments from the command line: options of the policy, the governor flag
+/// (several in `compare`), energy in the table and the JSON, and errors that name the flag.
+#[test]
+fn bfs_and_governors_from_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("schedkit-cli-gov-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("gov.json");
+    let (code, out, err) = schedkit(&[
+        "compare",
+        "--quiet",
+        "--policies",
+        "bfs,bfs:sticky=off",
+        "--machine",
+        "i7-m620",
+        "--governor",
+        "ondemand,powersave",
+        "--workload",
+        "cpujob:threads=1,work=50ms",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for s in [
+        "bfs [ondemand]",
+        "bfs:sticky=off [powersave]",
+        "energy (J)",
+        "mean busy MHz",
+    ] {
+        assert!(out.contains(s), "{s} missing:\n{out}");
+    }
+    let runs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = runs.as_array().expect("a list of runs");
+    assert_eq!(runs.len(), 4);
+    let power = &runs[1]["metrics"]["power"];
+    assert_eq!(power["governor"], "powersave");
+    assert!(power["energy_j"].as_f64().unwrap() > 0.0);
+    // Powersave runs the job at 1200 MHz: 50 ms of work at 2667 MHz takes 111 ms.
+    let t = runs[1]["simulated_s"].as_f64().unwrap();
+    assert!((0.110..0.113).contains(&t), "{t}");
+    // A 2002 profile has no power figures at all.
+    let (code, out, _) = schedkit(&["sim", "--quiet", "--policy", "bfs", "--duration", "50ms"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("energy"), "{out}");
+    for (args, needle) in [
+        (
+            vec!["sim", "--governor", "turbo"],
+            "unknown governor 'turbo'",
+        ),
+        (vec!["sim", "--policy", "bfs:rr_interval=0"], "rr_interval"),
+        (vec!["sim", "--workload", "cpujob:work=0"], "work"),
+        (
+            vec![
+                "sim",
+                "--policy",
+                "o1",
+                "--workload",
+                "loops:n=1,policy=iso",
+            ],
+            "policy=iso",
+        ),
+    ] {
+        let (code, _, err) = schedkit(&args);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

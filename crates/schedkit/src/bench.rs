@@ -202,6 +202,7 @@ fn sim_rows(
                 audit_every: 0,
                 progress: None,
                 trace: None,
+                governor: None,
             };
             let start = Instant::now();
             let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");

@@ -25,6 +25,7 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
         "athlonmp2-2007",
         include_str!("../../../profiles/athlonmp2-2007.toml"),
     ),
+    ("i7-m620", include_str!("../../../profiles/i7-m620.toml")),
     ("host", include_str!("../../../profiles/host.toml")),
 ];
 
@@ -61,6 +62,13 @@ pub struct TopologySpec {
     /// Logical CPUs per NUMA node (default: all on one node).
     #[serde(default)]
     pub cpus_per_node: Option<usize>,
+    /// Logical CPUs sharing one L2 cache, where the L2 is not the last level (default: the
+    /// threads of a core when the LLC is shared more widely, else the LLC itself).
+    #[serde(default)]
+    pub cpus_per_l2: Option<usize>,
+    /// Logical CPUs per package (socket), which turbo bins count busy cores in (default: all).
+    #[serde(default)]
+    pub cpus_per_package: Option<usize>,
 }
 
 fn one() -> usize {
@@ -126,6 +134,117 @@ pub struct KernelSpec {
     pub shell_startup_ns: f64,
 }
 
+/// Simultaneous multithreading: what a thread loses while its sibling runs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SmtSpec {
+    /// Throughput of one thread while its sibling thread is busy, as a fraction of the
+    /// thread running alone on the core (both busy: twice this, the core's SMT gain).
+    pub busy_sibling_factor: f64,
+}
+
+/// Which CPUs change frequency together.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FreqDomain {
+    /// Each core has its own P-state (SMT siblings share it).
+    Core,
+    /// All cores of a package share one P-state.
+    Package,
+}
+
+/// The cpufreq governors the simulator models.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Governor {
+    /// Always the highest P-state (turbo when the hardware grants it).
+    Performance,
+    /// Always the lowest P-state.
+    Powersave,
+    /// Linux 2.6.38's `cpufreq_ondemand`: sample every `sampling_rate`, jump to the maximum
+    /// above `up_threshold`, step down to the lowest frequency that keeps the load under
+    /// `up_threshold - down_differential`.
+    Ondemand,
+    /// Linux 4.7+'s `schedutil`: `1.25 * cur * util / max` from the CPU's PELT utilisation,
+    /// at most once per rate limit.
+    Schedutil,
+}
+
+impl Governor {
+    pub const ALL: [Governor; 4] = [
+        Governor::Performance,
+        Governor::Powersave,
+        Governor::Ondemand,
+        Governor::Schedutil,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Governor::Performance => "performance",
+            Governor::Powersave => "powersave",
+            Governor::Ondemand => "ondemand",
+            Governor::Schedutil => "schedutil",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Governor, String> {
+        let s = s.trim().to_ascii_lowercase();
+        Governor::ALL
+            .into_iter()
+            .find(|g| g.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown governor '{s}' (known: performance, powersave, ondemand, schedutil)"
+                )
+            })
+    }
+}
+
+impl std::fmt::Display for Governor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Frequency scaling: the P-states, who shares them, turbo, and the default governor.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpufreqSpec {
+    /// Which CPUs share a P-state.
+    pub domain: FreqDomain,
+    /// The P-states' frequencies, MHz, ascending; the last is the highest non-turbo state
+    /// (the profile's `clock.mhz`, at which workload work is measured).
+    pub pstates_mhz: Vec<f64>,
+    /// Core voltage at each P-state, V (for the energy model; absent: dynamic power is
+    /// taken as proportional to frequency alone).
+    #[serde(default)]
+    pub volts: Option<Vec<f64>>,
+    /// Time from a governor's request to the new frequency.
+    pub transition_latency_ns: f64,
+    /// The governor a run uses unless `--governor` says otherwise.
+    pub default_governor: Governor,
+    /// Turbo: the frequency of a busy core at the top P-state by the number of busy cores in
+    /// its package (entry 0: one busy core); absent, no turbo.
+    #[serde(default)]
+    pub turbo_mhz: Option<Vec<f64>>,
+    /// Core voltage at the highest turbo bin, V (voltage of the bins between is interpolated
+    /// linearly in frequency); absent: the top P-state's.
+    #[serde(default)]
+    pub turbo_volts: Option<f64>,
+}
+
+/// Power: what the energy figures are made of.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// Power of one busy core at the top non-turbo P-state, W (dynamic plus leakage).
+    pub core_active_w: f64,
+    /// Power of one idle core in its idle (C-) state, W.
+    pub core_idle_w: f64,
+    /// Power of everything else in the package (uncore, memory controller), W, always drawn.
+    pub uncore_w: f64,
+}
+
 /// A machine profile as written in TOML.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -137,6 +256,15 @@ pub struct MachineProfile {
     pub cache: CacheSpec,
     pub costs: CostSpec,
     pub kernel: KernelSpec,
+    /// SMT throughput sharing (absent: siblings do not slow each other).
+    #[serde(default)]
+    pub smt: Option<SmtSpec>,
+    /// Frequency scaling (absent: every CPU runs at `clock.mhz` always, as the 2002 machines).
+    #[serde(default)]
+    pub cpufreq: Option<CpufreqSpec>,
+    /// Energy model (absent: no energy figures).
+    #[serde(default)]
+    pub power: Option<PowerSpec>,
 }
 
 /// Topology facts per CPU, derived from a profile.
@@ -149,17 +277,28 @@ pub struct Topology {
     pub cache: Vec<usize>,
     /// NUMA node of each CPU.
     pub node: Vec<usize>,
+    /// L2 cache of each CPU (the LLC where there is no separate L2).
+    pub l2: Vec<usize>,
+    /// Package (socket) of each CPU.
+    pub package: Vec<usize>,
 }
 
 impl Topology {
     pub fn from_spec(s: &TopologySpec) -> Topology {
         let n = s.cpus;
         let per_node = s.cpus_per_node.unwrap_or(n).max(1);
+        let per_l2 = s
+            .cpus_per_l2
+            .unwrap_or(s.threads_per_core.min(s.cpus_per_cache))
+            .max(1);
+        let per_pkg = s.cpus_per_package.unwrap_or(n).max(1);
         Topology {
             ncpus: n,
             core: (0..n).map(|c| c / s.threads_per_core.max(1)).collect(),
             cache: (0..n).map(|c| c / s.cpus_per_cache.max(1)).collect(),
             node: (0..n).map(|c| c / per_node).collect(),
+            l2: (0..n).map(|c| c / per_l2).collect(),
+            package: (0..n).map(|c| c / per_pkg).collect(),
         }
     }
 
@@ -170,7 +309,14 @@ impl Topology {
             threads_per_core: 1,
             cpus_per_cache: 1,
             cpus_per_node: None,
+            cpus_per_l2: None,
+            cpus_per_package: None,
         })
+    }
+
+    /// Physical cores (`core` numbers run 0..ncores).
+    pub fn ncores(&self) -> usize {
+        self.core.iter().copied().max().map_or(0, |m| m + 1)
     }
 
     pub fn all_cpus(&self) -> CpuMask {
@@ -253,8 +399,18 @@ impl Machine {
         let mut core = Vec::with_capacity(ncpus);
         let mut cache = Vec::with_capacity(ncpus);
         let mut node = Vec::with_capacity(ncpus);
+        let mut l2 = Vec::with_capacity(ncpus);
+        let mut package = Vec::with_capacity(ncpus);
         let mut core_keys: Vec<String> = Vec::new();
         let mut cache_keys: Vec<String> = Vec::new();
+        let mut l2_keys: Vec<String> = Vec::new();
+        let mut pkg_keys: Vec<String> = Vec::new();
+        let key_of = |keys: &mut Vec<String>, k: String| {
+            keys.iter().position(|x| *x == k).unwrap_or_else(|| {
+                keys.push(k);
+                keys.len() - 1
+            })
+        };
         for c in 0..ncpus {
             let base = format!("/sys/devices/system/cpu/cpu{c}");
             let sib =
@@ -282,6 +438,13 @@ impl Machine {
                     cache_keys.len() - 1
                 });
             cache.push(ki);
+            // The L2: the cache index whose level is 2 (a core's own where the LLC is wider).
+            let l2_list = (0..8)
+                .find(|idx| read(format!("{base}/cache/index{idx}/level")).as_deref() == Some("2"))
+                .and_then(|idx| read(format!("{base}/cache/index{idx}/shared_cpu_list")))
+                .unwrap_or_else(|| format!("{pkg}/{sib}"));
+            l2.push(key_of(&mut l2_keys, l2_list));
+            package.push(key_of(&mut pkg_keys, pkg.clone()));
             let n = (0..64)
                 .find(|n| Path::new(&format!("{base}/node{n}")).exists())
                 .unwrap_or(0);
@@ -292,8 +455,20 @@ impl Machine {
             core,
             cache,
             node,
+            l2,
+            package,
         };
         self.profile.topology.cpus = ncpus;
+        self.profile.cpufreq = read_host_cpufreq(&read);
+        if let Some(top) = self
+            .profile
+            .cpufreq
+            .as_ref()
+            .and_then(|f| f.pstates_mhz.last())
+        {
+            // Work is measured at the top P-state, as in every profile with frequency scaling.
+            self.profile.clock.mhz = *top;
+        }
         if let Some(kb) = read("/sys/devices/system/cpu/cpu0/cache/index3/size".into())
             .or_else(|| read("/sys/devices/system/cpu/cpu0/cache/index2/size".into()))
             .and_then(|s| s.trim_end_matches('K').parse::<u64>().ok())
@@ -301,6 +476,53 @@ impl Machine {
             self.profile.cache.size_kb = kb;
         }
     }
+}
+
+/// The host's P-states from cpufreq's sysfs (cpu0's policy): `scaling_available_frequencies`
+/// where the driver lists them (acpi-cpufreq), else the `cpuinfo_min_freq`/`cpuinfo_max_freq`
+/// pair (intel_pstate, whose maximum includes turbo). `None` where the machine exposes no
+/// cpufreq (most VMs): then every CPU runs at `clock.mhz`.
+fn read_host_cpufreq(read: &dyn Fn(String) -> Option<String>) -> Option<CpufreqSpec> {
+    let base = "/sys/devices/system/cpu/cpu0/cpufreq";
+    let khz = |f: &str| read(format!("{base}/{f}")).and_then(|s| s.parse::<f64>().ok());
+    let mut mhz: Vec<f64> = read(format!("{base}/scaling_available_frequencies"))
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|x| x.parse::<f64>().ok())
+                .map(|k| k / 1000.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    if mhz.is_empty() {
+        mhz = vec![
+            khz("cpuinfo_min_freq")? / 1000.0,
+            khz("cpuinfo_max_freq")? / 1000.0,
+        ];
+    }
+    mhz.sort_by(|a, b| a.total_cmp(b));
+    mhz.dedup();
+    if mhz.iter().any(|m| !(1.0..=100_000.0).contains(m)) {
+        return None;
+    }
+    let shared = read(format!("{base}/related_cpus")).unwrap_or_default();
+    let governor = read(format!("{base}/scaling_governor"))
+        .and_then(|g| Governor::parse(&g).ok())
+        .unwrap_or(Governor::Performance);
+    Some(CpufreqSpec {
+        domain: if shared.split_whitespace().count() > 2 {
+            FreqDomain::Package
+        } else {
+            FreqDomain::Core
+        },
+        pstates_mhz: mhz,
+        volts: None,
+        transition_latency_ns: khz("cpuinfo_transition_latency")
+            .filter(|l| (0.0..=10_000_000.0).contains(l))
+            .unwrap_or(10_000.0),
+        default_governor: governor,
+        turbo_mhz: None,
+        turbo_volts: None,
+    })
 }
 
 fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
@@ -320,6 +542,14 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
         ("topology.threads_per_core", t.threads_per_core),
         ("topology.cpus_per_cache", t.cpus_per_cache),
         ("topology.cpus_per_node", t.cpus_per_node.unwrap_or(t.cpus)),
+        (
+            "topology.cpus_per_l2",
+            t.cpus_per_l2.unwrap_or(t.threads_per_core),
+        ),
+        (
+            "topology.cpus_per_package",
+            t.cpus_per_package.unwrap_or(t.cpus),
+        ),
     ] {
         if v == 0 || !t.cpus.is_multiple_of(v) {
             return Err(bad(
@@ -409,6 +639,100 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
     ] {
         ranged(field, v, 0.0, 1_000_000_000.0, "ns")?;
     }
+    if let Some(smt) = &p.smt {
+        ranged(
+            "smt.busy_sibling_factor",
+            smt.busy_sibling_factor,
+            0.05,
+            1.0,
+            "",
+        )?;
+    }
+    if let Some(f) = &p.cpufreq {
+        let n = f.pstates_mhz.len();
+        if n == 0 || n > 64 {
+            return Err(bad(
+                "cpufreq.pstates_mhz",
+                format!("must list 1..=64 frequencies, got {n}"),
+            ));
+        }
+        for (i, &m) in f.pstates_mhz.iter().enumerate() {
+            ranged(
+                &format!("cpufreq.pstates_mhz[{i}]"),
+                m,
+                1.0,
+                100_000.0,
+                "MHz",
+            )?;
+            if i > 0 && m <= f.pstates_mhz[i - 1] {
+                return Err(bad(
+                    "cpufreq.pstates_mhz",
+                    format!("must ascend; {m} follows {}", f.pstates_mhz[i - 1]),
+                ));
+            }
+        }
+        let top = f.pstates_mhz[n - 1];
+        if (top - p.clock.mhz).abs() > 0.5 {
+            return Err(bad(
+                "cpufreq.pstates_mhz",
+                format!("the highest P-state ({top} MHz) must be clock.mhz ({} MHz): work is measured at it", p.clock.mhz),
+            ));
+        }
+        if let Some(v) = &f.volts {
+            if v.len() != n {
+                return Err(bad(
+                    "cpufreq.volts",
+                    format!("must give one voltage per P-state ({n}), got {}", v.len()),
+                ));
+            }
+            for (i, &x) in v.iter().enumerate() {
+                ranged(&format!("cpufreq.volts[{i}]"), x, 0.3, 2.0, "V")?;
+            }
+        }
+        ranged(
+            "cpufreq.transition_latency_ns",
+            f.transition_latency_ns,
+            0.0,
+            10_000_000.0,
+            "ns",
+        )?;
+        if let Some(bins) = &f.turbo_mhz {
+            let cores_per_pkg = t.cpus_per_package.unwrap_or(t.cpus) / t.threads_per_core.max(1);
+            if bins.is_empty() || bins.len() > cores_per_pkg.max(1) {
+                return Err(bad(
+                    "cpufreq.turbo_mhz",
+                    format!(
+                        "must give 1..={} bins (one per busy-core count of a package), got {}",
+                        cores_per_pkg.max(1),
+                        bins.len()
+                    ),
+                ));
+            }
+            for (i, &m) in bins.iter().enumerate() {
+                ranged(
+                    &format!("cpufreq.turbo_mhz[{i}]"),
+                    m,
+                    top,
+                    100_000.0,
+                    "MHz (at least the top P-state)",
+                )?;
+            }
+        }
+        if let Some(v) = f.turbo_volts {
+            ranged("cpufreq.turbo_volts", v, 0.3, 2.0, "V")?;
+        }
+    }
+    if let Some(w) = &p.power {
+        ranged("power.core_active_w", w.core_active_w, 0.0, 1000.0, "W")?;
+        ranged(
+            "power.core_idle_w",
+            w.core_idle_w,
+            0.0,
+            w.core_active_w,
+            "W (at most core_active_w)",
+        )?;
+        ranged("power.uncore_w", w.uncore_w, 0.0, 1000.0, "W")?;
+    }
     // Consistency: the timer interrupt must leave room for work between ticks.
     let tick_ns = 1e9 / p.clock.hz as f64;
     if c.timer_irq_ns >= tick_ns / 2.0 {
@@ -441,6 +765,66 @@ mod tests {
     }
 
     #[test]
+    fn bad_frequency_and_power_figures_name_their_field() {
+        let i7 = BUILTIN_PROFILES
+            .iter()
+            .find(|(n, _)| *n == "i7-m620")
+            .unwrap()
+            .1;
+        for (from, to, field) in [
+            (
+                "pstates_mhz = [1200, 1333,",
+                "pstates_mhz = [1333, 1200,",
+                "cpufreq.pstates_mhz",
+            ),
+            ("mhz = 2667 ", "mhz = 2600 ", "cpufreq.pstates_mhz"),
+            ("volts = [0.80, ", "volts = [", "cpufreq.volts"),
+            (
+                "turbo_mhz = [3333, 3067]",
+                "turbo_mhz = [3333, 2000]",
+                "cpufreq.turbo_mhz[1]",
+            ),
+            (
+                "turbo_mhz = [3333, 3067]",
+                "turbo_mhz = [3333, 3067, 3000]",
+                "cpufreq.turbo_mhz",
+            ),
+            (
+                "busy_sibling_factor = 0.65",
+                "busy_sibling_factor = 1.5",
+                "smt.busy_sibling_factor",
+            ),
+            (
+                "core_idle_w = 0.5 ",
+                "core_idle_w = 50.0 ",
+                "power.core_idle_w",
+            ),
+            (
+                "default_governor = \"ondemand\"",
+                "default_governor = \"fast\"",
+                "default_governor",
+            ),
+        ] {
+            assert!(i7.contains(from), "{from}");
+            let text = i7.replacen(from, to, 1);
+            let e = Machine::from_toml(&text, "i7.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(field) && e.contains("i7.toml"),
+                "{from} -> {to}: {e}"
+            );
+        }
+        // The shipped profile's facts as the model reads them.
+        let m = Machine::load("i7-m620").unwrap();
+        assert_eq!(
+            (m.topology.ncores(), m.topology.l2[1], m.topology.l2[2]),
+            (2, 0, 1)
+        );
+        assert_eq!(m.topology.cache, vec![0, 0, 0, 0]);
+    }
+
+    #[test]
     fn bad_profiles_are_rejected_with_the_field() {
         let text = BUILTIN_PROFILES[1].1.replace("cpus = 2", "cpus = 0");
         let e = Machine::from_toml(&text, "x.toml").unwrap_err().to_string();
@@ -460,6 +844,8 @@ mod tests {
             threads_per_core: 2,
             cpus_per_cache: 4,
             cpus_per_node: Some(4),
+            cpus_per_l2: None,
+            cpus_per_package: None,
         });
         assert!(
             t.core[0] == t.core[1] && t.core[1] != t.core[2],

@@ -81,6 +81,30 @@ pub struct Metrics {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtmigrate: Option<RtMigrateReport>,
     pub sim: SimStats,
+    /// Frequency and energy, on a machine whose profile models them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power: Option<PowerReport>,
+}
+
+/// What the machine's frequency and power model reports.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PowerReport {
+    /// The cpufreq governor of the run (none on a profile without frequency scaling).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
+    /// Energy of the whole run, J, and its average power, W (on a profile with power figures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub avg_w: Option<f64>,
+    /// Busy CPU time at each frequency, as a share of all busy time, ascending by MHz.
+    pub busy_at_mhz: Vec<FreqShare>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FreqShare {
+    pub mhz: f64,
+    pub share: f64,
 }
 
 /// One sleeping lock's record.

@@ -18,6 +18,7 @@ fn run(machine: &str, w: &Workload, mode: LockMode, ms: u64) -> RunResult {
         lock_mode: mode,
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
+        governor: None,
     };
     PolicyKind::O1.simulate(&m, w, cfg).unwrap()
 }

@@ -19,6 +19,7 @@ fn run(machine: &Machine, w: &Workload, mode: RtBalance, secs: u64) -> RunResult
         lock_mode: Default::default(),
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
+        governor: None,
     };
     PolicyKind::O1.simulate_with(mode, machine, w, cfg).unwrap()
 }

@@ -18,6 +18,7 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         lock_mode: Default::default(),
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
+        governor: None,
     };
     policy
         .simulate(&m, &w, cfg)
@@ -356,6 +357,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
                     lock_mode: Default::default(),
                     max_live_tasks: schedkit::workload::limits::MAX_TASKS,
                     trace: None,
+                    governor: None,
                 },
             )
             .unwrap();
@@ -391,6 +393,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
                     lock_mode: Default::default(),
                     max_live_tasks: schedkit::workload::limits::MAX_TASKS,
                     trace: None,
+                    governor: None,
                 },
             )
             .unwrap();

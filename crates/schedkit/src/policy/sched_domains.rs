@@ -364,6 +364,8 @@ mod tests {
             threads_per_core: smt,
             cpus_per_cache: per_cache,
             cpus_per_node: per_node,
+            cpus_per_l2: None,
+            cpus_per_package: None,
         })
     }
 

@@ -62,6 +62,11 @@ pub fn table(runs: &[RunResult]) -> String {
     let lock_modes: std::collections::BTreeSet<&String> =
         runs.iter().filter_map(|r| r.lock_mode.as_ref()).collect();
     let vary_lock = lock_modes.len() > 1;
+    let governors: std::collections::BTreeSet<&String> = runs
+        .iter()
+        .filter_map(|r| r.metrics.power.as_ref()?.governor.as_ref())
+        .collect();
+    let vary_governor = governors.len() > 1;
     let headers: Vec<String> = runs
         .iter()
         .map(|r| {
@@ -74,6 +79,11 @@ pub fn table(runs: &[RunResult]) -> String {
             if vary_lock {
                 if let Some(l) = &r.lock_mode {
                     h.push_str(&format!(" [{l}]"));
+                }
+            }
+            if vary_governor {
+                if let Some(g) = r.metrics.power.as_ref().and_then(|p| p.governor.as_ref()) {
+                    h.push_str(&format!(" [{g}]"));
                 }
             }
             if !same_machine {
@@ -91,6 +101,17 @@ pub fn table(runs: &[RunResult]) -> String {
             format!("throughput ({})", runs[0].metrics.throughput.unit),
             |r| Some(r.metrics.throughput.value),
         ),
+        ("simulated time (s)".into(), |r| {
+            r.metrics.power.as_ref().map(|_| r.simulated_s)
+        }),
+        ("energy (J)".into(), |r| r.metrics.power.as_ref()?.energy_j),
+        ("average power (W)".into(), |r| {
+            r.metrics.power.as_ref()?.avg_w
+        }),
+        ("mean busy MHz".into(), |r| {
+            let p = r.metrics.power.as_ref()?;
+            (!p.busy_at_mhz.is_empty()).then(|| p.busy_at_mhz.iter().map(|f| f.mhz * f.share).sum())
+        }),
         ("context switches/s".into(), |r| {
             Some(r.metrics.context_switches_per_s)
         }),

@@ -123,7 +123,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let pr = &self.procs[t.index()];
         let ops = &self.workload.programs[pr.prog as usize].ops;
         if pr.computing {
-            return Ok(Step::User(pr.compute_left));
+            return Ok(if pr.spin.is_some() {
+                Step::Spin(pr.compute_left)
+            } else {
+                Step::User(pr.compute_left)
+            });
         }
         let Some(op) = ops.get(pr.pc as usize).cloned() else {
             return Ok(self.exit(t));
@@ -172,6 +176,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(match op {
             Op::Compute(d) => {
                 let ns = d.sample(&mut self.rng);
+                self.begin_compute(t, ns)
+            }
+            Op::ComputeCycles(cycles) => {
+                let ns = (cycles as f64 * 1000.0 / self.machine.profile.clock.mhz).round() as u64;
                 self.begin_compute(t, ns)
             }
             Op::Touch => {
@@ -397,7 +405,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 } else {
                     p.computing = true;
                     p.compute_left = s.deadline - now;
-                    Step::User(s.deadline - now)
+                    Step::Spin(s.deadline - now)
                 }
             }
             Op::SetPolicy(pol, prio) => {
@@ -683,10 +691,105 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(())
     }
 
+    // ----- speed: SMT, frequency, turbo (`freq`) -----
+
+    /// Tells the policy which CPUs start throttled and arms the ondemand sampler (its timers
+    /// aligned across CPUs, as 2.6.38's `delay -= jiffies % delay`).
+    pub(super) fn start_freq(&mut self) {
+        let Some(f) = self.freq.as_ref() else {
+            return;
+        };
+        for (cpu, scaling) in f.initial_scaling() {
+            self.sched.cpu_scaling(cpu, scaling);
+        }
+        if let Some(period) = f.ondemand_period() {
+            for d in 0..f.ndomains() {
+                self.post(period, Ev::Governor { domain: d as u32 });
+            }
+        }
+    }
+
+    /// `cpu` starts or stops running a task: siblings and turbo bins may change speed.
+    pub(super) fn cpu_busy(&mut self, cpu: CpuId, busy: bool) {
+        if let Some(f) = self.freq.as_mut() {
+            let fx = f.set_busy(cpu, busy, self.now);
+            self.freq_effects(fx);
+        }
+    }
+
+    fn freq_effects(&mut self, fx: super::freq::Effects) {
+        for (cpu, scaling) in fx.scaling {
+            self.sched.cpu_scaling(cpu, scaling);
+        }
+        for c in fx.respeed {
+            self.post(self.now, Ev::Respeed { cpu: c as u32 });
+        }
+    }
+
+    pub(super) fn governor_sample(&mut self, d: usize) {
+        let Some(f) = self.freq.as_mut() else {
+            return;
+        };
+        let period = f.ondemand_period().unwrap_or(u64::MAX);
+        let latency = f.transition_latency_ns();
+        if let Some(p) = f.ondemand_sample(d, self.now) {
+            self.post(
+                self.now + latency,
+                Ev::FreqApply {
+                    domain: d as u32,
+                    pstate: p as u32,
+                },
+            );
+        }
+        self.post(
+            self.now.saturating_add(period),
+            Ev::Governor { domain: d as u32 },
+        );
+    }
+
+    pub(super) fn freq_apply(&mut self, d: usize, pstate: usize) {
+        if let Some(f) = self.freq.as_mut() {
+            let fx = f.apply(d, pstate, self.now);
+            self.freq_effects(fx);
+        }
+    }
+
+    /// A user segment timed at an old speed: what it did so far counts, the rest is timed
+    /// anew. A CPU about to reschedule is left to it (its next segment takes the new speed).
+    pub(super) fn respeed(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        let speed = self
+            .freq
+            .as_ref()
+            .map_or(super::freq::SPEED_ONE, |f| f.speed(cpu));
+        let c = &self.cpus[cpu];
+        if c.seg != SegKind::User || c.need_resched || c.seg_speed == speed {
+            return Ok(());
+        }
+        let t = c.curr.expect("user segment without a task");
+        if self.procs[t.index()].spin.is_some() {
+            return Ok(()); // a busy loop until a time: its length does not depend on speed
+        }
+        let progress = self.close_segment(cpu, self.now);
+        self.user_progress(t, progress);
+        self.resume(cpu)
+    }
+
     // ----- the tick -----
 
     pub(super) fn tick(&mut self, cpu: CpuId) -> Result<(), SimError> {
         self.post(self.now + self.tick_ns, Ev::Tick { cpu: cpu as u32 });
+        if let Some(f) = self.freq.as_mut() {
+            if let Some((d, p)) = f.schedutil_tick(cpu, self.now) {
+                let at = self.now + f.transition_latency_ns();
+                self.post(
+                    at,
+                    Ev::FreqApply {
+                        domain: d as u32,
+                        pstate: p as u32,
+                    },
+                );
+            }
+        }
         let irq = self.machine.profile.costs.timer_irq_ns as u64;
         let idle = self.cpus[cpu].curr.is_none();
         // A current task that is on its way out (blocked, not switched yet) takes no tick.
@@ -1078,6 +1181,25 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         as u64,
                     wall_s,
                 },
+                power: self.freq.clone().map(|mut f| {
+                    let (energy_j, avg_w) = f.energy(end).unzip();
+                    let total: u64 = f.busy_ns_at_mhz.iter().map(|e| e.1).sum();
+                    let mut busy_at_mhz: Vec<FreqShare> = f
+                        .busy_ns_at_mhz
+                        .iter()
+                        .map(|&(mhz, ns)| FreqShare {
+                            mhz,
+                            share: ns as f64 / total.max(1) as f64,
+                        })
+                        .collect();
+                    busy_at_mhz.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
+                    PowerReport {
+                        governor: f.governor.map(|g| g.name().to_string()),
+                        energy_j,
+                        avg_w,
+                        busy_at_mhz,
+                    }
+                }),
             },
         }
     }

@@ -265,6 +265,9 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         }
         self.cpus[cpu].curr = next;
         self.status[cpu].curr = next;
+        if prev.is_some() != next.is_some() {
+            self.cpu_busy(cpu, next.is_some());
+        }
         // The task this CPU will probably switch to next has, with many runnable tasks,
         // long left the cache: start loading its records now, a slice before they are read.
         if let Some(x) = self

@@ -15,6 +15,7 @@
 
 pub mod cache;
 pub mod cost;
+pub mod freq;
 pub mod lock;
 pub use crate::sleeplock;
 
@@ -49,6 +50,9 @@ pub struct SimConfig<'a> {
     /// Record the run's scheduler events here (switches, wakeups with their waker, forks,
     /// exits, migrations, idle transitions, lock waits), for `--trace` and `replay`.
     pub trace: Option<&'a mut crate::trace::TraceRecorder>,
+    /// The cpufreq governor (`None`: the profile's default; ignored by a profile without
+    /// frequency scaling).
+    pub governor: Option<crate::machine::Governor>,
 }
 
 impl Default for SimConfig<'_> {
@@ -61,6 +65,7 @@ impl Default for SimConfig<'_> {
             lock_mode: crate::workload::LockMode::Handoff,
             max_live_tasks: crate::workload::limits::MAX_TASKS,
             trace: None,
+            governor: None,
         }
     }
 }
@@ -104,6 +109,19 @@ enum Ev {
     Ipi {
         cpu: u32,
     },
+    /// The ondemand governor samples frequency domain `domain`.
+    Governor {
+        domain: u32,
+    },
+    /// A governor's request for `domain` takes effect.
+    FreqApply {
+        domain: u32,
+        pstate: u32,
+    },
+    /// The CPU's speed changed (frequency, turbo, SMT sibling): re-time its user segment.
+    Respeed {
+        cpu: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +152,8 @@ struct Cpu {
     seg_refill: u64,
     gen: u64,
     ipi_pending: bool,
+    /// Of a User segment: the speed it was timed at (`freq::SPEED_ONE` without a model).
+    seg_speed: u32,
     acct: [u64; 7],
 }
 
@@ -312,8 +332,10 @@ struct Chan {
 enum Step {
     /// Continue with the next operation at once.
     Continue,
-    /// The CPU computes in user space for this long.
+    /// The CPU computes in user space this much work (ns at the profile's clock).
     User(u64),
+    /// The CPU busy-loops in user space for this long, whatever its speed.
+    Spin(u64),
     /// The CPU is in a system call for this long.
     Sys(u64),
 }
@@ -499,6 +521,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// and moves it past its spin, lock and priced work (see `host.rs`).
     cursor: u64,
     cursor_spin: u64,
+    /// SMT sharing, frequency and energy (`None`: a machine without them).
+    freq: Option<freq::FreqModel>,
 }
 
 fn hist() -> Histogram<u64> {
@@ -546,8 +570,10 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             seg_refill: 0,
             gen: 0,
             ipi_pending: false,
+            seg_speed: freq::SPEED_ONE,
             acct: [0; 7],
         };
+        let governor = cfg.governor;
         let parts = workload.tasks.iter().map(|t| t.part).max().unwrap_or(0) + 1;
         let seed = cfg.seed;
         let lock_mode = cfg.lock_mode;
@@ -638,7 +664,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             pending_refill: 0,
             cursor: 0,
             cursor_spin: 0,
+            freq: freq::FreqModel::new(machine, governor),
         };
+        sim.start_freq();
         sim.start_tasks()?;
         Ok(sim)
     }
@@ -822,6 +850,11 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     }
                 }
                 Ev::Ipi { cpu } => self.ipi(cpu as usize)?,
+                Ev::Governor { domain } => self.governor_sample(domain as usize),
+                Ev::FreqApply { domain, pstate } => {
+                    self.freq_apply(domain as usize, pstate as usize)
+                }
+                Ev::Respeed { cpu } => self.respeed(cpu as usize)?,
             }
             if self.foreground_alive == 0 {
                 self.end_time = Some(self.now);
@@ -895,7 +928,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             SegKind::Idle => c.acct[A_IDLE] += body,
             SegKind::User => {
                 c.acct[A_USER] += body;
-                progress = body;
+                progress = freq::ns_to_work(body, c.seg_speed);
                 charged = body;
             }
             SegKind::Sys => {
@@ -997,8 +1030,15 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                         )));
                     }
                 }
-                Step::User(ns) => {
+                Step::User(work) => {
+                    let speed = self.freq.as_ref().map_or(freq::SPEED_ONE, |f| f.speed(cpu));
+                    self.start_segment(cpu, SegKind::User, freq::work_to_ns(work, speed));
+                    self.cpus[cpu].seg_speed = speed;
+                    return Ok(());
+                }
+                Step::Spin(ns) => {
                     self.start_segment(cpu, SegKind::User, ns);
+                    self.cpus[cpu].seg_speed = freq::SPEED_ONE;
                     return Ok(());
                 }
                 Step::Sys(ns) => {

@@ -71,6 +71,9 @@ pub enum KernelWork {
 pub enum Op {
     /// Run in user space for this long (at the profile's clock).
     Compute(Dist),
+    /// Run in user space for this many CPU cycles (at the profile's `clock.mhz`, its top
+    /// non-turbo frequency, this is `cycles / mhz` µs; faster or slower as the CPU's speed is).
+    ComputeCycles(u64),
     /// Read the task's whole working set once (lat_ctx's array walk): costs one cache-latency
     /// load per 32-byte line, plus the refill the cache model charges if it went cold.
     Touch,

@@ -342,6 +342,8 @@ fn idle_cpus_are_ranked_by_locality_on_an_smt_topology() {
         threads_per_core: 2,
         cpus_per_cache: 4,
         cpus_per_node: None,
+        cpus_per_l2: None,
+        cpus_per_package: None,
     });
     let mut ops = OpCounter::default();
     fn idle(busy: &[CpuId]) -> impl Fn(CpuId) -> bool + '_ {

@@ -1,0 +1,566 @@
+//! The machine's speed and power: SMT siblings sharing a core, P-states chosen by a cpufreq
+//! governor, turbo bins by busy-core count, and the energy all of it costs.
+//!
+//! Workload work is measured at the profile's `clock.mhz` (its top non-turbo P-state): a
+//! compute of 10 ms is 10 ms of cycles at that clock. A CPU's *speed* is its core's actual
+//! frequency over that clock, times the SMT factor while its sibling is busy; a user segment
+//! of `w` work takes `w / speed` of time, and a speed change in the middle of one re-times the
+//! rest (see `Sim::respeed`). Kernel costs (system calls, switches, interrupts) are the
+//! profile's measured times and do not scale: a simplification, stated in docs/machine.md.
+//!
+//! Governors (a `Governor` per run):
+//! - `performance` / `powersave`: the top / bottom P-state, always.
+//! - `ondemand`, as Linux 2.6.38's `cpufreq_ondemand.c` (machine-facts.md): every
+//!   `sampling_rate` (10 ms: the NO_HZ minimum, `max(10 ms, transition latency x 1000)`),
+//!   timers aligned across CPUs, for each CPU of the policy `load = 100 * busy / wall` over
+//!   the window, `load_freq = load * freq_avg` where `freq_avg` is the average frequency the
+//!   CPU ran at while busy (APERF/MPERF); above `up_threshold (95) * cur` go to the maximum,
+//!   below `(up_threshold - down_differential (3)) * cur` go to the lowest table frequency at
+//!   or above `max_load_freq / (95 - 3)`. The 2.6.38 timers are deferrable (an idle CPU's
+//!   sample waits for it to wake); here every sample runs on time — a simplification.
+//! - `schedutil` (4.7+): at each tick, at most once per rate limit (`min(latency x 1000,
+//!   10 ms)`), `next = 1.25 * cur * util / 1024` for the busiest CPU of the policy (util is
+//!   the CPU's PELT running average; not frequency-invariant, the formula's `cur` form),
+//!   the lowest table frequency at or above it.
+//!
+//! A request takes effect `transition_latency` later. BFS is told which CPUs run below the
+//! maximum (`cpu_scaling`), as the 2.6.38 governors patched by BFS told it.
+//!
+//! Turbo: a busy core at the top P-state runs at `turbo_mhz[busy cores in its package - 1]`.
+//!
+//! Energy: per core, busy at frequency f and voltage V: `idle_w + (active_w - idle_w) *
+//! (V/V_top)^2 * f/f_top` (dynamic power goes as C V^2 f, leakage is folded into idle_w);
+//! idle: `idle_w`; plus `uncore_w` for the package all the time. The profiles' watt figures
+//! are estimates and say so (no per-state power was published for these CPUs).
+
+use crate::machine::{CpufreqSpec, FreqDomain, Governor, Machine, PowerSpec};
+use crate::policy::pelt::Pelt;
+use crate::task::CpuId;
+
+/// Fixed-point speed: `SPEED_ONE` is the profile's clock with no SMT sharing.
+pub(crate) const SPEED_SHIFT: u32 = 16;
+pub(crate) const SPEED_ONE: u32 = 1 << SPEED_SHIFT;
+
+/// Time for `work` (ns at the reference clock) at `speed`, rounded up.
+#[inline]
+pub(crate) fn work_to_ns(work: u64, speed: u32) -> u64 {
+    if speed == SPEED_ONE {
+        return work;
+    }
+    (((work as u128) << SPEED_SHIFT).div_ceil(speed.max(1) as u128)).min(u64::MAX as u128) as u64
+}
+
+/// Work done in `ns` at `speed`, rounded down (so `ns_to_work(work_to_ns(w)) >= w`).
+#[inline]
+pub(crate) fn ns_to_work(ns: u64, speed: u32) -> u64 {
+    if speed == SPEED_ONE {
+        return ns;
+    }
+    ((ns as u128 * speed as u128) >> SPEED_SHIFT) as u64
+}
+
+/// 2.6.38 ondemand's tunables under NO_HZ micro-accounting (machine-facts.md).
+pub const ONDEMAND_UP_THRESHOLD: u64 = 95;
+pub const ONDEMAND_DOWN_DIFFERENTIAL: u64 = 3;
+/// `MIN_SAMPLING_RATE` with NO_HZ (10 ms), and `LATENCY_MULTIPLIER` (1000).
+pub const ONDEMAND_MIN_SAMPLING_NS: u64 = 10_000_000;
+pub const LATENCY_MULTIPLIER: u64 = 1000;
+/// schedutil's cap on its rate limit (10 ms) and its headroom (1.25).
+pub const SCHEDUTIL_MAX_RATE_LIMIT_NS: u64 = 10_000_000;
+
+/// One ondemand decision: the P-state index to request, given the highest `load * freq_avg`
+/// of the policy's CPUs (load in percent, kHz), the current request and the table (kHz,
+/// ascending). `None`: no change.
+pub fn ondemand_next(max_load_freq: u64, cur: usize, table_khz: &[u64]) -> Option<usize> {
+    let top = table_khz.len() - 1;
+    let cur_khz = table_khz[cur];
+    if max_load_freq > ONDEMAND_UP_THRESHOLD * cur_khz {
+        return (cur != top).then_some(top);
+    }
+    if cur == 0 {
+        return None;
+    }
+    let down = ONDEMAND_UP_THRESHOLD - ONDEMAND_DOWN_DIFFERENTIAL;
+    if max_load_freq < down * cur_khz {
+        let freq_next = max_load_freq / down;
+        // CPUFREQ_RELATION_L: the lowest frequency at or above the target (min at least).
+        let idx = table_khz
+            .iter()
+            .position(|&f| f >= freq_next)
+            .unwrap_or(top);
+        return (idx != cur).then_some(idx);
+    }
+    None
+}
+
+/// One schedutil decision: `1.25 * cur * util / 1024`, the lowest table frequency at or
+/// above it.
+pub fn schedutil_next(util: u64, cur: usize, table_khz: &[u64]) -> Option<usize> {
+    let top = table_khz.len() - 1;
+    let cur_khz = table_khz[cur];
+    let target = (cur_khz + (cur_khz >> 2)) * util.min(1024) / 1024;
+    let idx = table_khz.iter().position(|&f| f >= target).unwrap_or(top);
+    (idx != cur).then_some(idx)
+}
+
+/// The frequency a busy core runs at: its P-state's, or at the top P-state the turbo bin for
+/// the number of busy cores in its package.
+pub fn actual_mhz(spec: &CpufreqSpec, pstate: usize, busy_cores_in_pkg: usize) -> f64 {
+    let top = spec.pstates_mhz.len() - 1;
+    match &spec.turbo_mhz {
+        Some(bins) if pstate == top && busy_cores_in_pkg > 0 => *bins
+            .get(busy_cores_in_pkg - 1)
+            .unwrap_or(&spec.pstates_mhz[top]),
+        _ => spec.pstates_mhz[pstate],
+    }
+}
+
+/// Voltage at frequency `mhz` (a P-state's, or interpolated up to the turbo voltage).
+fn volts_at(spec: &CpufreqSpec, mhz: f64) -> Option<f64> {
+    let v = spec.volts.as_ref()?;
+    let table = &spec.pstates_mhz;
+    if let Some(i) = table.iter().position(|&f| (f - mhz).abs() < 1e-9) {
+        return Some(v[i]);
+    }
+    let (ftop, vtop) = (table[table.len() - 1], v[v.len() - 1]);
+    let fmax = spec
+        .turbo_mhz
+        .as_ref()
+        .and_then(|b| b.iter().copied().reduce(f64::max))
+        .unwrap_or(ftop);
+    let vmax = spec.turbo_volts.unwrap_or(vtop);
+    if mhz <= ftop || fmax <= ftop {
+        return Some(vtop);
+    }
+    Some(vtop + (vmax - vtop) * (mhz - ftop) / (fmax - ftop))
+}
+
+/// Power of one core, W: busy at `mhz`, or idle.
+pub fn core_power(power: &PowerSpec, spec: Option<&CpufreqSpec>, busy: bool, mhz: f64) -> f64 {
+    if !busy {
+        return power.core_idle_w;
+    }
+    let dynamic = power.core_active_w - power.core_idle_w;
+    let Some(spec) = spec else {
+        return power.core_active_w;
+    };
+    let ftop = spec.pstates_mhz[spec.pstates_mhz.len() - 1];
+    let v_ratio = match (volts_at(spec, mhz), volts_at(spec, ftop)) {
+        (Some(v), Some(vt)) if vt > 0.0 => v / vt,
+        _ => 1.0,
+    };
+    power.core_idle_w + dynamic * v_ratio * v_ratio * mhz / ftop
+}
+
+/// Per-CPU accounting a governor reads.
+#[derive(Clone, Debug, Default)]
+struct CpuLoad {
+    busy: bool,
+    /// When `busy` last changed (or the window last started).
+    since: u64,
+    /// Busy ns in the current sampling window, and busy ns x MHz (for `freq_avg`).
+    busy_ns: u64,
+    busy_mhz_ns: f64,
+    util: Pelt,
+}
+
+#[derive(Clone, Debug)]
+struct Domain {
+    cpus: Vec<CpuId>,
+    cores: Vec<usize>,
+    /// The P-state in force, and the one requested and not yet in force.
+    pstate: usize,
+    pending: Option<usize>,
+    window_start: u64,
+    last_schedutil: Option<u64>,
+}
+
+/// What a change asks the simulator to do.
+#[derive(Debug, Default)]
+pub(crate) struct Effects {
+    /// CPUs whose speed changed.
+    pub respeed: Vec<CpuId>,
+    /// (CPU, scaling) notices for the policy.
+    pub scaling: Vec<(CpuId, bool)>,
+}
+
+/// The model's state for one run.
+#[derive(Clone, Debug)]
+pub(crate) struct FreqModel {
+    pub governor: Option<Governor>,
+    spec: Option<CpufreqSpec>,
+    power: Option<PowerSpec>,
+    smt_factor: Option<u32>,
+    ref_mhz: f64,
+    table_khz: Vec<u64>,
+    cpu_core: Vec<usize>,
+    core_pkg: Vec<usize>,
+    core_domain: Vec<usize>,
+    core_cpus: Vec<Vec<CpuId>>,
+    core_busy: Vec<u32>,
+    pkg_busy_cores: Vec<usize>,
+    pkg_cores: Vec<Vec<usize>>,
+    domains: Vec<Domain>,
+    cpus: Vec<CpuLoad>,
+    speed: Vec<u32>,
+    /// Energy: per core, the time its power was last integrated and that power.
+    core_since: Vec<u64>,
+    core_watts: Vec<f64>,
+    core_joules: Vec<f64>,
+    /// Time spent per P-state, summed over busy CPUs (for the result's residency table).
+    pub busy_ns_at_mhz: Vec<(f64, u64)>,
+}
+
+impl FreqModel {
+    /// The model for `machine` under `governor` (the profile's default when `None`); `None`
+    /// for a machine with neither SMT sharing, frequency scaling nor power figures, which then
+    /// runs exactly as before any of them existed.
+    pub fn new(machine: &Machine, governor: Option<Governor>) -> Option<FreqModel> {
+        let p = &machine.profile;
+        if p.smt.is_none() && p.cpufreq.is_none() && p.power.is_none() {
+            return None;
+        }
+        let t = &machine.topology;
+        let n = t.ncpus;
+        let ncores = t.ncores();
+        let mut core_cpus = vec![Vec::new(); ncores];
+        for c in 0..n {
+            core_cpus[t.core[c]].push(c);
+        }
+        let core_pkg: Vec<usize> = (0..ncores).map(|k| t.package[core_cpus[k][0]]).collect();
+        let npkg = core_pkg.iter().copied().max().map_or(1, |m| m + 1);
+        let mut pkg_cores = vec![Vec::new(); npkg];
+        for (k, &pk) in core_pkg.iter().enumerate() {
+            pkg_cores[pk].push(k);
+        }
+        let spec = p.cpufreq.clone();
+        let governor = spec
+            .as_ref()
+            .map(|s| governor.unwrap_or(s.default_governor));
+        let by_pkg = spec
+            .as_ref()
+            .is_some_and(|s| s.domain == FreqDomain::Package);
+        let core_domain: Vec<usize> = (0..ncores)
+            .map(|k| if by_pkg { core_pkg[k] } else { k })
+            .collect();
+        let ndom = core_domain.iter().copied().max().map_or(1, |m| m + 1);
+        let table_khz: Vec<u64> = spec
+            .as_ref()
+            .map(|s| {
+                s.pstates_mhz
+                    .iter()
+                    .map(|m| (m * 1000.0).round() as u64)
+                    .collect()
+            })
+            .unwrap_or_else(|| vec![(p.clock.mhz * 1000.0).round() as u64]);
+        let top = table_khz.len() - 1;
+        let start = match governor {
+            Some(Governor::Powersave) => 0,
+            _ => top,
+        };
+        let domains = (0..ndom)
+            .map(|d| Domain {
+                cpus: (0..n).filter(|&c| core_domain[t.core[c]] == d).collect(),
+                cores: (0..ncores).filter(|&k| core_domain[k] == d).collect(),
+                pstate: start,
+                pending: None,
+                window_start: 0,
+                last_schedutil: None,
+            })
+            .collect();
+        let mut m = FreqModel {
+            governor,
+            spec,
+            power: p.power.clone(),
+            smt_factor: p
+                .smt
+                .as_ref()
+                .map(|s| (s.busy_sibling_factor * SPEED_ONE as f64).round() as u32),
+            ref_mhz: p.clock.mhz,
+            table_khz,
+            cpu_core: t.core.clone(),
+            core_pkg,
+            core_domain,
+            core_cpus,
+            core_busy: vec![0; ncores],
+            pkg_busy_cores: vec![0; npkg],
+            pkg_cores,
+            domains,
+            cpus: vec![CpuLoad::default(); n],
+            speed: vec![SPEED_ONE; n],
+            core_since: vec![0; ncores],
+            core_watts: vec![0.0; ncores],
+            core_joules: vec![0.0; ncores],
+            busy_ns_at_mhz: Vec::new(),
+        };
+        for k in 0..ncores {
+            m.core_watts[k] = m.core_power_now(k);
+        }
+        for c in 0..n {
+            m.speed[c] = m.compute_speed(c);
+        }
+        Some(m)
+    }
+
+    #[inline]
+    pub fn speed(&self, cpu: CpuId) -> u32 {
+        self.speed[cpu]
+    }
+
+    /// The CPUs' initial `cpu_scaling` state, for the policy.
+    pub fn initial_scaling(&self) -> Vec<(CpuId, bool)> {
+        let top = self.table_khz.len() - 1;
+        self.domains
+            .iter()
+            .flat_map(|d| d.cpus.iter().map(move |&c| (c, d.pstate < top)))
+            .collect()
+    }
+
+    /// The frequency `core` runs at now if busy, MHz.
+    fn core_mhz(&self, core: usize) -> f64 {
+        let d = &self.domains[self.core_domain[core]];
+        match &self.spec {
+            Some(s) => actual_mhz(s, d.pstate, self.pkg_busy_cores[self.core_pkg[core]]),
+            None => self.ref_mhz,
+        }
+    }
+
+    fn compute_speed(&self, cpu: CpuId) -> u32 {
+        let core = self.cpu_core[cpu];
+        let f = self.core_mhz(core);
+        let mut s = if (f - self.ref_mhz).abs() < 1e-9 {
+            SPEED_ONE as u64
+        } else {
+            (f / self.ref_mhz * SPEED_ONE as f64).round() as u64
+        };
+        if let Some(k) = self.smt_factor {
+            let others_busy = self.core_cpus[core]
+                .iter()
+                .any(|&o| o != cpu && self.cpus[o].busy);
+            if others_busy {
+                s = (s * k as u64) >> SPEED_SHIFT;
+            }
+        }
+        s.clamp(1, u32::MAX as u64) as u32
+    }
+
+    fn core_power_now(&self, core: usize) -> f64 {
+        match &self.power {
+            Some(p) => core_power(
+                p,
+                self.spec.as_ref(),
+                self.core_busy[core] > 0,
+                self.core_mhz(core),
+            ),
+            None => 0.0,
+        }
+    }
+
+    /// Integrates the power of `cores` up to `now` and takes their new power.
+    fn repower(&mut self, cores: &[usize], now: u64) {
+        if self.power.is_none() {
+            return;
+        }
+        for &k in cores {
+            let dt = now.saturating_sub(self.core_since[k]);
+            self.core_joules[k] += self.core_watts[k] * dt as f64 * 1e-9;
+            self.core_since[k] = now;
+        }
+        for &k in cores {
+            self.core_watts[k] = self.core_power_now(k);
+        }
+    }
+
+    /// Accounts `cpu`'s busy time up to `now` at its current frequency.
+    fn account(&mut self, cpu: CpuId, now: u64) {
+        let mhz = self.core_mhz(self.cpu_core[cpu]);
+        let l = &mut self.cpus[cpu];
+        let dt = now.saturating_sub(l.since);
+        if l.busy && dt > 0 {
+            l.busy_ns += dt;
+            l.busy_mhz_ns += mhz * dt as f64;
+            match self
+                .busy_ns_at_mhz
+                .iter_mut()
+                .find(|(m, _)| (*m - mhz).abs() < 1e-9)
+            {
+                Some(e) => e.1 += dt,
+                None => self.busy_ns_at_mhz.push((mhz, dt)),
+            }
+        }
+        l.util.update(now, if l.busy { 1024 } else { 0 });
+        l.since = now;
+    }
+
+    /// Recomputes the speed of `cpus`, noting those that changed.
+    fn respeed(&mut self, cpus: impl IntoIterator<Item = CpuId>, fx: &mut Effects) {
+        for c in cpus {
+            let s = self.compute_speed(c);
+            if s != self.speed[c] {
+                self.speed[c] = s;
+                fx.respeed.push(c);
+            }
+        }
+    }
+
+    /// `cpu` became busy (runs a task) or idle at `now`.
+    pub fn set_busy(&mut self, cpu: CpuId, busy: bool, now: u64) -> Effects {
+        let mut fx = Effects::default();
+        if self.cpus[cpu].busy == busy {
+            return fx;
+        }
+        let core = self.cpu_core[cpu];
+        let pkg = self.core_pkg[core];
+        // Everything whose frequency or sharing may change is accounted up to now first.
+        let affected_cores: Vec<usize> =
+            if self.spec.as_ref().is_some_and(|s| s.turbo_mhz.is_some()) {
+                self.pkg_cores[pkg].clone()
+            } else {
+                vec![core]
+            };
+        let affected_cpus: Vec<CpuId> = affected_cores
+            .iter()
+            .flat_map(|&k| self.core_cpus[k].iter().copied())
+            .collect();
+        for &c in &affected_cpus {
+            self.account(c, now);
+        }
+        self.cpus[cpu].busy = busy;
+        let was_core_busy = self.core_busy[core] > 0;
+        if busy {
+            self.core_busy[core] += 1;
+        } else {
+            self.core_busy[core] -= 1;
+        }
+        let is_core_busy = self.core_busy[core] > 0;
+        if was_core_busy != is_core_busy {
+            if is_core_busy {
+                self.pkg_busy_cores[pkg] += 1;
+            } else {
+                self.pkg_busy_cores[pkg] -= 1;
+            }
+        }
+        self.repower(&affected_cores, now);
+        self.respeed(affected_cpus, &mut fx);
+        fx
+    }
+
+    /// The ondemand sampling period (`None` for the other governors).
+    pub fn ondemand_period(&self) -> Option<u64> {
+        (self.governor == Some(Governor::Ondemand)).then(|| {
+            let lat = self.spec.as_ref().map_or(0.0, |s| s.transition_latency_ns) as u64;
+            ONDEMAND_MIN_SAMPLING_NS.max(lat / 1000 * LATENCY_MULTIPLIER * 1000)
+        })
+    }
+
+    pub fn ndomains(&self) -> usize {
+        self.domains.len()
+    }
+
+    pub fn transition_latency_ns(&self) -> u64 {
+        self.spec.as_ref().map_or(0.0, |s| s.transition_latency_ns) as u64
+    }
+
+    /// ondemand's sample of domain `d` at `now`: the P-state to request, if it changes.
+    pub fn ondemand_sample(&mut self, d: usize, now: u64) -> Option<usize> {
+        let cpus = self.domains[d].cpus.clone();
+        let mut max_load_freq = 0u64;
+        let cur = self.domains[d].pending.unwrap_or(self.domains[d].pstate);
+        let cur_khz = self.table_khz[cur];
+        let wall = now.saturating_sub(self.domains[d].window_start);
+        for &c in &cpus {
+            self.account(c, now);
+            let l = &mut self.cpus[c];
+            let busy = std::mem::take(&mut l.busy_ns);
+            let mhz_ns = std::mem::take(&mut l.busy_mhz_ns);
+            if wall == 0 || wall < busy {
+                continue;
+            }
+            let load = 100 * busy / wall;
+            let freq_avg = if busy > 0 {
+                (mhz_ns / busy as f64 * 1000.0).round() as u64
+            } else {
+                cur_khz
+            };
+            max_load_freq = max_load_freq.max(load * freq_avg);
+        }
+        self.domains[d].window_start = now;
+        let next = ondemand_next(max_load_freq, cur, &self.table_khz)?;
+        self.domains[d].pending = Some(next);
+        Some(next)
+    }
+
+    /// schedutil at a tick of `cpu`: the P-state to request for its domain, if it changes
+    /// and the rate limit allows.
+    pub fn schedutil_tick(&mut self, cpu: CpuId, now: u64) -> Option<(usize, usize)> {
+        if self.governor != Some(Governor::Schedutil) {
+            return None;
+        }
+        let d = self.core_domain[self.cpu_core[cpu]];
+        let limit = (self.transition_latency_ns() / 1000 * LATENCY_MULTIPLIER * 1000)
+            .min(SCHEDUTIL_MAX_RATE_LIMIT_NS);
+        if self.domains[d]
+            .last_schedutil
+            .is_some_and(|t| now.saturating_sub(t) < limit)
+        {
+            return None;
+        }
+        self.domains[d].last_schedutil = Some(now);
+        let cpus = self.domains[d].cpus.clone();
+        let mut util = 0;
+        for &c in &cpus {
+            self.account(c, now);
+            util = util.max(self.cpus[c].util.load_avg);
+        }
+        let cur = self.domains[d].pending.unwrap_or(self.domains[d].pstate);
+        let next = schedutil_next(util, cur, &self.table_khz)?;
+        self.domains[d].pending = Some(next);
+        Some((d, next))
+    }
+
+    /// The request for domain `d` takes effect at `now`.
+    pub fn apply(&mut self, d: usize, pstate: usize, now: u64) -> Effects {
+        let mut fx = Effects::default();
+        if self.domains[d].pending == Some(pstate) {
+            self.domains[d].pending = None;
+        }
+        if self.domains[d].pstate == pstate {
+            return fx;
+        }
+        let cpus = self.domains[d].cpus.clone();
+        let cores = self.domains[d].cores.clone();
+        for &c in &cpus {
+            self.account(c, now);
+        }
+        self.domains[d].pstate = pstate;
+        self.repower(&cores, now);
+        self.respeed(cpus.iter().copied(), &mut fx);
+        let top = self.table_khz.len() - 1;
+        fx.scaling = cpus.iter().map(|&c| (c, pstate < top)).collect();
+        fx
+    }
+
+    /// Energy up to `now`: (joules, average watts over `now` ns), uncore included; `None`
+    /// without power figures.
+    pub fn energy(&mut self, now: u64) -> Option<(f64, f64)> {
+        let ncores = self.core_busy.len();
+        for c in 0..self.cpus.len() {
+            self.account(c, now);
+        }
+        let cores: Vec<usize> = (0..ncores).collect();
+        self.repower(&cores, now);
+        let p = self.power.as_ref()?;
+        let npkg = self.pkg_cores.len();
+        let joules: f64 =
+            self.core_joules.iter().sum::<f64>() + p.uncore_w * npkg as f64 * now as f64 * 1e-9;
+        let watts = if now > 0 {
+            joules / (now as f64 * 1e-9)
+        } else {
+            0.0
+        };
+        Some((joules, watts))
+    }
+}
+
+#[cfg(test)]
+mod tests;
