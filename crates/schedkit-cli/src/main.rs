@@ -393,37 +393,41 @@ fn run(cli: Cli) -> Result<()> {
                             } else {
                                 a.governor.iter().copied().map(Some).collect()
                             };
-                        for &mode in modes {
-                            for &lm in lock_modes {
-                                for &gov in &governors {
-                                    // Each run's trace file is named after what varies.
-                                    let mut label = p.label();
-                                    if modes.len() > 1 {
-                                        label += &format!("-{}", mode.name());
-                                    }
-                                    if lock_modes.len() > 1 {
-                                        label += &format!("-{}", lm.name());
-                                    }
-                                    if let (true, Some(g)) = (governors.len() > 1, gov) {
-                                        label += &format!("-{}", g.name());
-                                    }
-                                    if several_mw {
-                                        label += &format!("-m{mi}-w{wi}");
-                                    }
-                                    runs.push(simulate(
-                                        p,
-                                        Knobs {
-                                            rt_balance: mode,
-                                            lock_mode: lm,
-                                            governor: gov,
-                                        },
-                                        m,
-                                        w,
-                                        &a.run,
-                                        multi.then_some(label.as_str()),
-                                    )?);
+                        let mut knobs = Vec::new();
+                        for &rt_balance in modes {
+                            for &lock_mode in lock_modes {
+                                for &governor in &governors {
+                                    knobs.push(Knobs {
+                                        rt_balance,
+                                        lock_mode,
+                                        governor,
+                                    });
                                 }
                             }
+                        }
+                        for k in knobs {
+                            // Each run's trace file is named after what varies.
+                            let mut label = p.label();
+                            if modes.len() > 1 {
+                                label += &format!("-{}", k.rt_balance.name());
+                            }
+                            if lock_modes.len() > 1 {
+                                label += &format!("-{}", k.lock_mode.name());
+                            }
+                            if let (true, Some(g)) = (governors.len() > 1, k.governor) {
+                                label += &format!("-{}", g.name());
+                            }
+                            if several_mw {
+                                label += &format!("-m{mi}-w{wi}");
+                            }
+                            runs.push(simulate(
+                                p,
+                                k,
+                                m,
+                                w,
+                                &a.run,
+                                multi.then_some(label.as_str()),
+                            )?);
                         }
                     }
                     out(&format!("{}\n", schedkit::report::table(&runs)));

@@ -417,11 +417,7 @@ impl Machine {
                 read(format!("{base}/topology/thread_siblings_list")).unwrap_or(c.to_string());
             let pkg = read(format!("{base}/topology/physical_package_id")).unwrap_or_default();
             let key = format!("{pkg}/{sib}");
-            let ci = core_keys.iter().position(|k| *k == key).unwrap_or_else(|| {
-                core_keys.push(key);
-                core_keys.len() - 1
-            });
-            core.push(ci);
+            core.push(key_of(&mut core_keys, key));
             // The highest cache index is the last-level cache.
             let mut llc = c.to_string();
             for idx in (0..8).rev() {
@@ -430,14 +426,7 @@ impl Machine {
                     break;
                 }
             }
-            let ki = cache_keys
-                .iter()
-                .position(|k| *k == llc)
-                .unwrap_or_else(|| {
-                    cache_keys.push(llc);
-                    cache_keys.len() - 1
-                });
-            cache.push(ki);
+            cache.push(key_of(&mut cache_keys, llc));
             // The L2: the cache index whose level is 2 (a core's own where the LLC is wider).
             let l2_list = (0..8)
                 .find(|idx| read(format!("{base}/cache/index{idx}/level")).as_deref() == Some("2"))

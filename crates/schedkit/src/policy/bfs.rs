@@ -806,10 +806,6 @@ impl SchedClass for Bfs {
         rq.class.qnr + rq.currs().iter().filter(|c| c.is_some()).count()
     }
 
-    fn next_in_line(&self, _rq: &Rq<BfsRq>) -> Option<TaskId> {
-        None
-    }
-
     fn for_each_queued(
         &self,
         rq: &Rq<BfsRq>,

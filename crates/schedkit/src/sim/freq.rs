@@ -356,19 +356,15 @@ impl FreqModel {
         }
     }
 
-    /// Integrates the power of `cores` up to `now` and takes their new power.
-    fn repower(&mut self, cores: &[usize], now: u64) {
+    /// Integrates the power of `core` up to `now` and takes its new power.
+    fn repower(&mut self, core: usize, now: u64) {
         if self.power.is_none() {
             return;
         }
-        for &k in cores {
-            let dt = now.saturating_sub(self.core_since[k]);
-            self.core_joules[k] += self.core_watts[k] * dt as f64 * 1e-9;
-            self.core_since[k] = now;
-        }
-        for &k in cores {
-            self.core_watts[k] = self.core_power_now(k);
-        }
+        let dt = now.saturating_sub(self.core_since[core]);
+        self.core_joules[core] += self.core_watts[core] * dt as f64 * 1e-9;
+        self.core_since[core] = now;
+        self.core_watts[core] = self.core_power_now(core);
     }
 
     /// Accounts `cpu`'s busy time up to `now` at its current frequency.
@@ -392,14 +388,12 @@ impl FreqModel {
         l.since = now;
     }
 
-    /// Recomputes the speed of `cpus`, noting those that changed.
-    fn respeed(&mut self, cpus: impl IntoIterator<Item = CpuId>, fx: &mut Effects) {
-        for c in cpus {
-            let s = self.compute_speed(c);
-            if s != self.speed[c] {
-                self.speed[c] = s;
-                fx.respeed.push(c);
-            }
+    /// Recomputes the speed of `cpu`, noting it if it changed.
+    fn respeed(&mut self, cpu: CpuId, fx: &mut Effects) {
+        let s = self.compute_speed(cpu);
+        if s != self.speed[cpu] {
+            self.speed[cpu] = s;
+            fx.respeed.push(cpu);
         }
     }
 
@@ -411,19 +405,17 @@ impl FreqModel {
         }
         let core = self.cpu_core[cpu];
         let pkg = self.core_pkg[core];
-        // Everything whose frequency or sharing may change is accounted up to now first.
-        let affected_cores: Vec<usize> =
-            if self.spec.as_ref().is_some_and(|s| s.turbo_mhz.is_some()) {
-                self.pkg_cores[pkg].clone()
-            } else {
-                vec![core]
-            };
-        let affected_cpus: Vec<CpuId> = affected_cores
-            .iter()
-            .flat_map(|&k| self.core_cpus[k].iter().copied())
-            .collect();
-        for &c in &affected_cpus {
-            self.account(c, now);
+        // Everything whose frequency or sharing may change is accounted up to now first: the
+        // package's cores when turbo bins count busy cores, else this core's threads. (Index
+        // loops: this runs at every idle/busy switch and allocates nothing.)
+        let turbo = self.spec.as_ref().is_some_and(|s| s.turbo_mhz.is_some());
+        let ncores = if turbo { self.pkg_cores[pkg].len() } else { 1 };
+        let affected = |m: &FreqModel, i: usize| if turbo { m.pkg_cores[pkg][i] } else { core };
+        for i in 0..ncores {
+            let k = affected(self, i);
+            for j in 0..self.core_cpus[k].len() {
+                self.account(self.core_cpus[k][j], now);
+            }
         }
         self.cpus[cpu].busy = busy;
         let was_core_busy = self.core_busy[core] > 0;
@@ -440,8 +432,13 @@ impl FreqModel {
                 self.pkg_busy_cores[pkg] -= 1;
             }
         }
-        self.repower(&affected_cores, now);
-        self.respeed(affected_cpus, &mut fx);
+        for i in 0..ncores {
+            let k = affected(self, i);
+            self.repower(k, now);
+            for j in 0..self.core_cpus[k].len() {
+                self.respeed(self.core_cpus[k][j], &mut fx);
+            }
+        }
         fx
     }
 
@@ -532,9 +529,15 @@ impl FreqModel {
         for &c in &cpus {
             self.account(c, now);
         }
+        // Each core's stored power is still the old P-state's: `repower` integrates it up to
+        // now, then takes the new one.
         self.domains[d].pstate = pstate;
-        self.repower(&cores, now);
-        self.respeed(cpus.iter().copied(), &mut fx);
+        for &k in &cores {
+            self.repower(k, now);
+        }
+        for &c in &cpus {
+            self.respeed(c, &mut fx);
+        }
         let top = self.table_khz.len() - 1;
         fx.scaling = cpus.iter().map(|&c| (c, pstate < top)).collect();
         fx
@@ -547,8 +550,9 @@ impl FreqModel {
         for c in 0..self.cpus.len() {
             self.account(c, now);
         }
-        let cores: Vec<usize> = (0..ncores).collect();
-        self.repower(&cores, now);
+        for k in 0..ncores {
+            self.repower(k, now);
+        }
         let p = self.power.as_ref()?;
         let npkg = self.pkg_cores.len();
         let joules: f64 =
