@@ -26,6 +26,18 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
         include_str!("../../../profiles/athlonmp2-2007.toml"),
     ),
     ("i7-m620", include_str!("../../../profiles/i7-m620.toml")),
+    (
+        "xeon-x3360",
+        include_str!("../../../profiles/xeon-x3360.toml"),
+    ),
+    (
+        "phenom-x6",
+        include_str!("../../../profiles/phenom-x6.toml"),
+    ),
+    (
+        "prescott-ht",
+        include_str!("../../../profiles/prescott-ht.toml"),
+    ),
     ("host", include_str!("../../../profiles/host.toml")),
 ];
 
@@ -89,6 +101,11 @@ pub struct ClockSpec {
 pub struct CacheSpec {
     /// Size of the last-level cache a task's working set lives in, KB.
     pub size_kb: u64,
+    /// Size of each L2 cache, KB, where the L2 is a separate level narrower than the LLC
+    /// (a core's own L2 under a shared L3): cache warmth then follows both levels. Absent:
+    /// one level (the L2 is the LLC, or is not modelled).
+    #[serde(default)]
+    pub l2_kb: Option<u64>,
 }
 
 /// Hardware costs, ns unless named otherwise.
@@ -101,6 +118,10 @@ pub struct CostSpec {
     pub mem_latency_ns: f64,
     /// Sustained memory read bandwidth, MB/s: refilling a cold working set runs at this rate.
     pub mem_read_mb_s: f64,
+    /// Sustained read bandwidth from the last-level cache into a core's L2, MB/s: refilling
+    /// an L2 from a warm LLC (needed with `cache.l2_kb`).
+    #[serde(default)]
+    pub llc_read_mb_s: Option<f64>,
     /// A locked read-modify-write (spin_lock fast path) on a line this CPU already owns.
     pub atomic_ns: f64,
     /// Entering and leaving the kernel for a system call.
@@ -579,6 +600,46 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
     }
     let c = &p.costs;
     let k = &p.kernel;
+    match (p.cache.l2_kb, c.llc_read_mb_s) {
+        (Some(l2), Some(bw)) => {
+            let per_l2 = t
+                .cpus_per_l2
+                .unwrap_or(t.threads_per_core.min(t.cpus_per_cache));
+            if per_l2 >= t.cpus_per_cache || !t.cpus_per_cache.is_multiple_of(per_l2.max(1)) {
+                return Err(bad(
+                    "cache.l2_kb",
+                    format!(
+                        "a separate L2 must be shared by fewer CPUs than the last-level cache and nest in it (topology.cpus_per_l2 = {per_l2}, cpus_per_cache = {}); leave l2_kb out where the L2 is the last level",
+                        t.cpus_per_cache
+                    ),
+                ));
+            }
+            if l2 == 0 || l2 >= p.cache.size_kb {
+                return Err(bad(
+                    "cache.l2_kb",
+                    format!(
+                        "must be within 1..{} KB (smaller than the last-level cache), got {l2}",
+                        p.cache.size_kb
+                    ),
+                ));
+            }
+            ranged("costs.llc_read_mb_s", bw, 1.0, 10_000_000.0, "MB/s")?;
+        }
+        (Some(_), None) => {
+            return Err(bad(
+                "costs.llc_read_mb_s",
+                "is needed with cache.l2_kb: the rate an L2 refills from the last-level cache"
+                    .into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(bad(
+                "costs.llc_read_mb_s",
+                "is only used with cache.l2_kb (a separate L2 level); give both or neither".into(),
+            ))
+        }
+        (None, None) => {}
+    }
     ranged(
         "costs.cache_latency_ns",
         c.cache_latency_ns,
@@ -793,6 +854,14 @@ mod tests {
                 "default_governor = \"fast\"",
                 "default_governor",
             ),
+            // The L2 level: its size needs the LLC's refill rate, and must be below the LLC's.
+            (
+                "llc_read_mb_s = 16000.0",
+                "# no refill rate",
+                "costs.llc_read_mb_s",
+            ),
+            ("l2_kb = 256 ", "l2_kb = 8192 ", "cache.l2_kb"),
+            ("cpus_per_l2 = 2 ", "cpus_per_l2 = 4 ", "cache.l2_kb"),
         ] {
             assert!(i7.contains(from), "{from}");
             let text = i7.replacen(from, to, 1);
@@ -811,6 +880,37 @@ mod tests {
             (2, 0, 1)
         );
         assert_eq!(m.topology.cache, vec![0, 0, 0, 0]);
+        // A refill rate without an L2 to refill is refused too.
+        let up = BUILTIN_PROFILES[0]
+            .1
+            .replace("[costs]", "[costs]\nllc_read_mb_s = 1000.0");
+        let e = Machine::from_toml(&up, "up.toml").unwrap_err().to_string();
+        assert!(e.contains("costs.llc_read_mb_s"), "{e}");
+    }
+
+    #[test]
+    fn the_bfs_era_profiles_have_the_shapes_their_sources_give() {
+        // Xeon X3360: two dies of two cores, each die's L2 the last level, one package.
+        let x = Machine::load("xeon-x3360").unwrap();
+        assert_eq!(x.topology.cache, vec![0, 0, 1, 1]);
+        assert_eq!(x.topology.package, vec![0; 4]);
+        assert_eq!(x.topology.ncores(), 4);
+        assert!(x.profile.smt.is_none() && x.profile.cache.l2_kb.is_none());
+        // Phenom II X6: six cores, an L2 each under one L3, per-core P-states, Turbo CORE's
+        // boost for at most three busy cores.
+        let p = Machine::load("phenom-x6").unwrap();
+        assert_eq!(p.topology.l2, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(p.topology.cache, vec![0; 6]);
+        let f = p.profile.cpufreq.as_ref().unwrap();
+        assert_eq!(f.domain, FreqDomain::Core);
+        assert_eq!(
+            f.turbo_mhz.as_deref(),
+            Some(&[3600.0, 3600.0, 3600.0, 3200.0, 3200.0, 3200.0][..])
+        );
+        // Prescott: one core, two threads sharing its L2, no frequency scaling.
+        let h = Machine::load("prescott-ht").unwrap();
+        assert_eq!(h.topology.core, vec![0, 0]);
+        assert!(h.profile.cpufreq.is_none() && h.profile.smt.is_some());
     }
 
     #[test]

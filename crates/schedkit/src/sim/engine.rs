@@ -184,7 +184,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Touch => {
                 // One cache-latency load per 32-byte line (P6 line size), no overlap.
-                let lines = self.procs[t.index()].wss_kb * 1024 / 32;
+                let lines = self.procs[t.index()].wss_kb as u64 * 1024 / 32;
                 let ns = (lines as f64 * self.machine.profile.costs.cache_latency_ns) as u64;
                 self.begin_compute(t, ns)
             }

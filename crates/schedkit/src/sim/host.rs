@@ -236,10 +236,10 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             self.status[cpu].last_schedule_ns = self.now;
             if let Some(n) = next {
                 let pr = &mut self.procs[n.index()];
-                if pr.last_cpu.is_some_and(|l| l as CpuId != cpu) {
+                if pr.last_cpu != super::NO_CPU && pr.last_cpu as CpuId != cpu {
                     self.migrations += 1;
                 }
-                pr.last_cpu = Some(cpu as u32);
+                pr.last_cpu = cpu as u32;
                 if let Some(since) = pr.waiting_since.take() {
                     self.max_runnable_wait = self
                         .max_runnable_wait
@@ -254,8 +254,13 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                         self.lat_interactive.saturating_record(lat);
                     }
                 }
-                let cache_id = self.machine.topology.cache[cpu];
-                let refill = self.cache.dispatch(&mut pr.warmth, cache_id, pr.wss_kb);
+                let topo = &self.machine.topology;
+                let refill = self.cache.dispatch(
+                    &mut pr.warmth,
+                    topo.cache[cpu],
+                    topo.l2[cpu],
+                    pr.wss_kb as u64,
+                );
                 self.pending_refill = refill;
                 self.cursor += refill;
             }

@@ -25,7 +25,7 @@ use crate::metrics::*;
 use crate::sched_core::{self as core, Sched};
 use crate::task::{CpuId, TaskId, TaskState, Tasks};
 use crate::workload::{ChanKind, KernelWork, Op, Workload};
-use cache::{CacheModel, Warmth};
+use cache::{CacheModel, L2Spec, Warmth};
 use cost::OpCosts;
 use hdrhistogram::Histogram;
 use lock::LockModel;
@@ -195,7 +195,6 @@ struct Proc {
     /// When it last started waiting for a CPU while runnable (woken, forked or preempted),
     /// for the starvation figure.
     waiting_since: Option<u64>,
-    wss_kb: u64,
     warmth: Warmth,
     /// The innermost open loop (valid when `loop_depth > 0`); the outer ones are in
     /// `outer_loops`.
@@ -203,12 +202,14 @@ struct Proc {
     /// A `SpinUntil` in progress.
     spin: Option<Box<SpinState>>,
     block: Block,
-    last_cpu: Option<u32>,
+    /// The CPU it last ran on (`NO_CPU`: none yet).
+    last_cpu: u32,
     prog: u32,
     pc: u32,
     sleep_gen: u32,
     /// Its workload part (the counter its completed iterations go to).
     part: u32,
+    wss_kb: u32,
     loop_depth: u16,
     computing: bool,
     /// The current system call has done its kernel work and takes effect next.
@@ -274,6 +275,9 @@ impl Proc {
         }
     }
 }
+
+/// `Proc::last_cpu` of a task that has not run yet.
+const NO_CPU: u32 = u32::MAX;
 
 /// Bytes of `Proc`'s hot part (what the simulator prefetches for a task about to run).
 const PROC_HOT_BYTES: usize = std::mem::offset_of!(Proc, outer_loops);
@@ -616,6 +620,16 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 topo.ncaches(),
                 machine.profile.cache.size_kb,
                 c.mem_read_mb_s,
+                machine
+                    .profile
+                    .cache
+                    .l2_kb
+                    .zip(c.llc_read_mb_s)
+                    .map(|(size_kb, llc_read_mb_s)| L2Spec {
+                        count: topo.l2.iter().copied().max().map_or(1, |m| m + 1),
+                        size_kb,
+                        llc_read_mb_s,
+                    }),
             ),
             rng: ChaCha8Rng::seed_from_u64(seed),
             ops_total: OpCounter::default(),
@@ -797,7 +811,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             member: 0,
             interactive,
             background,
-            wss_kb: self.workload.programs[prog as usize].working_set_kb as u64,
+            wss_kb: self.workload.programs[prog as usize].working_set_kb,
             block: Block::None,
             block_since: 0,
             incarnation: 0,
@@ -805,7 +819,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             sleep_gen: 0,
             runnable_since: None,
             waiting_since: None,
-            last_cpu: None,
+            last_cpu: NO_CPU,
             warmth: Warmth::default(),
             children: 0,
             zombies: 0,

@@ -67,17 +67,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             rec.push(ts, cpu, EventKind::CpuIdle { state: None });
         }
         if let (Some(nt), Some(ni)) = (next, n) {
-            if let Some(last) = self.procs[nt.index()]
-                .last_cpu
-                .map(|l| l as CpuId)
-                .filter(|&l| l != cpu)
-            {
+            let last = self.procs[nt.index()].last_cpu;
+            if last != super::NO_CPU && last as CpuId != cpu {
                 rec.push(
                     ts,
                     cpu,
                     EventKind::Migrate {
                         task: ni,
-                        orig_cpu: last as u32,
+                        orig_cpu: last,
                         dest_cpu: cpu as u32,
                     },
                 );
