@@ -52,6 +52,11 @@ pub struct Metrics {
     /// The same for tasks marked interactive, if any ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interactive_wakeup_latency_us: Option<Latency>,
+    /// Lateness of the workload's cyclictest-style probes (`probe`, `rtmix`, or a file's
+    /// `timer T P cyclic`): from each timer expiry to the probe running, missed expiries
+    /// included — Jussi Laako's wakeup-latency measure, cyclictest's `diff`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_latency_us: Option<Latency>,
     /// Jain's index over CPU time / (weight x lifetime) of the tasks (1 = perfectly fair).
     pub fairness_jain: f64,
     /// Starvation: the longest any runnable task waited for a CPU (from its wakeup, fork or

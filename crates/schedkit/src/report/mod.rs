@@ -135,6 +135,15 @@ pub fn table(runs: &[RunResult]) -> String {
         ("interactive max (us)".into(), |r| {
             r.metrics.interactive_wakeup_latency_us.map(|l| l.max)
         }),
+        ("probe latency p50 (us)".into(), |r| {
+            r.metrics.probe_latency_us.map(|l| l.p50)
+        }),
+        ("probe latency p99 (us)".into(), |r| {
+            r.metrics.probe_latency_us.map(|l| l.p99)
+        }),
+        ("probe latency max (us)".into(), |r| {
+            r.metrics.probe_latency_us.map(|l| l.max)
+        }),
         ("fairness (Jain)".into(), |r| Some(r.metrics.fairness_jain)),
         ("longest runnable wait (ms)".into(), |r| {
             Some(r.metrics.longest_runnable_wait_us / 1e3)

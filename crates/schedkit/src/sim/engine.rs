@@ -372,6 +372,31 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 }
                 Step::Continue
             }
+            Op::Lateness { timer, period } => {
+                let now = self.now;
+                let pid = self.procs[t.index()].pid;
+                let next = match self.chans[timer as usize].kind {
+                    ChanKind::TaskTimer => self.task_timers.get_mut(&(pid, timer)),
+                    _ => self.chans[timer as usize].timer_next.as_mut(),
+                };
+                // cyclictest takes the time as it returns from the sleep: the refill of the
+                // working set that the model charged at this switch-in (if the task was just
+                // switched in) is spent in the work after that, not before.
+                let measured = match self.cpus[cpu].switch_in_refill {
+                    Some((task, refill)) if task == t => now - refill,
+                    _ => now,
+                };
+                // Before the timer's first use there is no expiry to be late for.
+                if let Some(next) = next {
+                    self.probe
+                        .saturating_record(measured.saturating_sub(*next).max(1));
+                    while *next + period < now {
+                        *next += period;
+                    }
+                }
+                self.advance(t);
+                Step::Continue
+            }
             Op::Stamp => {
                 self.mark = self.now;
                 self.iteration += 1;
@@ -1090,6 +1115,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 wakeup_latency_cdf_us: crate::metrics::latency_cdf(&self.lat_all),
                 interactive_wakeup_latency_us: (!self.lat_interactive.is_empty())
                     .then(|| lat(&self.lat_interactive)),
+                probe_latency_us: (!self.probe.is_empty()).then(|| lat(&self.probe)),
                 fairness_jain: jain_from_sums(n_shares, share_sum, share_sum2),
                 longest_runnable_wait_us: {
                     // Tasks still waiting when the run ended count too (the starved ones).

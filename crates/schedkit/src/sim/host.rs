@@ -263,6 +263,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                 );
                 self.pending_refill = refill;
                 self.cursor += refill;
+                self.cpus[cpu].switch_in_refill = Some((n, refill));
             }
         } else if let Some(n) = next {
             self.procs[n.index()].runnable_since = None;

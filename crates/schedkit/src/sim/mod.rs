@@ -155,6 +155,11 @@ struct Cpu {
     /// Of a User segment: the speed it was timed at (`freq::SPEED_ONE` without a model).
     seg_speed: u32,
     acct: [u64; 7],
+    /// The task just switched in and the working-set refill charged for it, until the CPU
+    /// starts anything but the Sched segment of that switch: a probe measuring right after
+    /// it leaves out the refill, which the model charges up front but the task pays in its
+    /// work after measuring.
+    switch_in_refill: Option<(TaskId, u64)>,
 }
 
 // acct indices
@@ -482,6 +487,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     counts: Vec<u64>,
     lat_all: Histogram<u64>,
     lat_interactive: Histogram<u64>,
+    /// cyclictest-style probes (`Op::Lateness`): how late each ran after its timer's expiry.
+    probe: Histogram<u64>,
     audio: AudioTally,
     /// The longest a runnable task waited for a CPU, ns.
     max_runnable_wait: u64,
@@ -576,6 +583,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             ipi_pending: false,
             seg_speed: freq::SPEED_ONE,
             acct: [0; 7],
+            switch_in_refill: None,
         };
         let governor = cfg.governor;
         let parts = workload.tasks.iter().map(|t| t.part).max().unwrap_or(0) + 1;
@@ -647,6 +655,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             counts: vec![0; parts],
             lat_all: hist(),
             lat_interactive: hist(),
+            probe: hist(),
             max_runnable_wait: 0,
             audio: AudioTally {
                 chunks: 0,
@@ -915,6 +924,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         c.seg_irq = 0;
         c.seg_spin = 0;
         c.seg_refill = 0;
+        if kind != SegKind::Sched {
+            c.switch_in_refill = None;
+        }
         if kind != SegKind::Idle {
             let gen = c.gen;
             self.post(

@@ -7,7 +7,7 @@ use super::{
     parse_duration, ChanKind, ChannelSpec, Dist, KernelWork, Op, ProgramBuilder, TaskSpec,
     Workload, WorkloadError,
 };
-use crate::task::{SchedPolicy, NICE_MAX, NICE_MIN};
+use crate::task::{SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
 
 /// (name, parameters with defaults, what it is).
 pub const BUILTINS: &[(&str, &str, &str)] = &[
@@ -80,6 +80,21 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "interactive",
         "sleep=20ms,work=1ms",
         "a task that sleeps (uniform around `sleep`) and wakes to `work` of CPU; run it beside another workload",
+    ),
+    (
+        "probe",
+        "period=1ms,work=0",
+        "a wakeup-latency probe (cyclictest's loop in SCHED_OTHER, standing in for Jussi Laako's wakeup-latency): wakes at absolute `period` expiries, records how late it runs (probe latency p50/p99/max), runs `work`; run it beside another workload (`makej:jobs=6+probe`)",
+    ),
+    (
+        "rtmix",
+        "rt=2,normal=2,period=10ms,work=3ms,prio=50",
+        "RT tasks among normal ones on SMP: `rt` SCHED_FIFO tasks each woken every `period` (absolute expiries) to run `work`, beside `normal` nice-0 busy loops; the RT tasks' lateness is the probe latency; RT periods/s",
+    ),
+    (
+        "x264",
+        "threads=6,frames=240,rows=68,row=2ms,mvrange=3,lookahead=10ms",
+        "an x264 encoder model (frame threads in a pipeline, each row waiting for `mvrange` more rows of the previous frame, a lookahead thread, the main thread waiting for the oldest frame); the run ends when every frame is encoded; frames/s",
     ),
 ];
 
@@ -338,6 +353,63 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
             let sleep = p.dur("sleep", 20_000_000)?;
             let work = p.dur("work", 1_000_000)?;
             interactive(sleep, work)
+        }
+        "probe" => {
+            let period = p.dur("period", 1_000_000)?;
+            let work = p.dur("work", 0)?;
+            if period == 0 || work >= period {
+                return Err(p.err(format!(
+                    "period={} with work={}: the period must be above 0 and longer than the work",
+                    fmt_dur(period),
+                    fmt_dur(work)
+                )));
+            }
+            probe(period, work)
+        }
+        "rtmix" => {
+            let rt = p.int("rt", 2, 1, 10_000)? as u32;
+            let normal = p.int("normal", 2, 0, 100_000)? as u32;
+            let period = p.dur("period", 10_000_000)?;
+            let work = p.dur("work", 3_000_000)?;
+            let prio = p.int("prio", 50, RT_PRIO_MIN as i64, RT_PRIO_MAX as i64)? as u8;
+            if period == 0 || work == 0 || work >= period {
+                return Err(p.err(format!(
+                    "period={} with work={}: both must be above 0 and the work shorter than the period",
+                    fmt_dur(period),
+                    fmt_dur(work)
+                )));
+            }
+            rtmix(rt, normal, period, work, prio)
+        }
+        "x264" => {
+            let threads = p.int("threads", 6, 1, 1024)? as u32;
+            let frames = p.int("frames", 240, 1, 1_000_000)? as u32;
+            let rows = p.int("rows", 68, 2, 10_000)? as u32;
+            let row = p.dur("row", 2_000_000)?;
+            let mvrange = p.int("mvrange", 3, 0, 10_000)? as u32;
+            let lookahead = p.dur("lookahead", 10_000_000)?;
+            if mvrange >= rows {
+                return Err(p.err(format!(
+                    "mvrange={mvrange} with rows={rows}: a row may reach at most rows-1 rows ahead"
+                )));
+            }
+            if row == 0 {
+                return Err(p.err("row must be longer than 0".into()));
+            }
+            let frames_up = frames.div_ceil(threads) as u64 * threads as u64;
+            if frames_up * (rows as u64 * 3 + 8) > super::limits::MAX_TOTAL_OPS {
+                return Err(p.err(format!(
+                    "frames={frames} of rows={rows} is too large a program (lower frames or rows)"
+                )));
+            }
+            x264(X264 {
+                threads,
+                frames,
+                rows,
+                row_ns: row,
+                mvrange,
+                lookahead_ns: lookahead,
+            })
         }
         _ => {
             return Err(WorkloadError::Unknown(
@@ -1144,6 +1216,258 @@ pub fn interactive(sleep_ns: u64, work_ns: u64) -> Workload {
     w
 }
 
+/// One cyclictest-style timer loop: forever, sleep until the task's next absolute expiry of
+/// `period` (a `task-timer` channel of its own), record how late it runs (`Op::Lateness`,
+/// which also skips expiries already missed, as cyclictest does), run `work`, count. `first`
+/// runs once before the loop.
+fn cyclic_program(w: &mut Workload, first: Option<Op>, period: u64, work: u64, name: &str) -> u32 {
+    let timer = w.channels.len() as u32;
+    w.channels.push(ChannelSpec {
+        kind: ChanKind::TaskTimer,
+        capacity: None,
+    });
+    let mut b = ProgramBuilder::new();
+    if let Some(op) = first {
+        b = b.op(op);
+    }
+    let mut b = b
+        .repeat(None)
+        .op(Op::Timer {
+            timer,
+            period,
+            absolute: true,
+        })
+        .op(Op::Lateness { timer, period });
+    if work > 0 {
+        b = b.op(Op::Compute(Dist::Const(work)));
+    }
+    let prog = w.programs.len() as u32;
+    w.programs
+        .push(b.op(Op::Count).end().build(name).with_working_set(16));
+    prog
+}
+
+/// A wakeup-latency probe. Jussi Laako's wakeup-latency, which the BFS 0.400 announcement ran
+/// beside its kbuild and x264 runs, was not found (benchmarks.md A7); the reference's
+/// substitute is cyclictest in SCHED_OTHER mode (`cyclictest -p 0 -i <period>`, default
+/// interval 1 ms): sleep until an absolute expiry, take the time, record `now − expiry`,
+/// advance the expiry by whole periods past now. Here the same loop on a task-timer, with an
+/// optional `work` per wakeup; its lateness is the run's probe latency (and, the probe being
+/// marked interactive, its wakeup latency the interactive figure). A background task: the run
+/// lasts as long as the workload beside it.
+pub fn probe(period_ns: u64, work_ns: u64) -> Workload {
+    let mut w = base(
+        format!(
+            "probe:period={},work={}",
+            fmt_dur(period_ns),
+            fmt_dur(work_ns)
+        ),
+        "wakeups/s",
+    );
+    let prog = cyclic_program(&mut w, None, period_ns, work_ns, "wakeup-latency");
+    let mut t = TaskSpec::new(prog);
+    t.interactive = true;
+    t.background = true;
+    w.tasks.push(t);
+    w
+}
+
+/// RT tasks mixed with normal ones on SMP (the BFS posts' "BFS in real time": two RT tasks
+/// and two normal ones on a dual core, where per-CPU runqueues may leave both RT tasks on one
+/// CPU while the normal ones have the other). `rt` SCHED_FIFO tasks at priority `prio`, each
+/// woken at absolute `period` expiries to run `work` (the cyclic loop of `probe`, so each
+/// activation's lateness is the probe latency), beside `normal` nice-0 busy loops (`loops`'s
+/// program). A parent process forks them all, the RT tasks first (each makes itself
+/// SCHED_FIFO with `sched_setscheduler` as it starts), then waits: where each task runs is the
+/// policy's choice from the fork on. The figure is RT activations per second.
+pub fn rtmix(rt: u32, normal: u32, period_ns: u64, work_ns: u64, prio: u8) -> Workload {
+    let mut w = base(
+        format!(
+            "rtmix:rt={rt},normal={normal},period={},work={},prio={prio}",
+            fmt_dur(period_ns),
+            fmt_dur(work_ns)
+        ),
+        "RT periods/s",
+    );
+    // One program for all: its task-timer channel gives each task a timer of its own.
+    let rt_prog = cyclic_program(
+        &mut w,
+        Some(Op::SetPolicy(SchedPolicy::Fifo, prio)),
+        period_ns,
+        work_ns,
+        "rt",
+    );
+    let hog = w.programs.len() as u32;
+    w.programs.push(
+        ProgramBuilder::new()
+            .repeat(None)
+            .op(Op::Compute(Dist::Const(10_000_000)))
+            .end()
+            .build("loop")
+            .with_working_set(4),
+    );
+    let mut parent = ProgramBuilder::new();
+    for (prog, n) in [(rt_prog, rt), (hog, normal)] {
+        if n > 0 {
+            parent.begin(Some(n as u64));
+            parent.push(Op::Fork {
+                prog,
+                thread: false,
+            });
+            parent.close();
+        }
+    }
+    parent.begin(Some((rt + normal) as u64));
+    parent.push(Op::Wait);
+    parent.close();
+    parent.push(Op::Exit);
+    let main = w.programs.len() as u32;
+    w.programs.push(parent.build("rtmix").with_working_set(4));
+    w.tasks.push(TaskSpec::new(main));
+    w
+}
+
+/// The parameters of the x264 model.
+#[derive(Clone, Copy, Debug)]
+pub struct X264 {
+    pub threads: u32,
+    pub frames: u32,
+    pub rows: u32,
+    pub row_ns: u64,
+    pub mvrange: u32,
+    pub lookahead_ns: u64,
+}
+
+/// x264's frame threading, as `doc/threads.txt` describes it (benchmarks.md A8): `threads`
+/// frame threads of one process encode frames round robin (thread j takes frames j, j+T, …);
+/// a frame's macroblock row r may use only reference rows already encoded, so before row r
+/// its thread waits until the previous frame's thread has published rows up to r + `mvrange`
+/// (x264's `i_mv_range_thread`, in rows), then computes the row and publishes it (x264's
+/// condition-variable broadcast of row progress, modelled as a semaphore post the next frame's
+/// thread waits on). A lookahead thread analyses each frame first (`lookahead` of CPU per frame,
+/// at most 40 frames ahead: x264's default rc-lookahead of the medium preset), and the main
+/// thread hands each frame thread its next frame once that thread's previous frame is done,
+/// waiting for the oldest frame in order as x264cli does. Every frame is a P frame referencing
+/// the one before (B-frames, which nothing references, and the I-frame's lack of a reference
+/// are left out); frame 0's reference counts as already encoded. Row times are log-normal
+/// around `row` (σ 0.3: rows differ in content — an estimate, as are the defaults: 68 rows of
+/// a 1080p frame, 2 ms a row, a 3-row MV range). `frames` is rounded up to a multiple of
+/// `threads`. The run ends when every frame is encoded: its simulated time is the encode's
+/// wall time; the figure is frames per second.
+pub fn x264(p: X264) -> Workload {
+    let t = p.threads;
+    let per_thread = p.frames.div_ceil(t) as u64;
+    let frames = per_thread * t as u64;
+    let mut w = base(
+        format!(
+            "x264:threads={t},frames={frames},rows={},row={},mvrange={},lookahead={}",
+            p.rows,
+            fmt_dur(p.row_ns),
+            p.mvrange,
+            fmt_dur(p.lookahead_ns)
+        ),
+        "frames/s",
+    );
+    let sem = |capacity| ChannelSpec {
+        kind: ChanKind::Semaphore,
+        capacity,
+    };
+    // row.{j}: rows thread j has published; go.{j}: main's "start your next frame";
+    // done.{j}: thread j's frame is finished; la: frames the lookahead has analysed.
+    let row0 = w.channels.len() as u32;
+    w.channels.extend((0..t).map(|_| sem(None)));
+    let go0 = w.channels.len() as u32;
+    w.channels.extend((0..t).map(|_| sem(None)));
+    let done0 = w.channels.len() as u32;
+    w.channels.extend((0..t).map(|_| sem(None)));
+    let la = w.channels.len() as u32;
+    w.channels.push(sem(Some(40)));
+
+    let member = |base: u32, offset: i64| (base, t, offset);
+    let send_m = |(base, count, offset): (u32, u32, i64)| Op::SendMember {
+        base,
+        count,
+        offset,
+    };
+    let recv_m = |(base, count, offset): (u32, u32, i64)| Op::RecvMember {
+        base,
+        count,
+        offset,
+    };
+    let row_work = Op::Compute(Dist::LogNormal(p.row_ns, 0.3));
+    let d = p.mvrange as u64;
+    let rows = p.rows as u64;
+    let mut f = ProgramBuilder::new();
+    f.begin(Some(per_thread));
+    f.push(recv_m(member(go0, 0)));
+    f.push(Op::Recv(la));
+    for _ in 0..d {
+        f.push(recv_m(member(row0, -1)));
+    }
+    f.begin(Some(rows - d));
+    f.push(recv_m(member(row0, -1)));
+    f.push(row_work.clone());
+    f.push(send_m(member(row0, 0)));
+    f.close();
+    if d > 0 {
+        f.begin(Some(d));
+        f.push(row_work);
+        f.push(send_m(member(row0, 0)));
+        f.close();
+    }
+    f.push(send_m(member(done0, 0)));
+    f.close();
+    f.push(Op::Exit);
+    // A frame thread touches its frame's band and the reference's search window.
+    let frame_prog = w.programs.len() as u32;
+    w.programs
+        .push(f.build("x264-frame").with_working_set(1024));
+
+    let lookahead = ProgramBuilder::new()
+        .repeat(Some(frames))
+        .op(Op::Compute(Dist::Const(p.lookahead_ns)))
+        .op(Op::Send(la))
+        .end()
+        .op(Op::Exit)
+        .build("x264-lookahead");
+    let la_prog = w.programs.len() as u32;
+    w.programs.push(lookahead.with_working_set(512));
+
+    let mut m = ProgramBuilder::new();
+    // Frame 0's reference (the frame before the run) is already encoded.
+    m.begin(Some(rows));
+    m.push(Op::Send(row0 + t - 1));
+    m.close();
+    for j in 0..t {
+        m.push(Op::Send(go0 + j));
+    }
+    if per_thread > 1 {
+        m.begin(Some(per_thread - 1));
+        for j in 0..t {
+            m.push(Op::Recv(done0 + j));
+            m.push(Op::Count);
+            m.push(Op::Send(go0 + j));
+        }
+        m.close();
+    }
+    for j in 0..t {
+        m.push(Op::Recv(done0 + j));
+        m.push(Op::Count);
+    }
+    m.push(Op::Exit);
+    let main_prog = w.programs.len() as u32;
+    w.programs.push(m.build("x264").with_working_set(64));
+
+    w.tasks.push(TaskSpec::new(main_prog));
+    w.tasks.push(TaskSpec::new(la_prog));
+    for j in 0..t {
+        let mut ts = TaskSpec::new(frame_prog);
+        ts.member = j;
+        w.tasks.push(ts);
+    }
+    w
+}
+
 fn fmt_dur(ns: u64) -> String {
     if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
@@ -1291,6 +1615,74 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("tasks"), "{e}");
+    }
+
+    #[test]
+    fn probe_rtmix_and_x264_have_their_shapes_and_refuse_bad_parameters() {
+        // The probe: a background, interactive task on its own timer, measuring lateness.
+        let w = parse("probe:period=2ms").unwrap();
+        assert_eq!(w.tasks.len(), 1);
+        assert!(w.tasks[0].background && w.tasks[0].interactive);
+        assert_eq!(w.channels[0].kind, ChanKind::TaskTimer);
+        let ops = &w.programs[0].ops;
+        assert!(ops.contains(&Op::Lateness {
+            timer: 0,
+            period: 2_000_000
+        }));
+        // rtmix: a parent forking the RT tasks (which make themselves FIFO) and the hogs.
+        let w = parse("rtmix:rt=3,normal=1,prio=10").unwrap();
+        assert_eq!(w.tasks.len(), 1, "only the parent starts");
+        let parent = &w.programs[w.tasks[0].prog as usize].ops;
+        let forks: Vec<_> = parent
+            .iter()
+            .filter(|o| matches!(o, Op::Fork { .. }))
+            .collect();
+        assert_eq!(forks.len(), 2, "{parent:?}");
+        assert!(matches!(parent[0], Op::Loop { times: Some(3), .. }));
+        assert_eq!(
+            w.programs[0].ops[0],
+            Op::SetPolicy(SchedPolicy::Fifo, 10),
+            "RT tasks set their policy first"
+        );
+        // x264: T frame threads, the lookahead and main; frames rounded up to T's multiple.
+        let w = parse("x264:threads=4,frames=10,rows=8,mvrange=2").unwrap();
+        assert_eq!(w.tasks.len(), 6);
+        assert!(w.name.contains("frames=12"), "{}", w.name);
+        // 3 channels per thread (rows, go, done) and the lookahead's.
+        assert_eq!(w.channels.len(), 13);
+        // A frame thread takes 8 row tokens of the previous frame per frame: 2 up front and
+        // one before each of the first 6 rows.
+        let frame = &w.programs[0].ops;
+        let row_recvs = frame
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    Op::RecvMember {
+                        base: 0,
+                        offset: -1,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert_eq!(row_recvs, 3, "2 unrolled + 1 in the row loop: {frame:?}");
+        assert!(frame.contains(&Op::Loop {
+            times: Some(6),
+            len: 3
+        }));
+        for (spec, needle) in [
+            ("probe:period=0", "period"),
+            ("probe:period=1ms,work=2ms", "longer than the work"),
+            ("rtmix:work=20ms", "shorter than the period"),
+            ("rtmix:prio=0", "prio=0"),
+            ("x264:rows=4,mvrange=4", "mvrange=4"),
+            ("x264:row=0", "row must be"),
+            ("x264:threads=0", "threads=0"),
+        ] {
+            let e = parse(spec).unwrap_err().to_string();
+            assert!(e.contains(needle), "{spec}: {e}");
+        }
     }
 
     #[test]

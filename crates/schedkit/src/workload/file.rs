@@ -38,9 +38,10 @@
 //! `audio-write PERIOD BUFFER`,
 //! `lock L`, `unlock L`, `kwork D` (non-preemptible kernel work), `count`,
 //! `cond-wait C L`, `cond-signal C`, `cond-broadcast C` (pthread condition variables on a
-//! `condvar` channel: a signal with no waiter is lost), `timer T PERIOD [relative|absolute]`
+//! `condvar` channel: a signal with no waiter is lost), `timer T PERIOD [relative|absolute|cyclic]`
 //! (rt-app's periodic timer on a `timer` channel, shared by the tasks that use it, or a
-//! `task-timer`, one per task),
+//! `task-timer`, one per task; `cyclic` is cyclictest's loop: absolute expiries, missed ones
+//! skipped, and how late each wakeup ran recorded as the run's probe latency),
 //! `loop N|forever` ... `end`.
 //!
 //! Sleeping locks:
@@ -688,10 +689,15 @@ fn parse_stmt(
                     "timer takes a timer channel and a period: timer tick 10ms [absolute]".into(),
                 );
             };
-            let absolute = match it.next() {
-                None | Some("relative") => false,
-                Some("absolute") => true,
-                Some(x) => return Err(format!("timer mode '{x}': use relative or absolute")),
+            let (absolute, cyclic) = match it.next() {
+                None | Some("relative") => (false, false),
+                Some("absolute") => (true, false),
+                Some("cyclic") => (true, true),
+                Some(x) => {
+                    return Err(format!(
+                        "timer mode '{x}': use relative, absolute or cyclic"
+                    ))
+                }
             };
             if let Some(x) = it.next() {
                 return Err(format!("unexpected '{x}' after the timer's mode"));
@@ -700,11 +706,16 @@ fn parse_stmt(
             if period == 0 {
                 return Err("a timer's period must be above 0".into());
             }
+            let timer = single(t, &[ChanKind::Timer, ChanKind::TaskTimer], "timer")?;
             b.push(Op::Timer {
-                timer: single(t, &[ChanKind::Timer, ChanKind::TaskTimer], "timer")?,
+                timer,
                 period,
                 absolute,
             });
+            // cyclictest: measure how late the wakeup was, skip missed periods.
+            if cyclic {
+                b.push(Op::Lateness { timer, period });
+            }
         }
         "lock" => b.push(Op::Lock(lock(&arg)?)),
         "unlock" => b.push(Op::Unlock(lock(&arg)?)),
@@ -889,6 +900,30 @@ program = ["send pipe.2", "exit"]
             vec![0, 1, 2, 0]
         );
         assert_eq!(w.throughput_unit, "hops/s");
+    }
+
+    #[test]
+    fn a_cyclic_timer_is_the_timer_then_its_lateness() {
+        let text = "[[channel]]\nname = \"t\"\nkind = \"task-timer\"\n[[group]]\nname = \"p\"\nprogram = [\"loop forever\", \"timer t 1ms cyclic\", \"end\"]\n";
+        let w = parse_str(text, "c.toml", "c").unwrap();
+        assert_eq!(
+            w.programs[0].ops[1..],
+            [
+                Op::Timer {
+                    timer: 0,
+                    period: 1_000_000,
+                    absolute: true
+                },
+                Op::Lateness {
+                    timer: 0,
+                    period: 1_000_000
+                }
+            ]
+        );
+        let e = parse_str(&text.replace("cyclic", "cyclical"), "c.toml", "c")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cyclical") && e.contains("line"), "{e}");
     }
 
     #[test]

@@ -260,7 +260,7 @@ impl Workload {
                         *lock += lock_off_pending;
                     }
                     Op::CondSignal { cond, .. } => *cond += chan_off,
-                    Op::Timer { timer, .. } => *timer += chan_off,
+                    Op::Timer { timer, .. } | Op::Lateness { timer, .. } => *timer += chan_off,
                     Op::SendMember { base, .. } | Op::RecvMember { base, .. } => *base += chan_off,
                     Op::Fork { prog, .. } => *prog += prog_off,
                     Op::Lock(l) | Op::Unlock(l) => *l += lock_off_pending,
@@ -358,7 +358,7 @@ impl Workload {
                     Op::CondWait { lock, .. } if *lock as usize >= self.locks.len() => {
                         return Err(format!("program {}: lock {lock} does not exist", p.name));
                     }
-                    Op::Timer { timer, .. }
+                    Op::Timer { timer, .. } | Op::Lateness { timer, .. }
                         if !self
                             .channels
                             .get(*timer as usize)

@@ -149,6 +149,12 @@ pub enum Op {
         period: u64,
         absolute: bool,
     },
+    /// cyclictest's measurement after its `clock_nanosleep(TIMER_ABSTIME)` on `timer` (an
+    /// absolute `Timer` of the same `period` just before): record how late the task runs
+    /// after the expiry it slept until (now − expiry, the run's probe latency), then skip
+    /// the expiries already missed (`while next < now: next += period`), so that the next
+    /// `Timer` sleeps until the first one still ahead, as cyclictest does.
+    Lateness { timer: ChanId, period: u64 },
     /// `write()` one `period` of decoded audio to a sound device whose ring buffer holds
     /// `buffer` periods (an mpg123-like player). The device plays one period per `period` of
     /// time from the first write on; the write returns once the ring has room for the next
