@@ -164,14 +164,19 @@ pub struct SmtSpec {
     pub busy_sibling_factor: f64,
 }
 
-/// Which CPUs change frequency together.
+/// Which CPUs change frequency together, and who decides.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum FreqDomain {
-    /// Each core has its own P-state (SMT siblings share it).
+    /// Each core has its own P-state (SMT siblings share it), chosen by one governor policy.
     Core,
-    /// All cores of a package share one P-state.
+    /// All cores of a package share one P-state, chosen by one governor policy for them all.
     Package,
+    /// Hardware coordination (ACPI `_PSD` HW_ALL, which acpi-cpufreq turns into one cpufreq
+    /// policy per logical CPU): each CPU's governor requests a P-state of its own, and the
+    /// package runs at the highest request among its busy CPUs. A CPU counts as throttled
+    /// (`cpu_scaling`) by its own request.
+    Hw,
 }
 
 /// The cpufreq governors the simulator models.

@@ -26,6 +26,12 @@
 //! A request takes effect `transition_latency` later. BFS is told which CPUs run below the
 //! maximum (`cpu_scaling`), as the 2.6.38 governors patched by BFS told it.
 //!
+//! Who shares a request (`FreqDomain`): a core, a package, or — with hardware coordination
+//! (`hw`, ACPI HW_ALL: a cpufreq policy per logical CPU) — nobody: each CPU's governor
+//! requests its own P-state, the package runs at the highest request among its busy CPUs
+//! (none busy: the highest of all), and each CPU is "scaling" by its own request, which is
+//! how an idle CPU of a busy Nehalem package looked throttled to BFS.
+//!
 //! Turbo: a busy core at the top P-state runs at `turbo_mhz[busy cores in its package - 1]`.
 //!
 //! Energy: per core, busy at frequency f and voltage V: `idle_w + (active_w - idle_w) *
@@ -164,11 +170,13 @@ struct CpuLoad {
     util: Pelt,
 }
 
+/// One governor policy: the CPUs it samples and sets.
 #[derive(Clone, Debug)]
 struct Domain {
     cpus: Vec<CpuId>,
     cores: Vec<usize>,
-    /// The P-state in force, and the one requested and not yet in force.
+    /// The P-state in force (under hardware coordination: this CPU's request in force), and
+    /// the one requested and not yet in force.
     pstate: usize,
     pending: Option<usize>,
     window_start: u64,
@@ -195,7 +203,12 @@ pub(crate) struct FreqModel {
     table_khz: Vec<u64>,
     cpu_core: Vec<usize>,
     core_pkg: Vec<usize>,
-    core_domain: Vec<usize>,
+    /// The governor policy of each CPU.
+    cpu_domain: Vec<usize>,
+    /// Hardware coordination: each package's P-state, the highest request among its busy
+    /// CPUs (`None`: every core runs its own domain's P-state).
+    hw_pkg_pstate: Option<Vec<usize>>,
+    pkg_cpus: Vec<Vec<CpuId>>,
     core_cpus: Vec<Vec<CpuId>>,
     core_busy: Vec<u32>,
     pkg_busy_cores: Vec<usize>,
@@ -237,13 +250,19 @@ impl FreqModel {
         let governor = spec
             .as_ref()
             .map(|s| governor.unwrap_or(s.default_governor));
-        let by_pkg = spec
-            .as_ref()
-            .is_some_and(|s| s.domain == FreqDomain::Package);
-        let core_domain: Vec<usize> = (0..ncores)
-            .map(|k| if by_pkg { core_pkg[k] } else { k })
+        let kind = spec.as_ref().map_or(FreqDomain::Core, |s| s.domain);
+        let cpu_domain: Vec<usize> = (0..n)
+            .map(|c| match kind {
+                FreqDomain::Package => core_pkg[t.core[c]],
+                FreqDomain::Core => t.core[c],
+                FreqDomain::Hw => c,
+            })
             .collect();
-        let ndom = core_domain.iter().copied().max().map_or(1, |m| m + 1);
+        let ndom = cpu_domain.iter().copied().max().map_or(1, |m| m + 1);
+        let mut pkg_cpus = vec![Vec::new(); npkg];
+        for c in 0..n {
+            pkg_cpus[core_pkg[t.core[c]]].push(c);
+        }
         let table_khz: Vec<u64> = spec
             .as_ref()
             .map(|s| {
@@ -260,8 +279,10 @@ impl FreqModel {
         };
         let domains = (0..ndom)
             .map(|d| Domain {
-                cpus: (0..n).filter(|&c| core_domain[t.core[c]] == d).collect(),
-                cores: (0..ncores).filter(|&k| core_domain[k] == d).collect(),
+                cpus: (0..n).filter(|&c| cpu_domain[c] == d).collect(),
+                cores: (0..ncores)
+                    .filter(|&k| core_cpus[k].iter().any(|&c| cpu_domain[c] == d))
+                    .collect(),
                 pstate: start,
                 pending: None,
                 window_start: 0,
@@ -280,7 +301,9 @@ impl FreqModel {
             table_khz,
             cpu_core: t.core.clone(),
             core_pkg,
-            core_domain,
+            cpu_domain,
+            hw_pkg_pstate: (kind == FreqDomain::Hw).then(|| vec![start; npkg]),
+            pkg_cpus,
             core_cpus,
             core_busy: vec![0; ncores],
             pkg_busy_cores: vec![0; npkg],
@@ -316,11 +339,42 @@ impl FreqModel {
             .collect()
     }
 
+    /// The P-state `core` runs at.
+    fn core_pstate(&self, core: usize) -> usize {
+        match &self.hw_pkg_pstate {
+            Some(p) => p[self.core_pkg[core]],
+            None => self.domains[self.cpu_domain[self.core_cpus[core][0]]].pstate,
+        }
+    }
+
+    /// Hardware coordination: the package runs at the highest request among its busy CPUs
+    /// (none busy: the highest request of all).
+    fn coordinate(&mut self, pkg: usize) {
+        let Some(_) = &self.hw_pkg_pstate else {
+            return;
+        };
+        let request = |c: CpuId| self.domains[self.cpu_domain[c]].pstate;
+        let cpus = &self.pkg_cpus[pkg];
+        let busy = cpus
+            .iter()
+            .filter(|&&c| self.cpus[c].busy)
+            .map(|&c| request(c));
+        let p = busy
+            .max()
+            .unwrap_or_else(|| cpus.iter().map(|&c| request(c)).max().unwrap_or(0));
+        if let Some(v) = &mut self.hw_pkg_pstate {
+            v[pkg] = p;
+        }
+    }
+
     /// The frequency `core` runs at now if busy, MHz.
     fn core_mhz(&self, core: usize) -> f64 {
-        let d = &self.domains[self.core_domain[core]];
         match &self.spec {
-            Some(s) => actual_mhz(s, d.pstate, self.pkg_busy_cores[self.core_pkg[core]]),
+            Some(s) => actual_mhz(
+                s,
+                self.core_pstate(core),
+                self.pkg_busy_cores[self.core_pkg[core]],
+            ),
             None => self.ref_mhz,
         }
     }
@@ -406,11 +460,23 @@ impl FreqModel {
         let core = self.cpu_core[cpu];
         let pkg = self.core_pkg[core];
         // Everything whose frequency or sharing may change is accounted up to now first: the
-        // package's cores when turbo bins count busy cores, else this core's threads. (Index
-        // loops: this runs at every idle/busy switch and allocates nothing.)
-        let turbo = self.spec.as_ref().is_some_and(|s| s.turbo_mhz.is_some());
-        let ncores = if turbo { self.pkg_cores[pkg].len() } else { 1 };
-        let affected = |m: &FreqModel, i: usize| if turbo { m.pkg_cores[pkg][i] } else { core };
+        // package's cores when turbo bins count busy cores or the hardware coordinates the
+        // package's requests among busy CPUs, else this core's threads. (Index loops: this
+        // runs at every idle/busy switch and allocates nothing.)
+        let whole_pkg = self.hw_pkg_pstate.is_some()
+            || self.spec.as_ref().is_some_and(|s| s.turbo_mhz.is_some());
+        let ncores = if whole_pkg {
+            self.pkg_cores[pkg].len()
+        } else {
+            1
+        };
+        let affected = |m: &FreqModel, i: usize| {
+            if whole_pkg {
+                m.pkg_cores[pkg][i]
+            } else {
+                core
+            }
+        };
         for i in 0..ncores {
             let k = affected(self, i);
             for j in 0..self.core_cpus[k].len() {
@@ -432,6 +498,7 @@ impl FreqModel {
                 self.pkg_busy_cores[pkg] -= 1;
             }
         }
+        self.coordinate(pkg);
         for i in 0..ncores {
             let k = affected(self, i);
             self.repower(k, now);
@@ -493,7 +560,7 @@ impl FreqModel {
         if self.governor != Some(Governor::Schedutil) {
             return None;
         }
-        let d = self.core_domain[self.cpu_core[cpu]];
+        let d = self.cpu_domain[cpu];
         let limit = (self.transition_latency_ns() / 1000 * LATENCY_MULTIPLIER * 1000)
             .min(SCHEDUTIL_MAX_RATE_LIMIT_NS);
         if self.domains[d]
@@ -525,17 +592,27 @@ impl FreqModel {
             return fx;
         }
         let cpus = self.domains[d].cpus.clone();
-        let cores = self.domains[d].cores.clone();
-        for &c in &cpus {
+        // What runs at the changed P-state: the domain's CPUs and cores, or under hardware
+        // coordination the whole package, whose P-state follows the busy CPUs' requests.
+        let (runs_cpus, runs_cores) = if self.hw_pkg_pstate.is_some() {
+            let pkg = self.core_pkg[self.cpu_core[cpus[0]]];
+            (self.pkg_cpus[pkg].clone(), self.pkg_cores[pkg].clone())
+        } else {
+            (cpus.clone(), self.domains[d].cores.clone())
+        };
+        for &c in &runs_cpus {
             self.account(c, now);
         }
         // Each core's stored power is still the old P-state's: `repower` integrates it up to
         // now, then takes the new one.
         self.domains[d].pstate = pstate;
-        for &k in &cores {
+        if self.hw_pkg_pstate.is_some() {
+            self.coordinate(self.core_pkg[self.cpu_core[cpus[0]]]);
+        }
+        for &k in &runs_cores {
             self.repower(k, now);
         }
-        for &c in &cpus {
+        for &c in &runs_cpus {
             self.respeed(c, &mut fx);
         }
         let top = self.table_khz.len() - 1;

@@ -8,6 +8,17 @@ fn i7() -> Machine {
     Machine::load("i7-m620").expect("shipped profile")
 }
 
+/// The i7 with one cpufreq policy for the whole package (software coordination).
+fn i7_one_policy() -> Machine {
+    let text = crate::machine::BUILTIN_PROFILES
+        .iter()
+        .find(|(n, _)| *n == "i7-m620")
+        .unwrap()
+        .1
+        .replacen("domain = \"hw\"", "domain = \"package\"", 1);
+    Machine::from_toml(&text, "i7-package").unwrap()
+}
+
 fn khz(m: &Machine) -> Vec<u64> {
     let f = m.profile.cpufreq.as_ref().unwrap();
     f.pstates_mhz
@@ -134,7 +145,7 @@ fn energy_of_a_known_schedule() {
 
 #[test]
 fn an_ondemand_sample_reads_load_and_average_frequency_of_the_window() {
-    let m = i7();
+    let m = i7_one_policy();
     let mut f = FreqModel::new(&m, Some(Governor::Ondemand)).unwrap();
     assert_eq!(
         f.ondemand_period(),
@@ -158,4 +169,51 @@ fn an_ondemand_sample_reads_load_and_average_frequency_of_the_window() {
     assert_eq!(f.ondemand_sample(0, 20 * MS), Some(11));
     let fx = f.apply(0, 11, 20 * MS);
     assert!(fx.scaling.iter().all(|&(_, s)| !s));
+}
+
+/// Hardware coordination (the i7 as shipped: a policy per logical CPU, one frequency plane):
+/// each CPU requests its own P-state, the package runs at the highest request among its busy
+/// CPUs, and a CPU is throttled for BFS by its own request.
+#[test]
+fn hardware_coordination_runs_the_package_at_the_busy_cpus_highest_request() {
+    let m = i7();
+    let mut f = FreqModel::new(&m, Some(Governor::Ondemand)).unwrap();
+    let top = khz(&m).len() - 1;
+    let speed = |mhz: f64| (mhz / 2667.0 * SPEED_ONE as f64).round() as u32;
+    assert_eq!(f.ndomains(), 4, "one policy per logical CPU");
+    // CPU 0 busy the whole first window; CPU 2 (the other core) idle.
+    f.set_busy(0, true, 0);
+    assert_eq!(
+        f.ondemand_sample(0, 10 * MS),
+        None,
+        "100 % busy at the top: stay"
+    );
+    assert_eq!(
+        f.ondemand_sample(2, 10 * MS),
+        Some(0),
+        "idle: to the minimum"
+    );
+    let fx = f.apply(2, 0, 10 * MS);
+    assert_eq!(fx.scaling, vec![(2, true)], "only CPU 2 is throttled");
+    assert!(
+        fx.respeed.is_empty(),
+        "CPU 0 keeps the package at its request"
+    );
+    assert_eq!(f.speed(0), speed(3333.0));
+    // CPU 2 wakes: the package still runs at CPU 0's request, the two-core turbo bin.
+    let fx = f.set_busy(2, true, 12 * MS);
+    assert_eq!((f.speed(0), f.speed(2)), (speed(3067.0), speed(3067.0)));
+    assert!(fx.respeed.contains(&0) && fx.respeed.contains(&2));
+    // CPU 0 goes idle: now CPU 2's own request (1200 MHz) sets the package's frequency.
+    f.set_busy(0, false, 15 * MS);
+    assert_eq!(f.speed(2), speed(1200.0));
+    // Its next sample: busy 8 ms of the window (load 80), 3 ms at 3067 and 5 ms at 1200 MHz
+    // (freq_avg 1 900 125 kHz): 80 x 1 900 125 = 152 010 000 > 95 x 1 200 000 -> the top.
+    assert_eq!(f.ondemand_sample(2, 20 * MS), Some(top));
+    f.apply(2, top, 20 * MS);
+    assert_eq!(
+        f.speed(2),
+        speed(3333.0),
+        "alone at the top: the one-core bin"
+    );
 }
