@@ -93,6 +93,37 @@ fn runs_are_deterministic_and_seeds_matter() {
     }
 }
 
+/// Common random numbers: a task's draws come from its own stream, fixed by the seed and its
+/// place in the task tree, so every policy builds the same jobs: a completed `make -j` does
+/// exactly the same user work (the sum of its compile bursts) under each, however differently
+/// the jobs were interleaved and placed.
+#[test]
+fn every_policy_sees_the_same_random_work() {
+    let w = "makej:jobs=3,units=12+interactive";
+    let user: Vec<(f64, bool)> = ALL
+        .iter()
+        .map(|&p| {
+            let r = run(p, "smp2-2002", w, 60_000, 0);
+            (r.metrics.cpu_time_s.user, r.completed)
+        })
+        .collect();
+    assert!(user.iter().all(|&(_, done)| done), "{user:?}");
+    // The interactive task's work depends on how long the run lasts; the jobs' does not.
+    let jobs_only: Vec<f64> = ALL
+        .iter()
+        .map(|&p| {
+            run(p, "smp2-2002", "makej:jobs=3,units=12", 60_000, 0)
+                .metrics
+                .cpu_time_s
+                .user
+        })
+        .collect();
+    assert!(
+        jobs_only.windows(2).all(|w| w[0] == w[1]),
+        "the same compile bursts under every policy: {jobs_only:?}"
+    );
+}
+
 #[test]
 fn chat_delivers_every_message() {
     for &policy in ALL {

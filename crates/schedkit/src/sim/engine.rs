@@ -175,7 +175,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.procs[t.index()].entered = false;
         Ok(match op {
             Op::Compute(d) => {
-                let ns = d.sample(&mut self.rng);
+                let ns = d.sample(&mut self.procs[t.index()].rng);
                 self.begin_compute(t, ns)
             }
             Op::ComputeCycles(cycles) => {
@@ -216,7 +216,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 dur,
                 uninterruptible,
             } => {
-                let ns = dur.sample(&mut self.rng);
+                let ns = dur.sample(&mut self.procs[t.index()].rng);
                 self.advance(t);
                 self.sleep_until(t, self.now + ns, uninterruptible);
                 Step::Continue
@@ -313,7 +313,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.bind(cpu, t, crate::task::CpuMask::single((from + 1) % n))?
             }
             Op::KernelCompute(d) => {
-                let ns = d.sample(&mut self.rng);
+                let ns = d.sample(&mut self.procs[t.index()].rng);
                 self.advance(t);
                 Step::Sys(ns.max(1))
             }
@@ -575,6 +575,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         };
         let mut proc_ = self.new_proc(prog, part, interactive, background);
         proc_.parent_incarnation = self.procs[parent.index()].incarnation;
+        proc_.rng = self.procs[parent.index()].rng.split();
         self.put_proc(child, proc_);
         self.procs[parent.index()].children += 1;
         self.advance(parent);

@@ -29,8 +29,6 @@ use cache::{CacheModel, L2Spec, Warmth};
 use cost::OpCosts;
 use hdrhistogram::Histogram;
 use lock::LockModel;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -242,6 +240,8 @@ struct Proc {
     died: Option<u64>,
     /// Its sound device, once it has written to one (`AudioWrite`).
     audio: Option<Box<AudioStream>>,
+    /// Its own random draws (see `TaskRng`: the same whatever the schedule).
+    rng: crate::workload::TaskRng,
 }
 
 /// One open loop of a program: its body is ops `start..end`; `left` iterations remain,
@@ -475,7 +475,6 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// Next expiry of each task's own timers (`TaskTimer` channels), by (pid, channel).
     task_timers: std::collections::BTreeMap<(u32, u32), u64>,
     cache: CacheModel,
-    rng: ChaCha8Rng,
     ops_total: OpCounter,
 
     foreground_alive: usize,
@@ -587,7 +586,6 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         };
         let governor = cfg.governor;
         let parts = workload.tasks.iter().map(|t| t.part).max().unwrap_or(0) + 1;
-        let seed = cfg.seed;
         let lock_mode = cfg.lock_mode;
         let mut sim = Sim {
             costs: OpCosts::new(machine),
@@ -639,7 +637,6 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                         llc_read_mb_s,
                     }),
             ),
-            rng: ChaCha8Rng::seed_from_u64(seed),
             ops_total: OpCounter::default(),
             foreground_alive: 0,
             end_time: None,
@@ -769,6 +766,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 spec.background,
             );
             pr.member = spec.member;
+            pr.rng = crate::workload::TaskRng::root(self.cfg.seed, i as u64);
             self.procs.push(pr);
             // Initial placement: round robin over the allowed CPUs, as if already balanced.
             let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
@@ -834,6 +832,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             zombies: 0,
             born: self.now,
             died: None,
+            // Start tasks and forked children replace it with their own stream.
+            rng: crate::workload::TaskRng::root(self.cfg.seed, u64::MAX),
         }
     }
 

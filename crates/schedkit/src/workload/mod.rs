@@ -28,7 +28,9 @@ pub mod limits {
     pub const MAX_RUN_MEMORY: u64 = 4 << 30;
 }
 
-pub use program::{ChanId, Dist, KernelWork, Op, ProgId, Program, ProgramBuilder, ProgramSource};
+pub use program::{
+    ChanId, Dist, KernelWork, Op, ProgId, Program, ProgramBuilder, ProgramSource, TaskRng,
+};
 
 use crate::task::{CpuMask, SchedPolicy};
 

@@ -5,8 +5,7 @@
 //! machine profile.
 
 use crate::task::{CpuMask, SchedPolicy};
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use rand::{Rng, RngCore};
 
 /// A channel (pipe, socket, or a counting semaphore) between tasks, by index.
 pub type ChanId = u32;
@@ -30,11 +29,11 @@ pub enum Dist {
 pub const MAX_SAMPLE_NS: u64 = 1_000_000_000_000_000;
 
 impl Dist {
-    pub fn sample(&self, rng: &mut ChaCha8Rng) -> u64 {
+    pub fn sample<R: RngCore>(&self, rng: &mut R) -> u64 {
         self.sample_uncapped(rng).min(MAX_SAMPLE_NS)
     }
 
-    fn sample_uncapped(&self, rng: &mut ChaCha8Rng) -> u64 {
+    fn sample_uncapped<R: RngCore>(&self, rng: &mut R) -> u64 {
         match *self {
             Dist::Const(v) => v,
             Dist::Uniform(lo, hi) => {
@@ -56,6 +55,63 @@ impl Dist {
                 (median as f64 * (sigma * z).exp()) as u64
             }
         }
+    }
+}
+
+/// A task's own stream of random draws: SplitMix64 (Steele, Lea and Flood, "Fast Splittable
+/// Pseudorandom Number Generators", OOPSLA 2014), seeded per task. A task's draws depend only
+/// on the run's seed and the task's place in the task tree — a start task by its index in the
+/// workload, a forked child by a draw from its parent's stream at the fork — never on how the
+/// tasks were scheduled. So every policy run on a workload sees the same job sizes, sleep and
+/// think times (common random numbers), and a difference between two policies' figures comes
+/// from the scheduling, not from different draws. Pure integer arithmetic: the same stream on
+/// every platform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskRng(u64);
+
+const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// SplitMix64's output function (a variant of MurmurHash3's finaliser).
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl TaskRng {
+    /// The stream of the workload's start task number `index` in a run seeded with `seed`.
+    pub fn root(seed: u64, index: u64) -> TaskRng {
+        TaskRng(mix64(
+            seed ^ mix64(index.wrapping_add(1).wrapping_mul(GOLDEN_GAMMA)),
+        ))
+    }
+
+    /// A new, independent stream for a child, drawn from this one.
+    pub fn split(&mut self) -> TaskRng {
+        TaskRng(mix64(self.next_u64()))
+    }
+}
+
+impl RngCore for TaskRng {
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(GOLDEN_GAMMA);
+        mix64(self.0)
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        for chunk in dest.chunks_mut(8) {
+            let bytes = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+        self.fill_bytes(dest);
+        Ok(())
     }
 }
 
@@ -315,7 +371,6 @@ impl ProgramBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     #[test]
     fn builder_closes_nested_loops() {
@@ -346,9 +401,28 @@ mod tests {
     }
 
     #[test]
+    fn the_task_stream_is_splitmix64() {
+        // SplitMix64's published outputs from state 0.
+        let mut r = TaskRng(0);
+        assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+        assert_eq!(r.next_u64(), 0x06c4_5d18_8009_454f);
+        // Start tasks and children get different streams; the same place, the same stream.
+        let (a, b) = (TaskRng::root(1, 0), TaskRng::root(1, 1));
+        assert_ne!(a, b);
+        assert_eq!(a, TaskRng::root(1, 0));
+        assert_ne!(a, TaskRng::root(2, 0));
+        let mut parent = a;
+        let (c1, c2) = (parent.split(), parent.split());
+        assert_ne!(c1, c2);
+        let mut again = a;
+        assert_eq!(again.split(), c1);
+    }
+
+    #[test]
     fn distributions_are_seeded() {
-        let mut a = ChaCha8Rng::seed_from_u64(7);
-        let mut b = ChaCha8Rng::seed_from_u64(7);
+        let mut a = TaskRng::root(7, 0);
+        let mut b = TaskRng::root(7, 0);
         for d in [
             Dist::Exp(1000),
             Dist::Uniform(5, 10),
@@ -356,7 +430,7 @@ mod tests {
         ] {
             assert_eq!(d.sample(&mut a), d.sample(&mut b));
         }
-        let mut r = ChaCha8Rng::seed_from_u64(1);
+        let mut r = TaskRng::root(1, 0);
         let mean: f64 = (0..20_000)
             .map(|_| Dist::Exp(1000).sample(&mut r) as f64)
             .sum::<f64>()
