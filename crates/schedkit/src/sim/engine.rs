@@ -701,18 +701,23 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     return self.seg_end(cpu);
                 }
             }
-            SegKind::User if self.cpus[cpu].need_resched => self.interrupt_user(cpu, entry)?,
+            _ if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched => {
+                self.interrupt_user(cpu, entry)?
+            }
             _ => self.charge_irq(cpu, entry),
         }
         Ok(())
     }
 
-    /// An interrupt of `cost` hits a CPU in user space that must reschedule: the user segment
-    /// ends now, the interrupt runs, then schedule().
+    /// An interrupt of `cost` hits a CPU in user space that must reschedule: the user (or
+    /// refill) segment ends now, the interrupt runs, then schedule().
     pub(super) fn interrupt_user(&mut self, cpu: CpuId, cost: u64) -> Result<(), SimError> {
         let t = self.cpus[cpu].curr.expect("user segment without a task");
+        let computing = self.cpus[cpu].seg == SegKind::User;
         let progress = self.close_segment(cpu, self.now);
-        self.user_progress(t, progress);
+        if computing {
+            self.user_progress(t, progress);
+        }
         self.start_segment(cpu, SegKind::Irq, cost.max(1));
         Ok(())
     }
@@ -838,7 +843,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         })?;
         let cost = irq + c;
         match self.cpus[cpu].seg {
-            SegKind::User if self.cpus[cpu].need_resched => self.interrupt_user(cpu, cost)?,
+            _ if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched => {
+                self.interrupt_user(cpu, cost)?
+            }
             SegKind::Idle if self.cpus[cpu].need_resched => {
                 self.close_segment(cpu, self.now);
                 self.start_segment(cpu, SegKind::Irq, cost);
@@ -853,7 +860,6 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     /// `schedule()` on `cpu` at `self.now`: returns its cost (lock, policy work, switch, refill).
     pub(super) fn schedule(&mut self, cpu: CpuId) -> Result<u64, SimError> {
         self.pending_spin = 0;
-        self.pending_refill = 0;
         self.cpus[cpu].need_resched = false;
         let prev = self.cpus[cpu].curr;
         let leave = match prev {

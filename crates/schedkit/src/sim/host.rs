@@ -224,6 +224,8 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         next: Option<TaskId>,
     ) -> Result<(), CoreError> {
         if next != prev {
+            // A refill owed by a task switched in but never run is forgotten with it.
+            self.cpus[cpu].refill_due = 0;
             self.trace_switch(cpu, prev, next);
             self.switches += 1;
             if let Some(p) = prev {
@@ -261,8 +263,8 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                     topo.l2[cpu],
                     pr.wss_kb as u64,
                 );
-                self.pending_refill = refill;
-                self.cursor += refill;
+                // Paid as a preemptible Refill segment once the switch is done.
+                self.cpus[cpu].refill_due = refill;
                 self.cpus[cpu].switch_in_refill = Some((n, refill));
             }
         } else if let Some(n) = next {

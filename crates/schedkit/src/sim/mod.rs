@@ -131,6 +131,11 @@ enum SegKind {
     Sys,
     /// schedule() and the context switch.
     Sched,
+    /// The task just switched in runs in user space stalled on the misses that bring its
+    /// working set back (the cache model's refill): user time as far as preemption goes —
+    /// an interrupt that asks for a reschedule stops it at once — accounted as cache refill.
+    /// A refill cut short is not resumed later (the task's data counts as loaded).
+    Refill,
     /// Interrupt work that is not inside another segment (a tick that preempts, an idle CPU
     /// woken by an IPI).
     Irq,
@@ -145,9 +150,11 @@ struct Cpu {
     seg_end: u64,
     /// Interrupt time inserted into the current segment.
     seg_irq: u64,
-    /// Of a Sched segment: the part spent spinning and refilling caches.
+    /// Of a Sched segment: the part spent spinning on runqueue locks.
     seg_spin: u64,
-    seg_refill: u64,
+    /// The refill the task just switched in owes before its first operation (the cache
+    /// model's, run as a `Refill` segment once the switch is done).
+    refill_due: u64,
     gen: u64,
     ipi_pending: bool,
     /// Of a User segment: the speed it was timed at (`freq::SPEED_ONE` without a model).
@@ -158,6 +165,14 @@ struct Cpu {
     /// it leaves out the refill, which the model charges up front but the task pays in its
     /// work after measuring.
     switch_in_refill: Option<(TaskId, u64)>,
+}
+
+impl Cpu {
+    /// Running a task in user space (its own work or the refill of its working set), where an
+    /// interrupt that asks for a reschedule preempts at once.
+    fn in_user(&self) -> bool {
+        matches!(self.seg, SegKind::User | SegKind::Refill)
+    }
 }
 
 // acct indices
@@ -509,9 +524,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// work with no reschedule pending.
     rt_inversions: u64,
     audits: u64,
-    /// Lock spin and cache refill inside the schedule() just computed.
+    /// Lock spin inside the schedule() just computed.
     pending_spin: u64,
-    pending_refill: u64,
     /// Slots of dead tasks, reused by forks (the kernel reuses PIDs too): memory follows the
     /// tasks alive, not how many ever were.
     free_slots: Vec<TaskId>,
@@ -577,7 +591,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             seg_end: 0,
             seg_irq: 0,
             seg_spin: 0,
-            seg_refill: 0,
+            refill_due: 0,
             gen: 0,
             ipi_pending: false,
             seg_speed: freq::SPEED_ONE,
@@ -681,7 +695,6 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             rt_inversions: 0,
             audits: 0,
             pending_spin: 0,
-            pending_refill: 0,
             cursor: 0,
             cursor_spin: 0,
             freq: freq::FreqModel::new(machine, governor),
@@ -865,7 +878,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                         // from it to user space reschedules at once if the wakeup asked to.
                         let waker = self.tasks[t].cpu;
                         let cost = self.wake(t, waker, false, true, self.now)?;
-                        if self.cpus[waker].seg == SegKind::User && self.cpus[waker].need_resched {
+                        if self.cpus[waker].in_user() && self.cpus[waker].need_resched {
                             self.interrupt_user(waker, cost)?;
                         } else {
                             self.charge_irq(waker, cost);
@@ -923,8 +936,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         c.seg_end = self.now + len;
         c.seg_irq = 0;
         c.seg_spin = 0;
-        c.seg_refill = 0;
-        if kind != SegKind::Sched {
+        if kind != SegKind::Sched && kind != SegKind::Refill {
             c.switch_in_refill = None;
         }
         if kind != SegKind::Idle {
@@ -963,11 +975,12 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             }
             SegKind::Sched => {
                 let spin = c.seg_spin.min(body);
-                let refill = c.seg_refill.min(body - spin);
                 c.acct[A_SPIN] += spin;
-                c.acct[A_REFILL] += refill;
-                c.acct[A_SCHED] += body - spin - refill;
-                charged = refill;
+                c.acct[A_SCHED] += body - spin;
+            }
+            SegKind::Refill => {
+                c.acct[A_REFILL] += body;
+                charged = body;
             }
             SegKind::Irq => c.acct[A_IRQ] += body,
         }
@@ -980,7 +993,6 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         c.seg_end = at;
         c.seg_irq = 0;
         c.seg_spin = 0;
-        c.seg_refill = 0;
         c.seg = SegKind::Idle;
         progress
     }
@@ -1030,10 +1042,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 let cost = self.schedule(cpu)?;
                 if cost > 0 || self.cpus[cpu].curr.is_some() {
                     self.start_segment(cpu, SegKind::Sched, cost);
-                    // Refill and spin were recorded by schedule() in the pending fields.
-                    let c = &mut self.cpus[cpu];
-                    c.seg_spin = self.pending_spin;
-                    c.seg_refill = self.pending_refill;
+                    // Spin was recorded by schedule() in the pending field.
+                    self.cpus[cpu].seg_spin = self.pending_spin;
                     return Ok(());
                 }
             }
@@ -1045,6 +1055,12 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 // Blocked or exiting: switch away.
                 self.cpus[cpu].need_resched = true;
                 continue;
+            }
+            // A task just switched in first brings its working set back.
+            let refill = std::mem::take(&mut self.cpus[cpu].refill_due);
+            if refill > 0 {
+                self.start_segment(cpu, SegKind::Refill, refill);
+                return Ok(());
             }
             match self.step(cpu, t)? {
                 Step::Continue => {
