@@ -249,13 +249,22 @@ fn pct_between(topology: &Topology, a: CpuId, b: CpuId) -> u64 {
 }
 
 /// `select_task_rq_fair` of the 2.6.2x eras and today, reduced to its decisions:
-/// - fork (SD_BALANCE_FORK): the least loaded allowed CPU, the parent's on a tie;
+/// - fork (SD_BALANCE_FORK, `sched_balance_self` → `find_idlest_group`/`find_idlest_cpu`):
+///   from the widest topology level down (node, package, last-level cache, L2, core), the
+///   group of allowed CPUs with the lowest average load, the parent's group on a tie; then
+///   the least loaded allowed CPU of the chosen group, the parent's on a tie. Simplified: the
+///   kernel keeps the parent's group unless another is lighter by half the level's
+///   `imbalance_pct`; here any lighter group wins (on a flat machine the choice is the
+///   least loaded CPU either way);
 /// - wakeup: `wake_affine` between the waker's CPU and the task's previous one, then an idle
 ///   CPU near that target. The task goes to the waker's CPU when doing so leaves it no more
 ///   than `imbalance_pct` percent as loaded as the previous CPU (on a sync wakeup one nice-0
 ///   task is discounted from the waker's CPU: the waker is about to sleep); else it stays
 ///   with its previous CPU. If
-///   the target is busy, the first idle allowed CPU among its `siblings` is taken instead.
+///   the target is busy, an idle allowed CPU among its `siblings` is taken instead: for the
+///   2.6.2x `wake_idle` the first idle SMT sibling; for today's `select_idle_sibling` first a
+///   whole idle core of the target's LLC (`select_idle_core`), then any idle CPU of it
+///   (`select_idle_cpu`).
 ///   Simplified: 2.6.24's `wake_affine` also weighed the pair's overlap and the task's cache
 ///   hotness; not modelled.
 #[allow(clippy::too_many_arguments)]
@@ -274,8 +283,42 @@ pub fn select_cpu<D>(
     let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
     match kind {
         WakeKind::Fork => {
-            let mut best = if allowed(waker_cpu) { waker_cpu } else { first };
-            for c in p.cpus_allowed.iter(n) {
+            let start = if allowed(waker_cpu) { waker_cpu } else { first };
+            let topo = view.topology;
+            let mut cand: Vec<CpuId> = p.cpus_allowed.iter(n).collect();
+            // find_idlest_group at each level that splits the candidates.
+            for key in [&topo.node, &topo.package, &topo.cache, &topo.l2, &topo.core] {
+                let mut groups: Vec<(usize, u64, u64)> = Vec::new(); // (key, load, cpus)
+                for &c in &cand {
+                    match groups.iter_mut().find(|g| g.0 == key[c]) {
+                        Some(g) => {
+                            g.1 += view.cpus[c].load;
+                            g.2 += 1;
+                        }
+                        None => groups.push((key[c], view.cpus[c].load, 1)),
+                    }
+                }
+                if groups.len() < 2 {
+                    continue;
+                }
+                // Compare average loads without dividing: a/x < b/y  <=>  a*y < b*x.
+                let local = groups.iter().position(|g| g.0 == key[start]);
+                let mut best = local.unwrap_or(0);
+                for (i, g) in groups.iter().enumerate() {
+                    let b = &groups[best];
+                    if (g.1 as u128) * (b.2 as u128) < (b.1 as u128) * (g.2 as u128) {
+                        best = i;
+                    }
+                }
+                let chosen = groups[best].0;
+                cand.retain(|&c| key[c] == chosen);
+            }
+            let mut best = if cand.contains(&start) {
+                start
+            } else {
+                cand[0]
+            };
+            for &c in &cand {
                 if view.cpus[c].load < view.cpus[best].load {
                     best = c;
                 }
@@ -301,13 +344,27 @@ pub fn select_cpu<D>(
             if view.is_idle(target) && view.cpus[target].nr_running == 0 {
                 return target;
             }
+            let topo = view.topology;
+            let idle = |c: CpuId| view.is_idle(c) && view.cpus[c].nr_running == 0;
             let near = |c: CpuId| match siblings {
-                IdleSiblings::Smt => view.topology.core[c] == view.topology.core[target],
-                IdleSiblings::Llc => view.topology.cache[c] == view.topology.cache[target],
+                IdleSiblings::Smt => topo.core[c] == topo.core[target],
+                IdleSiblings::Llc => topo.cache[c] == topo.cache[target],
             };
+            if siblings == IdleSiblings::Llc {
+                // select_idle_core: a core whose every thread is idle.
+                let whole_core_idle =
+                    |c: CpuId| (0..n).filter(|&s| topo.core[s] == topo.core[c]).all(idle);
+                if let Some(c) = p
+                    .cpus_allowed
+                    .iter(n)
+                    .find(|&c| near(c) && idle(c) && whole_core_idle(c))
+                {
+                    return c;
+                }
+            }
             p.cpus_allowed
                 .iter(n)
-                .find(|&c| near(c) && view.is_idle(c) && view.cpus[c].nr_running == 0)
+                .find(|&c| near(c) && idle(c))
                 .unwrap_or(target)
         }
     }
@@ -502,5 +559,78 @@ mod tests {
         st[3].load = 1024;
         assert_eq!(sel(&st, IdleSiblings::Smt), 3);
         assert_eq!(sel(&st, IdleSiblings::Llc), 1);
+        // Today's select_idle_sibling prefers a whole idle core: with CPUs 1 and 2 idle but
+        // CPU 2's sibling 3 busy and CPU 1's sibling 0 busy, there is none, so CPU 1; with
+        // CPU 3 idle too, core {2, 3} is idle and CPU 2 is taken over CPU 1.
+        st[2] = cpu(0, 0);
+        assert_eq!(sel(&st, IdleSiblings::Llc), 1);
+        tasks[p].cpu = 0;
+        let mut st2 = [cpu(1, 1024), cpu(0, 0), cpu(0, 0), cpu(0, 0)];
+        st2[0].curr = Some(TaskId(9));
+        let v = view_of(&st2, &t);
+        assert_eq!(
+            select_cpu(&tasks.view(), &v, p, 0, wake, 1024, IdleSiblings::Llc),
+            2
+        );
+        assert_eq!(
+            select_cpu(&tasks.view(), &v, p, 0, wake, 1024, IdleSiblings::Smt),
+            1
+        );
+    }
+
+    #[test]
+    fn fork_goes_to_the_idlest_group_level_by_level() {
+        use crate::task::{CpuMask, Tasks};
+        // Two cores of two threads: the parent runs on CPU 0 (load 1024), the rest idle. A flat
+        // least-loaded scan would take CPU 1, the parent's own sibling; find_idlest_group
+        // takes the idle core {2, 3} first.
+        let t = topo(4, 2, 4, None);
+        let mut tasks: Tasks<()> = Tasks::new();
+        let p = tasks.spawn();
+        tasks[p].cpus_allowed = CpuMask::all();
+        let st = [cpu(1, 1024), cpu(0, 0), cpu(0, 0), cpu(0, 0)];
+        let v = view_of(&st, &t);
+        assert_eq!(
+            select_cpu(
+                &tasks.view(),
+                &v,
+                p,
+                0,
+                WakeKind::Fork,
+                1024,
+                IdleSiblings::Smt
+            ),
+            2
+        );
+        // On a flat machine it is the least loaded CPU, the parent's on a tie.
+        let flat = topo(4, 1, 1, None);
+        let st = [cpu(1, 1024), cpu(0, 0), cpu(1, 1024), cpu(0, 0)];
+        let v = view_of(&st, &flat);
+        assert_eq!(
+            select_cpu(
+                &tasks.view(),
+                &v,
+                p,
+                0,
+                WakeKind::Fork,
+                1024,
+                IdleSiblings::Smt
+            ),
+            1
+        );
+        let st = [cpu(0, 0), cpu(0, 0), cpu(1, 1024), cpu(0, 0)];
+        let v = view_of(&st, &flat);
+        assert_eq!(
+            select_cpu(
+                &tasks.view(),
+                &v,
+                p,
+                0,
+                WakeKind::Fork,
+                1024,
+                IdleSiblings::Smt
+            ),
+            0
+        );
     }
 }
