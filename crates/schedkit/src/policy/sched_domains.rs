@@ -252,10 +252,13 @@ fn pct_between(topology: &Topology, a: CpuId, b: CpuId) -> u64 {
 /// - fork (SD_BALANCE_FORK, `sched_balance_self` → `find_idlest_group`/`find_idlest_cpu`):
 ///   from the widest topology level down (node, package, last-level cache, L2, core), the
 ///   group of allowed CPUs with the lowest average load, the parent's group on a tie; then
-///   the least loaded allowed CPU of the chosen group, the parent's on a tie. Simplified: the
-///   kernel keeps the parent's group unless another is lighter by half the level's
-///   `imbalance_pct`; here any lighter group wins (on a flat machine the choice is the
-///   least loaded CPU either way);
+///   the least loaded allowed CPU of the chosen group, the parent's on a tie. Today's kernel
+///   (`siblings == Llc`, EEVDF) first compares how many idle CPUs each group has
+///   (`update_sg_wakeup_stats`: a `group_has_spare` group with more idle CPUs wins) and takes
+///   an idle CPU of the chosen group before a loaded one (`find_idlest_group_cpu`), so a lagging
+///   PELT average does not decide. Simplified: the kernel keeps the parent's group unless
+///   another is lighter by half the level's `imbalance_pct`; here any lighter group wins (on a
+///   flat machine the choice is the least loaded CPU either way);
 /// - wakeup: `wake_affine` between the waker's CPU and the task's previous one, then an idle
 ///   CPU near that target. The task goes to the waker's CPU when doing so leaves it no more
 ///   than `imbalance_pct` percent as loaded as the previous CPU (on a sync wakeup one nice-0
@@ -285,33 +288,49 @@ pub fn select_cpu<D>(
         WakeKind::Fork => {
             let start = if allowed(waker_cpu) { waker_cpu } else { first };
             let topo = view.topology;
+            let by_idle = siblings == IdleSiblings::Llc;
+            let idle = |c: CpuId| view.is_idle(c) && view.cpus[c].nr_running == 0;
             let mut cand: Vec<CpuId> = p.cpus_allowed.iter(n).collect();
             // find_idlest_group at each level that splits the candidates.
             for key in [&topo.node, &topo.package, &topo.cache, &topo.l2, &topo.core] {
-                let mut groups: Vec<(usize, u64, u64)> = Vec::new(); // (key, load, cpus)
+                // (key, summed load, CPUs, idle CPUs)
+                let mut groups: Vec<(usize, u64, u64, u64)> = Vec::new();
                 for &c in &cand {
+                    let i = u64::from(idle(c));
                     match groups.iter_mut().find(|g| g.0 == key[c]) {
                         Some(g) => {
                             g.1 += view.cpus[c].load;
                             g.2 += 1;
+                            g.3 += i;
                         }
-                        None => groups.push((key[c], view.cpus[c].load, 1)),
+                        None => groups.push((key[c], view.cpus[c].load, 1, i)),
                     }
                 }
                 if groups.len() < 2 {
                     continue;
                 }
-                // Compare average loads without dividing: a/x < b/y  <=>  a*y < b*x.
                 let local = groups.iter().position(|g| g.0 == key[start]);
                 let mut best = local.unwrap_or(0);
                 for (i, g) in groups.iter().enumerate() {
                     let b = &groups[best];
-                    if (g.1 as u128) * (b.2 as u128) < (b.1 as u128) * (g.2 as u128) {
+                    // Average loads compared without dividing: a/x < b/y  <=>  a*y < b*x.
+                    let lighter = (g.1 as u128) * (b.2 as u128) < (b.1 as u128) * (g.2 as u128);
+                    let better = if by_idle && g.3 != b.3 {
+                        g.3 > b.3
+                    } else {
+                        lighter
+                    };
+                    if better {
                         best = i;
                     }
                 }
                 let chosen = groups[best].0;
                 cand.retain(|&c| key[c] == chosen);
+            }
+            if by_idle {
+                if let Some(&c) = cand.iter().find(|&&c| idle(c)) {
+                    return c;
+                }
             }
             let mut best = if cand.contains(&start) {
                 start
@@ -632,5 +651,20 @@ mod tests {
             ),
             0
         );
+        // Today's kernel counts idle CPUs first: core {0, 1} runs the parent and a task whose
+        // PELT average has decayed to 300; core {2, 3} is idle but CPU 3's average still
+        // shows 2000 from a task that just left. By load {0, 1} (1324/2) beats {2, 3}
+        // (2000/2); by idle CPUs {2, 3} (two) beats {0, 1} (none), and its idle CPU 2 is taken.
+        let mut st = [cpu(1, 1024), cpu(1, 300), cpu(0, 0), cpu(0, 2000)];
+        st[0].curr = Some(TaskId(9));
+        st[1].curr = Some(TaskId(8));
+        let v = view_of(&st, &t);
+        let mut fork = |sib| select_cpu(&tasks.view(), &v, p, 0, WakeKind::Fork, 1024, sib);
+        assert_eq!(
+            fork(IdleSiblings::Smt),
+            1,
+            "2.6.2x: the lighter group, its lighter CPU"
+        );
+        assert_eq!(fork(IdleSiblings::Llc), 2);
     }
 }
