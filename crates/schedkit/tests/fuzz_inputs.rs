@@ -117,6 +117,8 @@ const STATEMENTS: &[&str] = &[
     "\"cond-broadcast c\",",
     "\"timer tick 1us\",",
     "\"timer own 10ms absolute\",",
+    "\"timer own 1ms cyclic\",",
+    "\"timer tick 1us cyclic\",",
     "\"loop 3\",",
     "\"loop forever\",",
     "\"end\",",

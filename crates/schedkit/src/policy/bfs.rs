@@ -578,6 +578,12 @@ impl SchedClass for Bfs {
         kind: EnqueueKind,
     ) {
         debug_assert!(!ctx.tasks[t].data.queued);
+        if kind == EnqueueKind::Restore && matches!(ctx.tasks[t].state, TaskState::Running(_)) {
+            // An attribute change of the running task (set_user_nice, sched_setscheduler):
+            // BFS's `task_queued` is false for it — a running task is on no list — so the
+            // change neither dequeued nor requeues it; it is requeued when it stops running.
+            return;
+        }
         if matches!(kind, EnqueueKind::Wakeup { .. } | EnqueueKind::New) {
             // try_preempt clears the flag: a waking task goes wherever it is best placed.
             ctx.tasks[t].data.sticky = false;

@@ -504,3 +504,30 @@ fn tunables_parse_and_name_themselves() {
     assert_eq!(PolicyKind::parse(&k.label()).unwrap(), k);
     assert_eq!(PolicyKind::parse("bfs").unwrap().label(), "bfs");
 }
+
+/// Renicing (or changing the policy of) the running task is a dequeue with SAVE and an
+/// enqueue with RESTORE in the core; BFS's running task is on no list, so neither touches the
+/// queue — it goes back on the list only when it stops running. (Found by the workload
+/// fuzzer: a task reniced itself on CPU 0 and CPU 1 then picked it from the global queue.)
+#[test]
+fn an_attribute_change_of_the_running_task_does_not_queue_it() {
+    let mut fx = Fx::new(2);
+    let a = fx.spawn(0);
+    assert_eq!(fx.schedule(0), Some(a));
+    assert!(!fx.tasks[a].data.queued);
+    let (mut c, rq, b) = fx.ctx();
+    b.dequeue(&mut c, rq, 0, a, DequeueKind::Save);
+    c.tasks[a].nice = 3;
+    b.enqueue(&mut c, rq, 0, a, EnqueueKind::Restore);
+    assert!(!c.tasks[a].data.queued);
+    assert_eq!(rq.class.qnr, 0);
+    // CPU 1 finds nothing to run; CPU 0 runs the task on.
+    assert_eq!(fx.schedule(1), None);
+    assert_eq!(fx.schedule(0), Some(a));
+    // A queued task reniced is requeued as before.
+    let q = fx.spawn(0);
+    let (mut c, rq, b) = fx.ctx();
+    b.dequeue(&mut c, rq, 0, q, DequeueKind::Save);
+    b.enqueue(&mut c, rq, 0, q, EnqueueKind::Restore);
+    assert!(c.tasks[q].data.queued);
+}
