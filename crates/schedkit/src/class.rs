@@ -61,6 +61,63 @@ impl LockLayout {
     }
 }
 
+/// A cache line of kernel scheduler data, as the coherence model of a shared-bus machine
+/// tracks it (`sim/interconnect.rs`). Which CPU last wrote a line decides what reading or
+/// writing it costs another CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A task's scheduling fields. 2.4 kept everything `goodness()` reads in one line of
+    /// `task_struct` ("offset 32 begins here on 32-bit platforms. We keep all fields in a
+    /// single cacheline that are needed for the goodness() loop in schedule()": counter, nice,
+    /// policy, mm, processor, cpus_runnable, cpus_allowed, run_list.next; 2.4.16
+    /// `include/linux/sched.h`); O(1)'s patch kept its own (cpu, prio, run_list, array) there.
+    Task(TaskId),
+    /// What a CPU publishes of itself: 2.4's `aligned_data[cpu]` (`curr`, `last_schedule`, one
+    /// line per CPU), a runqueue's `curr` for the per-CPU designs.
+    Cpu(CpuId),
+    /// The header of a runqueue (a lock domain): its lock word and what shares that line
+    /// (2.4's `runqueue_head` beside `runqueue_lock`; O(1)'s `rq->lock`, `nr_running`).
+    Rq(usize),
+}
+
+/// Where a hook reports the kernel lines it touches, for hosts that price coherence.
+pub trait LineSink {
+    fn read(&mut self, line: Line);
+    fn write(&mut self, line: Line);
+}
+
+/// What a lock-free decision (`select_cpu`) reports: its work and the lines it read.
+pub struct Work<'a> {
+    pub ops: &'a mut OpCounter,
+    pub lines: Option<&'a mut dyn LineSink>,
+}
+
+impl<'a> Work<'a> {
+    pub fn new(ops: &'a mut OpCounter) -> Self {
+        Work { ops, lines: None }
+    }
+
+    #[inline]
+    pub fn read_line(&mut self, l: Line) {
+        if let Some(s) = self.lines.as_deref_mut() {
+            s.read(l);
+        }
+    }
+}
+
+impl std::ops::Deref for Work<'_> {
+    type Target = OpCounter;
+    fn deref(&self) -> &OpCounter {
+        self.ops
+    }
+}
+
+impl std::ops::DerefMut for Work<'_> {
+    fn deref_mut(&mut self) -> &mut OpCounter {
+        self.ops
+    }
+}
+
 /// Work a hook did, in units the host prices (see `sim::cost`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpCounter {
@@ -88,6 +145,8 @@ pub struct Ctx<'a, D> {
     /// The task table, as the host's locks allow it to be reached (see [`TaskView`]).
     pub tasks: TaskView<'a, D>,
     pub ops: &'a mut OpCounter,
+    /// Where to report kernel lines touched (a host that prices coherence; else `None`).
+    pub lines: Option<&'a mut dyn LineSink>,
 }
 
 impl<'a, D> Ctx<'a, D> {
@@ -104,7 +163,30 @@ impl<'a, D> Ctx<'a, D> {
             ncpus,
             tasks,
             ops,
+            lines: None,
         }
+    }
+
+    /// Reports a read of kernel line `l` (nothing on a host that does not price them).
+    #[inline]
+    pub fn read_line(&mut self, l: Line) {
+        if let Some(s) = self.lines.as_deref_mut() {
+            s.read(l);
+        }
+    }
+
+    /// Reports a write of kernel line `l`.
+    #[inline]
+    pub fn write_line(&mut self, l: Line) {
+        if let Some(s) = self.lines.as_deref_mut() {
+            s.write(l);
+        }
+    }
+
+    /// Whether a host prices the lines reported (so a hook may skip building reports).
+    #[inline]
+    pub fn tracks_lines(&self) -> bool {
+        self.lines.is_some()
     }
 
     /// Nanoseconds per jiffy.
@@ -420,7 +502,7 @@ pub trait SchedClass: Send + Sync + 'static {
         &self,
         tasks: &TaskView<'_, Self::TaskData>,
         view: &CpuView,
-        ops: &mut OpCounter,
+        ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,

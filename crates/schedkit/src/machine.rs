@@ -271,6 +271,30 @@ pub struct PowerSpec {
     pub uncore_w: f64,
 }
 
+/// The front-side bus and cache coherence of a shared-bus SMP (Pentium III era): what a
+/// cache line costs when it moves between CPUs, and how transfers queue for the bus. A
+/// profile with this section gets the coherence directory of kernel data and bus queueing
+/// (`sim/interconnect.rs`); one without it runs as before.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct InterconnectSpec {
+    /// Cache line size, bytes.
+    pub line_bytes: u32,
+    /// Bus clock, MHz, and data width, bytes: a line's data phase takes
+    /// `line_bytes / bus_width_bytes` bus clocks, the bus time one transfer occupies.
+    pub bus_mhz: f64,
+    pub bus_width_bytes: u32,
+    /// CPUs sharing one bus (a ProFusion 8-way has two buses of four).
+    pub cpus_per_bus: usize,
+    /// Latency of a line supplied by another CPU's cache (a snoop hit on a Modified line), ns.
+    pub transfer_ns: f64,
+    /// Extra latency when the line crosses from one bus to the other, ns (0 with one bus).
+    #[serde(default)]
+    pub cross_bus_ns: f64,
+    /// Bus clocks an invalidation (an address-only transaction) occupies.
+    pub invalidate_clocks: f64,
+}
+
 /// A machine profile as written in TOML.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -291,6 +315,9 @@ pub struct MachineProfile {
     /// Energy model (absent: no energy figures).
     #[serde(default)]
     pub power: Option<PowerSpec>,
+    /// Shared-bus coherence (absent: kernel data lines are free, as before).
+    #[serde(default)]
+    pub interconnect: Option<InterconnectSpec>,
 }
 
 /// Topology facts per CPU, derived from a profile.
@@ -787,6 +814,66 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
             "W (at most core_active_w)",
         )?;
         ranged("power.uncore_w", w.uncore_w, 0.0, 1000.0, "W")?;
+    }
+    if let Some(ic) = &p.interconnect {
+        if t.cpus > 64 {
+            return Err(bad(
+                "interconnect",
+                format!(
+                    "the coherence model tracks at most 64 CPUs, the profile has {}",
+                    t.cpus
+                ),
+            ));
+        }
+        if !(4..=1024).contains(&ic.line_bytes) || !ic.line_bytes.is_power_of_two() {
+            return Err(bad(
+                "interconnect.line_bytes",
+                format!(
+                    "must be a power of two within 4..=1024, got {}",
+                    ic.line_bytes
+                ),
+            ));
+        }
+        if ic.bus_width_bytes == 0 || ic.bus_width_bytes > ic.line_bytes {
+            return Err(bad(
+                "interconnect.bus_width_bytes",
+                format!(
+                    "must be within 1..={} (the line size), got {}",
+                    ic.line_bytes, ic.bus_width_bytes
+                ),
+            ));
+        }
+        ranged("interconnect.bus_mhz", ic.bus_mhz, 1.0, 100_000.0, "MHz")?;
+        ranged(
+            "interconnect.transfer_ns",
+            ic.transfer_ns,
+            0.0,
+            100_000.0,
+            "ns",
+        )?;
+        ranged(
+            "interconnect.cross_bus_ns",
+            ic.cross_bus_ns,
+            0.0,
+            100_000.0,
+            "ns",
+        )?;
+        ranged(
+            "interconnect.invalidate_clocks",
+            ic.invalidate_clocks,
+            0.0,
+            1000.0,
+            "bus clocks",
+        )?;
+        if ic.cpus_per_bus == 0 || !t.cpus.is_multiple_of(ic.cpus_per_bus) {
+            return Err(bad(
+                "interconnect.cpus_per_bus",
+                format!(
+                    "must divide topology.cpus ({}), got {}",
+                    t.cpus, ic.cpus_per_bus
+                ),
+            ));
+        }
     }
     // Consistency: the timer interrupt must leave room for work between ticks.
     let tick_ns = 1e9 / p.clock.hz as f64;

@@ -748,7 +748,7 @@ impl SchedClass for Bfs {
         &self,
         tasks: &TaskView<'_, BfsTask>,
         view: &CpuView,
-        ops: &mut OpCounter,
+        ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,

@@ -584,7 +584,7 @@ impl SchedClass for Cfs {
         &self,
         tasks: &TaskView<'_, CfsTask>,
         view: &CpuView,
-        _ops: &mut OpCounter,
+        _ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,

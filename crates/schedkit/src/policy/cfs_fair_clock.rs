@@ -588,7 +588,7 @@ impl SchedClass for CfsFairClock {
         &self,
         tasks: &TaskView<'_, FairClockTask>,
         view: &CpuView,
-        _ops: &mut OpCounter,
+        _ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,

@@ -550,7 +550,7 @@ impl SchedClass for Eevdf {
         &self,
         tasks: &TaskView<'_, EevdfTask>,
         view: &CpuView,
-        _ops: &mut OpCounter,
+        _ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,

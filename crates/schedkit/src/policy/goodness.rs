@@ -340,7 +340,7 @@ impl SchedClass for Goodness {
         &self,
         tasks: &TaskView<'_, GoodnessTask>,
         view: &CpuView,
-        ops: &mut OpCounter,
+        ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,
@@ -432,6 +432,7 @@ mod tests {
                     ncpus: self.rq.currs().len(),
                     tasks: self.tasks.view(),
                     ops: &mut self.ops,
+                    lines: None,
                 },
                 &mut self.rq,
             )
@@ -577,7 +578,7 @@ mod tests {
             Goodness.select_cpu(
                 &fx.tasks.clone().view(),
                 &view,
-                &mut ops,
+                &mut Work::new(&mut ops),
                 t,
                 0,
                 WakeKind::Wakeup { sync: false }
@@ -598,7 +599,7 @@ mod tests {
             Goodness.select_cpu(
                 &tasks.view(),
                 &view,
-                &mut ops,
+                &mut Work::new(&mut ops),
                 t,
                 0,
                 WakeKind::Wakeup { sync: false }

@@ -16,7 +16,9 @@ use super::handshake::{self, Wake};
 use super::timers::{self, Queue as _};
 use super::worker::{self, Host, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
-use crate::class::{CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass};
+use crate::class::{
+    CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass, Work,
+};
 use crate::machine::Topology;
 use crate::sched_core::{
     self as core, ClassRq, CoreError, Host as CoreHost, Leave, Sched, TaskData,
@@ -983,14 +985,14 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
 
     fn select_view<R>(
         &mut self,
-        f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+        f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         let sh = self.sh;
         let mut buf = [CpuStatus::default(); MAX_CPUS];
         sh.snapshot(&mut buf);
         let view = sh.cpu_view(&buf);
         let mut ops = OpCounter::default();
-        f(&sh.sched, &sh.view(), &view, &mut ops)
+        f(&sh.sched, &sh.view(), &view, &mut Work::new(&mut ops))
     }
 
     fn task_allowed(&self, t: TaskId) -> CpuMask {

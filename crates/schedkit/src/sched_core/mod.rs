@@ -124,12 +124,7 @@ pub trait Host {
     /// runqueue), for `select_task_rq`.
     fn select_view<R>(
         &mut self,
-        f: impl FnOnce(
-            &Sched<Self::Class>,
-            &TaskView<'_, TaskData<Self>>,
-            &CpuView,
-            &mut OpCounter,
-        ) -> R,
+        f: impl FnOnce(&Sched<Self::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R;
     /// The affinity of a task the caller owns.
     fn task_allowed(&self, t: TaskId) -> CpuMask;

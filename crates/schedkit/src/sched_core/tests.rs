@@ -433,7 +433,7 @@ impl<H: Host> Host for StaleTaskCpu<H> {
     }
     fn select_view<R>(
         &mut self,
-        f: impl FnOnce(&Sched<H::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+        f: impl FnOnce(&Sched<H::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         self.inner.select_view(f)
     }
@@ -566,7 +566,7 @@ impl<H: Host> Host for &mut H {
     }
     fn select_view<R>(
         &mut self,
-        f: impl FnOnce(&Sched<H::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+        f: impl FnOnce(&Sched<H::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         (**self).select_view(f)
     }

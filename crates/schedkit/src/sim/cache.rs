@@ -66,6 +66,20 @@ impl Default for Warmth {
     }
 }
 
+/// What a task must bring back when it runs: KB from memory, and KB its L2 must take from the
+/// last-level cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Refill {
+    pub mem_kb: u64,
+    pub llc_kb: u64,
+}
+
+impl Refill {
+    pub fn is_empty(self) -> bool {
+        self.mem_kb == 0 && self.llc_kb == 0
+    }
+}
+
 /// A separate L2 level: how many L2 caches, each of `size_kb`, refilled from the LLC at
 /// `llc_read_mb_s`.
 #[derive(Clone, Copy, Debug)]
@@ -99,19 +113,22 @@ impl CacheModel {
         }
     }
 
-    /// A task with `wss_kb` starts running under LLC `cache` and L2 `l2`: returns the refill
-    /// time in ns and updates its warmth.
-    pub fn dispatch(&mut self, w: &mut Warmth, cache: usize, l2: usize, wss_kb: u64) -> u64 {
+    /// A task with `wss_kb` starts running under LLC `cache` and L2 `l2`: returns what it
+    /// must refill and updates its warmth.
+    pub fn dispatch(&mut self, w: &mut Warmth, cache: usize, l2: usize, wss_kb: u64) -> Refill {
         let wss = wss_kb.min(self.llc.size_kb);
         if wss == 0 {
-            return 0;
+            return Refill::default();
         }
         let cold = self.llc.cold(w.cache, w.mark, cache, wss);
         self.llc.traffic[cache] += cold;
         w.cache = cache as u32;
         w.mark = self.llc.traffic[cache];
-        let mut ns = cold as f64 * self.ns_per_kb;
-        if let Some((level, llc_ns_per_kb)) = &mut self.l2 {
+        let mut r = Refill {
+            mem_kb: cold,
+            llc_kb: 0,
+        };
+        if let Some((level, _)) = &mut self.l2 {
             let wss2 = wss_kb.min(level.size_kb);
             let cold2 = level.cold(w.l2, w.l2_mark, l2, wss2);
             level.traffic[l2] += cold2;
@@ -119,9 +136,28 @@ impl CacheModel {
             w.l2_mark = level.traffic[l2];
             // The L2's missing lines that the LLC still holds come from it.
             let from_memory = (cold2 as u128 * cold as u128 / wss as u128) as u64;
-            ns += (cold2 - from_memory) as f64 * *llc_ns_per_kb;
+            r.llc_kb = cold2 - from_memory;
         }
-        ns as u64
+        r
+    }
+
+    /// The time a refill takes at the memory and LLC bandwidths (a bus shared with other
+    /// streaming CPUs may make the memory part longer: `Interconnect::stream_ns`).
+    pub fn price(&self, r: Refill) -> u64 {
+        (r.mem_kb as f64 * self.ns_per_kb + self.llc_ns(r)) as u64
+    }
+
+    /// The LLC-to-L2 part of a refill, ns.
+    pub fn llc_ns(&self, r: Refill) -> f64 {
+        match &self.l2 {
+            Some((_, llc_ns_per_kb)) => r.llc_kb as f64 * llc_ns_per_kb,
+            None => 0.0,
+        }
+    }
+
+    /// Time to stream one `line_bytes` line from memory alone, ns.
+    pub fn mem_line_ns(&self, line_bytes: u64) -> f64 {
+        self.ns_per_kb * line_bytes as f64 / 1024.0
     }
 }
 
@@ -129,37 +165,41 @@ impl CacheModel {
 mod tests {
     use super::*;
 
+    impl CacheModel {
+        /// `dispatch` priced at the bandwidths alone.
+        fn refill(&mut self, w: &mut Warmth, cache: usize, l2: usize, wss_kb: u64) -> u64 {
+            let r = self.dispatch(w, cache, l2, wss_kb);
+            self.price(r)
+        }
+    }
+
     #[test]
     fn warm_on_the_same_cache_cold_elsewhere() {
         let mut c = CacheModel::new(2, 256, 1000.0, None);
         let mut a = Warmth::default();
-        let first = c.dispatch(&mut a, 0, 0, 64);
+        let first = c.refill(&mut a, 0, 0, 64);
         assert!(first > 0, "first run is cold");
         assert_eq!(
-            c.dispatch(&mut a, 0, 0, 64),
+            c.refill(&mut a, 0, 0, 64),
             0,
             "nothing else ran: still warm"
         );
-        assert_eq!(
-            c.dispatch(&mut a, 1, 1, 64),
-            first,
-            "another cache: all cold"
-        );
+        assert_eq!(c.refill(&mut a, 1, 1, 64), first, "another cache: all cold");
     }
 
     #[test]
     fn other_tasks_traffic_evicts_in_proportion() {
         let mut c = CacheModel::new(1, 256, 1000.0, None);
         let (mut a, mut b) = (Warmth::default(), Warmth::default());
-        let full = c.dispatch(&mut a, 0, 0, 64);
-        c.dispatch(&mut b, 0, 0, 128); // half the cache's worth of other data
-        let again = c.dispatch(&mut a, 0, 0, 64);
+        let full = c.refill(&mut a, 0, 0, 64);
+        c.refill(&mut b, 0, 0, 128); // half the cache's worth of other data
+        let again = c.refill(&mut a, 0, 0, 64);
         assert_eq!(again, full / 2);
         // A working set bigger than the cache refills at most the cache.
         let mut big = Warmth::default();
         assert_eq!(
-            c.dispatch(&mut big, 0, 0, 10_000),
-            c.dispatch(&mut Warmth::default(), 0, 0, 256)
+            c.refill(&mut big, 0, 0, 10_000),
+            c.refill(&mut Warmth::default(), 0, 0, 256)
         );
     }
 
@@ -183,26 +223,26 @@ mod tests {
         let mut c = two_level();
         let mut a = Warmth::default();
         // First run: 128 KB from memory; the L2's copy of it came along (nothing from the LLC).
-        assert_eq!(c.dispatch(&mut a, 0, 0, 128), 128 * 1024);
-        assert_eq!(c.dispatch(&mut a, 0, 0, 128), 0, "same core: warm");
+        assert_eq!(c.refill(&mut a, 0, 0, 128), 128 * 1024);
+        assert_eq!(c.refill(&mut a, 0, 0, 128), 0, "same core: warm");
         // The other core: the LLC holds all of it, its L2 none: 128 KB at 128 ns/KB.
-        assert_eq!(c.dispatch(&mut a, 0, 1, 128), 128 * 128);
+        assert_eq!(c.refill(&mut a, 0, 1, 128), 128 * 128);
         // Back on core 0: a task's data counts as being where it last ran (as for the LLC,
         // the model keeps one place per level), so core 0's L2 refills from the LLC again.
-        assert_eq!(c.dispatch(&mut a, 0, 0, 128), 128 * 128);
+        assert_eq!(c.refill(&mut a, 0, 0, 128), 128 * 128);
     }
 
     #[test]
     fn l2_misses_that_the_llc_also_lost_come_from_memory() {
         let mut c = two_level();
         let (mut a, mut b) = (Warmth::default(), Warmth::default());
-        c.dispatch(&mut a, 0, 0, 512);
+        c.refill(&mut a, 0, 0, 512);
         // 2 MB of other data through the LLC (half of it) and core 1's L2.
-        c.dispatch(&mut b, 0, 1, 2048);
+        c.refill(&mut b, 0, 1, 2048);
         // a on core 1: the LLC lost half of a's 512 KB (256 KB from memory); core 1's L2
         // needs a's 256 KB L2 share, half of which (by the LLC's miss ratio) is among the
         // memory refill, half from the LLC.
-        assert_eq!(c.dispatch(&mut a, 0, 1, 512), 256 * 1024 + 128 * 128);
+        assert_eq!(c.refill(&mut a, 0, 1, 512), 256 * 1024 + 128 * 128);
     }
 
     #[test]
@@ -210,7 +250,7 @@ mod tests {
         let mut one = CacheModel::new(2, 256, 1000.0, None);
         let mut w = Warmth::default();
         // The L2 index is ignored.
-        assert_eq!(one.dispatch(&mut w, 0, 7, 64), 64 * 1024);
-        assert_eq!(one.dispatch(&mut w, 0, 3, 64), 0);
+        assert_eq!(one.refill(&mut w, 0, 7, 64), 64 * 1024);
+        assert_eq!(one.refill(&mut w, 0, 3, 64), 0);
     }
 }

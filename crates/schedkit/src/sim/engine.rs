@@ -260,7 +260,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             Op::Yield => {
                 let (_, cost, _) =
-                    self.core_path(self.now, |s| core::attr::sched_yield(s, cpu, t))?;
+                    self.core_path(cpu, self.now, |s| core::attr::sched_yield(s, cpu, t))?;
                 self.advance(t);
                 Step::Sys(cost)
             }
@@ -462,7 +462,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         t: TaskId,
         f: impl FnOnce(&mut crate::task::Task<P::TaskData>),
     ) -> Result<u64, SimError> {
-        let (_, cost, _) = self.core_path(self.now, |s| {
+        let (_, cost, _) = self.core_path(cpu, self.now, |s| {
             core::attr::change_attr(s, cpu, t, f);
             Ok(())
         })?;
@@ -580,11 +580,19 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.procs[parent.index()].children += 1;
         self.advance(parent);
 
-        let (_, cost, _) = self.core_path(self.now, |s| {
+        // A new task_struct: fresh memory, written by the forking CPU.
+        let line_ns = match self.ic.as_mut() {
+            Some(ic) => {
+                ic.forget(Line::Task(child));
+                ic.write(cpu, Line::Task(child))
+            }
+            None => 0,
+        };
+        let (_, cost, _) = self.core_path(cpu, self.now, |s| {
             core::attr::fork(s, cpu, Some(parent), child, Some(cpu))
         })?;
         self.trace_fork(cpu, parent, child);
-        Ok(Step::Sys(cost))
+        Ok(Step::Sys(cost + line_ns))
     }
 
     fn next_mm(&mut self) -> u32 {
@@ -630,7 +638,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         irq: bool,
         at: u64,
     ) -> Result<u64, SimError> {
-        let (_, cost, _) = self.core_path(at, |s| s.wake_here(t, waker_cpu, sync, irq))?;
+        let (_, cost, _) =
+            self.core_path(waker_cpu, at, |s| s.wake_here(t, waker_cpu, sync, irq))?;
         Ok(cost)
     }
 
@@ -647,6 +656,10 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             s => return Err(CoreError::new(format!("wakeup of {t} in state {s:?}"))),
         };
         self.procs[t.index()].block = Block::None;
+        // The waker writes the task's state (and, once queued, its runqueue links).
+        if let Some(ic) = self.ic.as_mut() {
+            self.cursor += ic.write(waker_cpu, Line::Task(t));
+        }
         // Still current on its CPU (it has not switched out yet): try_to_wake_up finds it
         // still on its runqueue, takes the lock and sets it running again, nothing more.
         let cpu = self.tasks[t].cpu;
@@ -821,12 +834,16 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 );
             }
         }
-        let irq = self.machine.profile.costs.timer_irq_ns as u64;
+        let mut irq = self.machine.profile.costs.timer_irq_ns as u64;
         let idle = self.cpus[cpu].curr.is_none();
         // A current task that is on its way out (blocked, not switched yet) takes no tick.
         let curr = self.cpus[cpu]
             .curr
             .filter(|&c| self.tasks[c].state == TaskState::Running(cpu));
+        // The tick writes the running task's slice (2.4's counter, O(1)'s time_slice).
+        if let (Some(ic), Some(c)) = (self.ic.as_mut(), curr) {
+            irq += ic.write(cpu, Line::Task(c));
+        }
         let jiffies = self.now / self.tick_ns;
         if cpu == 0 {
             let n = match self.layout {
@@ -838,7 +855,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.rq_len.2 = self.rq_len.2.max(n);
         }
         // The interrupt's entry first, then the scheduler's part of it.
-        let (_, c, _) = self.core_path(self.now + irq, |s| {
+        let (_, c, _) = self.core_path(cpu, self.now + irq, |s| {
             core::tick::scheduler_tick(s, cpu, curr, idle, 1, jiffies)
         })?;
         let cost = irq + c;
@@ -878,7 +895,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 }
             },
         };
-        let (_, cost, spin) = self.core_path(self.now, |s| {
+        let (_, cost, spin) = self.core_path(cpu, self.now, |s| {
             core::schedule::schedule(s, cpu, prev, leave).map(|_| ())
         })?;
         // Every lock spin of this schedule() (balancing, pulls, the pick, reaping, pushes).

@@ -10,16 +10,41 @@ use super::*;
 use crate::sched_core::{ClassRq, CoreError, CoreEvent, Host, TaskData};
 use crate::task::{CpuMask, TaskView};
 
+/// The coherence model seen from one CPU running a kernel path: what the lines it touches
+/// cost it, summed.
+pub(super) struct LineCharge<'a> {
+    ic: &'a mut Interconnect,
+    cpu: CpuId,
+    pub ns: u64,
+}
+
+impl<'a> LineCharge<'a> {
+    pub(super) fn new(ic: &'a mut Interconnect, cpu: CpuId) -> Self {
+        LineCharge { ic, cpu, ns: 0 }
+    }
+}
+
+impl LineSink for LineCharge<'_> {
+    fn read(&mut self, line: Line) {
+        self.ns += self.ic.read(self.cpu, line);
+    }
+    fn write(&mut self, line: Line) {
+        self.ns += self.ic.write(self.cpu, line);
+    }
+}
+
 impl<P: SchedClass> Sim<'_, '_, P> {
-    /// Runs a core path that starts at `at`: returns what it returned, the ns the CPU spent on
-    /// it, and the part of that spent spinning on runqueue locks.
+    /// Runs a core path that `cpu` executes from `at`: returns what it returned, the ns the
+    /// CPU spent on it, and the part of that spent spinning on runqueue locks.
     pub(super) fn core_path<R>(
         &mut self,
+        cpu: CpuId,
         at: u64,
         f: impl FnOnce(&mut Self) -> Result<R, CoreError>,
     ) -> Result<(R, u64, u64), SimError> {
         self.cursor = at;
         self.cursor_spin = 0;
+        self.path_cpu = cpu;
         let r = f(self).map_err(|e| self.core_error(e))?;
         Ok((r, self.cursor - at, self.cursor_spin))
     }
@@ -57,6 +82,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let at = self.cursor;
         let d = self.layout.domain_of(cpu);
         let before = self.ops_total;
+        let exec = self.path_cpu;
+        // With a coherence model, taking the lock is a read-for-ownership of the runqueue's
+        // lock-and-header line by the CPU running the path, and the lines the hook touches
+        // are priced as it reports them, inside the critical section.
+        let mut lines = self.ic.as_mut().map(|ic| LineCharge::new(ic, exec));
+        if let Some(l) = lines.as_mut() {
+            l.write(Line::Rq(d));
+        }
         let r = {
             let mut ctx = Ctx::new(
                 at,
@@ -65,6 +98,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.tasks.view(),
                 &mut self.ops_total,
             );
+            ctx.lines = lines.as_mut().map(|l| l as &mut dyn LineSink);
             let view = CpuView {
                 cpus: &self.status,
                 topology: &self.machine.topology,
@@ -73,9 +107,16 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             };
             f(&self.sched, &mut ctx, &mut self.rqs[d], &view)
         };
-        let work = self.costs.price(&diff(&self.ops_total, &before));
-        // The lock model takes the section as run by `cpu`, the runqueue's own CPU.
-        let held = self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns);
+        let mut work = self.costs.price(&diff(&self.ops_total, &before));
+        let held = match lines {
+            Some(l) => {
+                work += l.ns;
+                self.locks[d].acquire(exec, at, work, self.atomic_ns, 0)
+            }
+            // Without one, the lock model takes the section as run by `cpu`, the runqueue's
+            // own CPU, and charges a line transfer when another CPU held the lock last.
+            None => self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns),
+        };
         self.publish(cpu);
         self.cursor += held.total_ns;
         self.cursor_spin += held.wait_ns;
@@ -149,16 +190,18 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             );
             f(&self.sched, &mut ctx, ra, rb)
         };
-        let work = self.costs.price(&diff(&self.ops_total, &before));
+        let mut work = self.costs.price(&diff(&self.ops_total, &before));
         let (lo, hi) = (a.min(b), a.max(b));
-        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, self.transfer_ns);
-        let h2 = self.locks[hi].acquire(
-            caller,
-            at + h1.total_ns,
-            work,
-            self.atomic_ns,
-            self.transfer_ns,
-        );
+        let transfer = match self.ic.as_mut() {
+            // Both lock-and-header lines are taken for ownership by the caller.
+            Some(ic) => {
+                work += ic.write(caller, Line::Rq(a)) + ic.write(caller, Line::Rq(b));
+                0
+            }
+            None => self.transfer_ns,
+        };
+        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, transfer);
+        let h2 = self.locks[hi].acquire(caller, at + h1.total_ns, work, self.atomic_ns, transfer);
         let end = at + h1.total_ns + h2.total_ns;
         self.locks[lo].hold_until(end);
         self.publish(a);
@@ -170,7 +213,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
 
     fn select_view<R>(
         &mut self,
-        f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut OpCounter) -> R,
+        f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         let view = CpuView {
             cpus: &self.status,
@@ -178,8 +221,20 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             now: self.now,
             hz: self.machine.hz(),
         };
+        let exec = self.path_cpu;
+        let mut lines = self.ic.as_mut().map(|ic| LineCharge::new(ic, exec));
         let (sched, ops) = (&self.sched, &mut self.ops_total);
-        self.tasks.with_view(|tasks| f(sched, tasks, &view, ops))
+        let r = self.tasks.with_view(|tasks| {
+            let mut work = Work {
+                ops,
+                lines: lines.as_mut().map(|l| l as &mut dyn LineSink),
+            };
+            f(sched, tasks, &view, &mut work)
+        });
+        if let Some(l) = lines {
+            self.cursor += l.ns;
+        }
+        r
     }
 
     fn task_allowed(&self, t: TaskId) -> CpuMask {
@@ -225,7 +280,21 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
     ) -> Result<(), CoreError> {
         if next != prev {
             // A refill owed by a task switched in but never run is forgotten with it.
-            self.cpus[cpu].refill_due = 0;
+            self.cpus[cpu].refill_due = Refill::default();
+            self.cpus[cpu].switch_in_refill = None;
+            // The switch writes both tasks' scheduling lines and this CPU's `curr`.
+            if let Some(ic) = self.ic.as_mut() {
+                for l in [
+                    prev.map(Line::Task),
+                    next.map(Line::Task),
+                    Some(Line::Cpu(cpu)),
+                ]
+                .into_iter()
+                .flatten()
+                {
+                    self.cursor += ic.write(cpu, l);
+                }
+            }
             self.trace_switch(cpu, prev, next);
             self.switches += 1;
             if let Some(p) = prev {
@@ -265,7 +334,6 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                 );
                 // Paid as a preemptible Refill segment once the switch is done.
                 self.cpus[cpu].refill_due = refill;
-                self.cpus[cpu].switch_in_refill = Some((n, refill));
             }
         } else if let Some(n) = next {
             self.procs[n.index()].runnable_since = None;

@@ -16,6 +16,7 @@
 pub mod cache;
 pub mod cost;
 pub mod freq;
+pub mod interconnect;
 pub mod lock;
 pub use crate::sleeplock;
 
@@ -25,9 +26,10 @@ use crate::metrics::*;
 use crate::sched_core::{self as core, Sched};
 use crate::task::{CpuId, TaskId, TaskState, Tasks};
 use crate::workload::{ChanKind, KernelWork, Op, Workload};
-use cache::{CacheModel, L2Spec, Warmth};
+use cache::{CacheModel, L2Spec, Refill, Warmth};
 use cost::OpCosts;
 use hdrhistogram::Histogram;
+use interconnect::Interconnect;
 use lock::LockModel;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -154,7 +156,7 @@ struct Cpu {
     seg_spin: u64,
     /// The refill the task just switched in owes before its first operation (the cache
     /// model's, run as a `Refill` segment once the switch is done).
-    refill_due: u64,
+    refill_due: Refill,
     gen: u64,
     ipi_pending: bool,
     /// Of a User segment: the speed it was timed at (`freq::SPEED_ONE` without a model).
@@ -547,6 +549,11 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     cursor_spin: u64,
     /// SMT sharing, frequency and energy (`None`: a machine without them).
     freq: Option<freq::FreqModel>,
+    /// Coherence of kernel data and bus queueing (`None`: a machine without an interconnect
+    /// section, whose kernel lines are free).
+    ic: Option<Interconnect>,
+    /// The CPU running the core path under way (set by `core_path`).
+    path_cpu: CpuId,
 }
 
 fn hist() -> Histogram<u64> {
@@ -591,7 +598,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             seg_end: 0,
             seg_irq: 0,
             seg_spin: 0,
-            refill_due: 0,
+            refill_due: Refill::default(),
             gen: 0,
             ipi_pending: false,
             seg_speed: freq::SPEED_ONE,
@@ -698,6 +705,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             cursor: 0,
             cursor_spin: 0,
             freq: freq::FreqModel::new(machine, governor),
+            ic: Interconnect::new(machine),
+            path_cpu: 0,
         };
         sim.start_freq();
         sim.start_tasks()?;
@@ -981,6 +990,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             SegKind::Refill => {
                 c.acct[A_REFILL] += body;
                 charged = body;
+                if let Some(ic) = self.ic.as_mut() {
+                    ic.set_streaming(cpu, false);
+                }
             }
             SegKind::Irq => c.acct[A_IRQ] += body,
         }
@@ -1058,9 +1070,22 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             }
             // A task just switched in first brings its working set back.
             let refill = std::mem::take(&mut self.cpus[cpu].refill_due);
-            if refill > 0 {
-                self.start_segment(cpu, SegKind::Refill, refill);
-                return Ok(());
+            if !refill.is_empty() {
+                let ns = match self.ic.as_mut() {
+                    // Over a bus other CPUs may be streaming on too.
+                    Some(ic) => {
+                        let alone = self.cache.mem_line_ns(ic.line_bytes());
+                        let mem = ic.stream_ns(cpu, refill.mem_kb as f64, alone);
+                        ic.set_streaming(cpu, true);
+                        (mem as f64 + self.cache.llc_ns(refill)) as u64
+                    }
+                    None => self.cache.price(refill),
+                };
+                if ns > 0 {
+                    self.start_segment(cpu, SegKind::Refill, ns);
+                    self.cpus[cpu].switch_in_refill = Some((t, ns));
+                    return Ok(());
+                }
             }
             match self.step(cpu, t)? {
                 Step::Continue => {

@@ -119,7 +119,7 @@ impl Fx {
         };
         let tv = self.tasks.view();
         self.bfs
-            .select_cpu(&tv, &view, &mut self.ops, t, waker, kind)
+            .select_cpu(&tv, &view, &mut Work::new(&mut self.ops), t, waker, kind)
     }
 }
 

@@ -701,7 +701,7 @@ impl SchedClass for O1 {
         &self,
         tasks: &TaskView<'_, O1Task>,
         view: &CpuView,
-        ops: &mut OpCounter,
+        ops: &mut Work<'_>,
         t: TaskId,
         waker_cpu: CpuId,
         kind: WakeKind,

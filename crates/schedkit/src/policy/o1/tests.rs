@@ -51,6 +51,7 @@ impl Fx {
                 ncpus: n,
                 tasks: self.tasks.view(),
                 ops: &mut self.ops,
+                lines: None,
             },
             &mut self.rqs[cpu],
             &self.s,
@@ -399,6 +400,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         ncpus: 2,
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
+        lines: None,
     };
     let out =
         fx.s.class
@@ -425,6 +427,7 @@ fn cache_hot_tasks_stay_unless_idle() {
         ncpus: 2,
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
+        lines: None,
     };
     assert_eq!(
         fx.s.class
@@ -506,6 +509,7 @@ fn overload_is_flagged_and_push_targets_the_lowest_cpu() {
         ncpus: 3,
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
+        lines: None,
     };
     assert!(fx
         .s
@@ -534,6 +538,7 @@ fn push_recheck_fails_if_the_target_got_better_work() {
         ncpus: 2,
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
+        lines: None,
     };
     assert!(!fx
         .s
@@ -571,6 +576,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         ncpus: 2,
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
+        lines: None,
     };
     let out = fx.s.rt.pull_rt_task_from(&mut c, &mut b[0], 1, &mut a[0]);
     assert_eq!(out.moved, 1);
@@ -593,6 +599,7 @@ fn pull_takes_the_best_allowed_task_unless_it_would_preempt_at_home() {
         ncpus: 2,
         tasks: fx.tasks.view(),
         ops: &mut fx.ops,
+        lines: None,
     };
     assert_eq!(
         fx.s.rt
@@ -620,6 +627,7 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
             ncpus: 2,
             tasks: fx.tasks.view(),
             ops: &mut fx.ops,
+            lines: None,
         };
         assert_eq!(
             fx.s.class
