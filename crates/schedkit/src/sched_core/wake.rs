@@ -17,7 +17,7 @@ pub fn select_task_rq<H: Host>(
     let ncpus = h.ncpus();
     let cpu = h.select_view(|s, tasks, view, ops| {
         let rt = if s.rt_stacked() && tasks[t].is_rt() && kind != WakeKind::Fork {
-            s.rt.select_cpu(tasks, view, &mut **ops, t, waker_cpu)
+            s.rt.select_cpu(tasks, view, ops, t, waker_cpu)
         } else {
             None
         };
