@@ -76,8 +76,10 @@ pub enum Line {
     /// line per CPU), a runqueue's `curr` for the per-CPU designs.
     Cpu(CpuId),
     /// The header of a runqueue (a lock domain): its lock word and what shares that line
-    /// (2.4's `runqueue_head` beside `runqueue_lock`; O(1)'s `rq->lock`, `nr_running`).
+    /// (2.4's `runqueue_lock`, cache-line aligned; O(1)'s `rq->lock`, `nr_running`).
     Rq(usize),
+    /// A runqueue's list head where it is not in the lock's line (2.4's `runqueue_head`).
+    RqList(usize),
 }
 
 /// Where a hook reports the kernel lines it touches, for hosts that price coherence.

@@ -153,6 +153,10 @@ pub struct KernelSpec {
     pub exec_ns: f64,
     /// User-space start-up of /bin/sh before it runs its command.
     pub shell_startup_ns: f64,
+    /// A write-protect (copy-on-write) fault without its copy: entry, `do_wp_page`, exit. A
+    /// profile that gives it gets the fork/exec/exit model of address spaces (`sim/mm.rs`).
+    #[serde(default)]
+    pub cow_fault_ns: Option<f64>,
 }
 
 /// Simultaneous multithreading: what a thread loses while its sibling runs.
@@ -718,6 +722,7 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
         ("kernel.wait_ns", k.wait_ns),
         ("kernel.exec_ns", k.exec_ns),
         ("kernel.shell_startup_ns", k.shell_startup_ns),
+        ("kernel.cow_fault_ns", k.cow_fault_ns.unwrap_or(0.0)),
     ] {
         ranged(field, v, 0.0, 1_000_000_000.0, "ns")?;
     }

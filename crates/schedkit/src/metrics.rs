@@ -89,6 +89,45 @@ pub struct Metrics {
     /// Frequency and energy, on a machine whose profile models them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power: Option<PowerReport>,
+    /// Coherence traffic of kernel data and bus queueing, on a machine whose profile has an
+    /// `[interconnect]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interconnect: Option<InterconnectReport>,
+    /// Address spaces at fork, exec and exit, on a machine whose profile sets
+    /// `kernel.cow_fault_ns`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mm: Option<MmReport>,
+}
+
+/// What the coherence directory and the bus model counted (`sim::interconnect`).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct InterconnectReport {
+    /// Kernel lines supplied by another CPU's cache (scheduler data and mm lines).
+    pub transfers: u64,
+    /// Of those, lines that crossed from one bus to another.
+    pub cross_bus: u64,
+    /// Kernel lines read from memory.
+    pub memory_reads: u64,
+    /// Writes that invalidated other CPUs' copies.
+    pub invalidations: u64,
+    /// Time line transfers and cache refills waited for the bus, µs.
+    pub bus_wait_us: f64,
+    /// Cache refills that shared the bus with another streaming CPU.
+    pub contended_refills: u64,
+}
+
+/// What the address-space model counted (`sim::mm`).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct MmReport {
+    /// Page references taken by fork.
+    pub fork_pages: u64,
+    /// Write-protection faults, and the copies among them (pages still shared when written).
+    pub cow_faults: u64,
+    pub cow_copies: u64,
+    /// Page references dropped by exit and exec.
+    pub dropped_pages: u64,
+    /// `struct page` and page-table lines pulled from another CPU's cache.
+    pub line_transfers: u64,
 }
 
 /// What the machine's frequency and power model reports.

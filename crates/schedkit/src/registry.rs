@@ -92,6 +92,10 @@ macro_rules! registry {
 
             /// Builds this policy's class stack for a machine and hands it to `v`.
             pub fn build<V: WithSched>(self, env: &BuildEnv, v: V) -> V::Out {
+                let env = &BuildEnv {
+                    rt_balance: self.rt_balance_for(env.rt_balance),
+                    ..*env
+                };
                 match self {
                     $(PolicyKind::$variant $(($opt))? => {
                         let $env = env;
@@ -115,8 +119,15 @@ registry! {
         name: "o1",
         aliases: ["o(1)"],
         hz: 1000,
-        about: "Ingo Molnar's O(1) (2002; 2.6 code where the announcement is silent): per-CPU active/expired priority arrays, bitmap pick, sleep_avg estimator, balancer",
+        about: "Ingo Molnar's O(1) as 2.6.11 has it (o1:era=2002 is the patch as announced): per-CPU active/expired priority arrays, bitmap pick, sleep_avg estimator, balancer",
         build: |env| o1::O1::from_env(env),
+    }
+    O12002 => {
+        name: "o1:era=2002",
+        aliases: ["o1:2002"],
+        hz: 100,
+        about: "The O(1) scheduler as announced on 4 Jan 2002 (2.5.2 era): o1's arrays, bitmap and balancer with 10-300 ms timeslices, a 4 x 1 s load-history estimator that only punishes (reconstructed), no interactive reinsertion, nice +19 batch-scheduled, yield as prio++; RT balanced actively (standing in for its global RT queue)",
+        build: |env| o1::O1::era_2002(env),
     }
     Cfs2623 => {
         name: "cfs:era=2.6.23",
@@ -182,6 +193,15 @@ impl PolicyKind {
         match self {
             PolicyKind::Bfs(t) if !t.suffix().is_empty() => format!("bfs:{}", t.suffix()),
             k => k.name().to_string(),
+        }
+    }
+
+    /// The RT balancing a policy runs with when `asked` is requested: `o1:era=2002` always
+    /// balances actively (push/pull stands in for the announcement's global RT queue).
+    pub fn rt_balance_for(self, asked: RtBalance) -> RtBalance {
+        match self {
+            PolicyKind::O12002 => RtBalance::PushPull,
+            _ => asked,
         }
     }
 

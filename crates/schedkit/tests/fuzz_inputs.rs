@@ -112,6 +112,8 @@ const STATEMENTS: &[&str] = &[
     "\"audio-write 10ms 2\",",
     "\"audio-write 1us 64\",",
     "\"count\",",
+    "\"dirty 2\",",
+    "\"dirty 1048576\",",
     "\"cond-wait c m\",",
     "\"cond-signal c\",",
     "\"cond-broadcast c\",",

@@ -74,7 +74,11 @@ fn three_cpus() -> Machine {
         .find(|(n, _)| *n == "smp2-2002")
         .unwrap()
         .1;
-    Machine::from_toml(&text.replace("cpus = 2", "cpus = 3"), "smp3").unwrap()
+    // Three CPUs on the one front-side bus.
+    let text = text
+        .replace("cpus = 2", "cpus = 3")
+        .replace("cpus_per_bus = 2", "cpus_per_bus = 3");
+    Machine::from_toml(&text, "smp3").unwrap()
 }
 
 /// CPU 0 runs RT 90 (bound there). Queued behind it on CPU 0: RT 80, allowed on CPUs 0 and 2,

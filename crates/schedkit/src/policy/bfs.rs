@@ -306,6 +306,8 @@ impl Bfs {
             let mut edt: Option<(TaskId, u64)> = None;
             while let Some(t) = cur {
                 ctx.ops.scanned += 1;
+                // The deadline scan reads each queued task's line, wherever it was written.
+                ctx.read_line(Line::Task(t));
                 let p = &ctx.tasks[t];
                 cur = list.next(&ctx.tasks, t);
                 if !p.cpus_allowed.contains(cpu) {
@@ -759,6 +761,8 @@ impl SchedClass for Bfs {
         let mut idle = CpuMask::empty();
         for c in allowed.iter(n) {
             ops.scanned += 1;
+            // Each CPU's rq_prio / rq_deadline / idle state: a line that CPU writes.
+            ops.read_line(Line::Cpu(c));
             if view.is_idle(c) {
                 idle.set(c);
             }

@@ -102,6 +102,33 @@ fn preemption_goodness(prev: &T, p: &T, cpu: CpuId) -> i32 {
     goodness(p, cpu, Some(prev.mm)) - goodness(prev, cpu, Some(prev.mm))
 }
 
+/// The lines a list operation on `runqueue_head` writes besides the task's own: its
+/// neighbours' `run_list` pointers, or the list head at either end.
+fn report_unlink(ctx: &mut Ctx<GoodnessTask>, rq: &Rq<GoodnessRq>, t: TaskId) {
+    if !ctx.tracks_lines() {
+        return;
+    }
+    ctx.write_line(Line::Task(t));
+    for n in [
+        rq.run_list.prev(&ctx.tasks, t),
+        rq.run_list.next(&ctx.tasks, t),
+    ] {
+        ctx.write_line(n.map_or(Line::RqList(0), Line::Task));
+    }
+}
+
+/// `list_add_tail(&p->run_list, &runqueue_head)`: the task, the old tail, the head.
+fn report_link_tail(ctx: &mut Ctx<GoodnessTask>, rq: &Rq<GoodnessRq>, t: TaskId) {
+    if !ctx.tracks_lines() {
+        return;
+    }
+    ctx.write_line(Line::Task(t));
+    if let Some(b) = rq.run_list.back() {
+        ctx.write_line(Line::Task(b));
+    }
+    ctx.write_line(Line::RqList(0));
+}
+
 /// `can_schedule(p, cpu)`: allowed there and not running elsewhere.
 fn can_schedule(p: &T, cpu: CpuId) -> bool {
     p.cpus_allowed.contains(cpu) && p.data.running_on.is_none_or(|c| c == cpu)
@@ -184,8 +211,14 @@ impl SchedClass for Goodness {
         debug_assert!(!ctx.tasks[t].data.on_rq);
         // add_to_runqueue: 2.4.16 adds wakeups at the tail; setscheduler moves to the front.
         if kind == EnqueueKind::Restore {
+            ctx.write_line(Line::Task(t));
+            if let Some(f) = rq.run_list.front() {
+                ctx.write_line(Line::Task(f));
+            }
+            ctx.write_line(Line::RqList(0));
             rq.run_list.push_front(&mut ctx.tasks, t, ctx.ops);
         } else {
+            report_link_tail(ctx, rq, t);
             rq.run_list.push_back(&mut ctx.tasks, t, ctx.ops);
         }
         ctx.tasks[t].data.on_rq = true;
@@ -200,6 +233,7 @@ impl SchedClass for Goodness {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.on_rq {
+            report_unlink(ctx, rq, t);
             rq.run_list.remove(&mut ctx.tasks, t, ctx.ops);
             ctx.tasks[t].data.on_rq = false;
         }
@@ -231,7 +265,9 @@ impl SchedClass for Goodness {
             // schedule(): an RR task whose counter ran out is refilled and moved to the tail.
             if pt.policy == SchedPolicy::Rr && pt.data.counter == 0 && pt.data.on_rq {
                 pt.data.counter = nice_to_ticks(pt.nice, ctx.hz);
+                report_unlink(ctx, rq, p);
                 rq.run_list.remove(&mut ctx.tasks, p, ctx.ops);
+                report_link_tail(ctx, rq, p);
                 rq.run_list.push_back(&mut ctx.tasks, p, ctx.ops);
             }
         }
@@ -241,6 +277,9 @@ impl SchedClass for Goodness {
             let mut c = -1000;
             let mut cur = rq.run_list.front();
             while let Some(t) = cur {
+                // The loop reads the one line of every runnable task's scheduling fields,
+                // wherever another CPU last wrote it.
+                ctx.read_line(Line::Task(t));
                 let p = &ctx.tasks[t];
                 ctx.ops.scanned += 1;
                 if can_schedule(p, cpu) {
@@ -259,6 +298,7 @@ impl SchedClass for Goodness {
                 for &t in &rq.tasklist {
                     let p = &mut ctx.tasks[t];
                     p.data.counter = (p.data.counter >> 1) + nice_to_ticks(p.nice, ctx.hz);
+                    ctx.write_line(Line::Task(t));
                 }
                 ctx.ops.recalc += rq.tasklist.len() as u64;
                 continue;
@@ -271,10 +311,14 @@ impl SchedClass for Goodness {
             let pd = &mut ctx.tasks[p].data;
             pd.yielded = false;
             pd.running_on = None;
+            ctx.write_line(Line::Task(p));
         }
         if let Some(n) = next {
             ctx.tasks[n].data.running_on = Some(cpu);
+            ctx.write_line(Line::Task(n));
         }
+        // sched_data->curr = next, still under runqueue_lock.
+        ctx.write_line(Line::Cpu(cpu));
         next
     }
 
@@ -302,7 +346,11 @@ impl SchedClass for Goodness {
         _cpu: CpuId,
         curr: TaskId,
     ) -> bool {
-        // sys_sched_yield: only if someone is waiting (nr_pending = runnable - CPUs busy).
+        // sys_sched_yield: only if someone is waiting (nr_pending = runnable - CPUs busy): a
+        // look at every CPU's aligned_data, each line written by its CPU at its last switch.
+        for c in 0..ctx.ncpus {
+            ctx.read_line(Line::Cpu(c));
+        }
         let busy = rq.currs().iter().filter(|c| c.is_some()).count();
         let nr_pending = rq.run_list.len().saturating_sub(busy);
         if nr_pending == 0 {
@@ -312,7 +360,10 @@ impl SchedClass for Goodness {
         if !p.policy.is_rt() {
             p.data.yielded = true;
         }
+        // move_last_runqueue.
+        report_unlink(ctx, rq, curr);
         rq.run_list.remove(&mut ctx.tasks, curr, ctx.ops);
+        report_link_tail(ctx, rq, curr);
         rq.run_list.push_back(&mut ctx.tasks, curr, ctx.ops);
         true
     }
@@ -333,6 +384,7 @@ impl SchedClass for Goodness {
             return false;
         }
         ctx.ops.scanned += 2;
+        ctx.read_line(Line::Task(curr));
         preemption_goodness(&ctx.tasks[curr], &ctx.tasks[woken], cpu) > 0
     }
 
@@ -351,8 +403,11 @@ impl SchedClass for Goodness {
         }
         // reschedule_idle(): the last CPU if it is idle...
         let best_cpu = p.cpu;
-        if best_cpu < view.ncpus() && can_schedule(p, best_cpu) && view.is_idle(best_cpu) {
-            return best_cpu;
+        if best_cpu < view.ncpus() && can_schedule(p, best_cpu) {
+            ops.read_line(Line::Cpu(best_cpu));
+            if view.is_idle(best_cpu) {
+                return best_cpu;
+            }
         }
         // ...else the idle CPU idle for longest (coldest cache), else the CPU whose task the
         // woken one beats by most.
@@ -364,6 +419,8 @@ impl SchedClass for Goodness {
             if !can_schedule(p, cpu) {
                 continue;
             }
+            // aligned_data[cpu]: its curr and last_schedule.
+            ops.read_line(Line::Cpu(cpu));
             match view.cpus[cpu].curr {
                 None => {
                     if view.cpus[cpu].last_schedule_ns < oldest_idle {
@@ -372,6 +429,7 @@ impl SchedClass for Goodness {
                     }
                 }
                 Some(c) if oldest_idle == u64::MAX => {
+                    ops.read_line(Line::Task(c));
                     let prio = preemption_goodness(&tasks[c], p, cpu);
                     if prio > max_prio {
                         max_prio = prio;

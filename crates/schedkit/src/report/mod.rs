@@ -172,6 +172,26 @@ pub fn table(runs: &[RunResult]) -> String {
         ("cache refill time (s)".into(), |r| {
             Some(r.metrics.cpu_time_s.cache_refill)
         }),
+        ("coherence transfers".into(), |r| {
+            r.metrics.interconnect.map(|i| i.transfers as f64)
+        }),
+        ("  across buses".into(), |r| {
+            r.metrics
+                .interconnect
+                .and_then(|i| (i.cross_bus > 0).then_some(i.cross_bus as f64))
+        }),
+        ("bus wait (ms)".into(), |r| {
+            r.metrics.interconnect.map(|i| i.bus_wait_us / 1e3)
+        }),
+        ("COW faults".into(), |r| {
+            r.metrics.mm.map(|m| m.cow_faults as f64)
+        }),
+        ("  copies".into(), |r| {
+            r.metrics.mm.map(|m| m.cow_copies as f64)
+        }),
+        ("mm line transfers".into(), |r| {
+            r.metrics.mm.map(|m| m.line_transfers as f64)
+        }),
         ("tasks scanned".into(), |r| {
             Some(r.metrics.sched_ops.tasks_scanned as f64)
         }),

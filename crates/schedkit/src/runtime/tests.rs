@@ -330,6 +330,10 @@ fn nice_levels_weight_cpu_share() {
             // give 2:1; CFS and EEVDF divide by weight, 1024:110; BFS by deadline offsets.
             let (expected, by_account) = match p.name() {
                 "goodness" | "o1" => (2.0, false),
+                // The 2.5.2-era slices at HZ=100: 1 + 29 * (139 - 120) / 39 = 15 jiffies for
+                // nice 0, 1 + 29 * 9 / 39 = 7 for nice 10. The load-history penalty moves
+                // both priorities, not the slices, and each runs its slice once per epoch.
+                "o1:era=2002" => (15.0 / 7.0, false),
                 "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf" => (1024.0 / 110.0, true),
                 // BFS: each expiry moves a deadline by its nice level's offset, so nice 0
                 // runs (D(10) - D(0)) / rr_interval slices per slice of nice 10: ~10.4.

@@ -163,7 +163,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 | Op::SetPolicy(..)
                 | Op::SetAffinity(_)
                 | Op::AffinityNextCpu => Some(sys),
-                Op::Fork { .. } => Some(self.k().fork_ns as u64),
+                Op::Fork { thread, .. } => {
+                    // copy_mm is part of the fork's kernel work: done before the child exists.
+                    let mm_ns = if thread { 0 } else { self.fork_mm(cpu, t)? };
+                    Some(self.k().fork_ns as u64 + mm_ns)
+                }
                 Op::Exit => Some(self.k().exit_ns as u64),
                 _ => None,
             };
@@ -192,6 +196,17 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.counts[self.procs[t.index()].part as usize] += 1;
                 self.advance(t);
                 Step::Continue
+            }
+            Op::Dirty(n) => {
+                self.advance(t);
+                let mm_id = self.tasks[t].mm;
+                match self.mm.as_mut() {
+                    Some(mm) => match mm.dirty(mm_id, n, cpu, self.ic.as_mut()) {
+                        0 => Step::Continue,
+                        ns => Step::Sys(ns),
+                    },
+                    None => Step::Continue,
+                }
             }
             Op::Loop { times, len } => {
                 let p = &mut self.procs[t.index()];
@@ -275,8 +290,20 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 } as u64;
                 self.advance(t);
                 // exec gives the task a new, cold address space.
+                let mut ns = ns;
                 if w == KernelWork::Exec {
-                    self.procs[t.index()].warmth = Warmth::default();
+                    ns += self.exec_mm(cpu, t)?;
+                    // The new program's working set is cold: it is fetched as the program
+                    // starts (a Refill segment once the exec's kernel work is done).
+                    let topo = &self.machine.topology;
+                    let pr = &mut self.procs[t.index()];
+                    pr.warmth = Warmth::default();
+                    self.cpus[cpu].refill_due = self.cache.dispatch(
+                        &mut pr.warmth,
+                        topo.cache[cpu],
+                        topo.l2[cpu],
+                        pr.wss_kb as u64,
+                    );
                 }
                 Step::Sys(ns)
             }
@@ -557,7 +584,18 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             let p = &self.tasks[parent];
             (p.policy, p.nice, p.rt_priority, p.cpus_allowed, p.mm)
         };
-        let new_mm = if thread { mm } else { self.next_mm() };
+        // The address space: shared by a thread; a process's was copied in the fork's kernel
+        // work (`fork_mm`).
+        let new_mm = match self.procs[parent.index()].fork_mm.take() {
+            _ if thread => {
+                if let Some(m) = self.mm.as_mut() {
+                    m.attach(mm, 0, cpu);
+                }
+                mm
+            }
+            Some(copied) => copied,
+            None => self.next_mm(),
+        };
         {
             let c = &mut self.tasks[child];
             c.policy = pol;
@@ -576,6 +614,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let mut proc_ = self.new_proc(prog, part, interactive, background);
         proc_.parent_incarnation = self.procs[parent.index()].incarnation;
         proc_.rng = self.procs[parent.index()].rng.split();
+        if !thread {
+            // A forked process works in a copy of its parent's address space: the same
+            // physical pages until it writes them, cached where the parent left them. (A new
+            // thread's working set is its own, cold.)
+            proc_.warmth = self.procs[parent.index()].warmth;
+        }
         self.put_proc(child, proc_);
         self.procs[parent.index()].children += 1;
         self.advance(parent);
@@ -595,18 +639,75 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(Step::Sys(cost + line_ns))
     }
 
+    /// `copy_mm` of a fork by `t` on `cpu` (with the address-space model): the child's
+    /// address space, shared copy-on-write, kept for the child the fork will create; returns
+    /// the ns its coherence traffic costs.
+    fn fork_mm(&mut self, cpu: CpuId, t: TaskId) -> Result<u64, SimError> {
+        let Some(m) = self.mm.as_ref() else {
+            return Ok(0);
+        };
+        let mm = self.tasks[t].mm;
+        if m.would_exceed(m.size(mm)) {
+            return Err(self.too_many_pages(t, cpu));
+        }
+        let child_mm = self.next_mm();
+        self.procs[t.index()].fork_mm = Some(child_mm);
+        let m = self.mm.as_mut().expect("checked");
+        Ok(m.fork(mm, child_mm, cpu, self.ic.as_mut()))
+    }
+
+    /// A new address-space id (numbered after the workload's own).
     fn next_mm(&mut self) -> u32 {
-        // Address spaces of forked processes are numbered after the workload's.
-        let base = self.workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1;
-        base + self.tasks_created as u32
+        let id = self.next_mm_id;
+        self.next_mm_id = self.next_mm_id.wrapping_add(1);
+        id
     }
 
     /// `exit()` (after its kernel work): the task stops; its parent is told when it has
-    /// switched out for the last time.
+    /// switched out for the last time. The last user of an address space drops its pages.
     fn exit(&mut self, t: TaskId) -> Step {
-        self.trace_exit(self.tasks[t].cpu, t);
+        let cpu = self.tasks[t].cpu;
+        self.trace_exit(cpu, t);
         self.block(t, Block::Exiting, true);
-        Step::Continue
+        let mm_id = self.tasks[t].mm;
+        match self.mm.as_mut() {
+            Some(m) => match m.detach(mm_id, cpu, self.ic.as_mut()) {
+                0 => Step::Continue,
+                ns => Step::Sys(ns),
+            },
+            None => Step::Continue,
+        }
+    }
+
+    /// `exec` on `cpu`: `t` leaves its address space (the last user drops it) for a new one of
+    /// its program's size. A task whose address space has other users (threads) gets a new
+    /// one of its own rather than taking the others down with it: a simplification.
+    fn exec_mm(&mut self, cpu: CpuId, t: TaskId) -> Result<u64, SimError> {
+        let old = self.tasks[t].mm;
+        let new = self.next_mm();
+        self.tasks[t].mm = new;
+        let pages = self.workload.programs[self.procs[t.index()].prog as usize].mm_pages;
+        let Some(m) = self.mm.as_mut() else {
+            return Ok(0);
+        };
+        let ns = m.detach(old, cpu, self.ic.as_mut());
+        if m.would_exceed(pages as u64) {
+            return Err(self.too_many_pages(t, cpu));
+        }
+        let m = self.mm.as_mut().expect("checked");
+        m.attach(new, pages, cpu);
+        Ok(ns)
+    }
+
+    /// The error of a fork or exec past the model's limit on live pages.
+    fn too_many_pages(&self, t: TaskId, cpu: CpuId) -> SimError {
+        let pr = &self.procs[t.index()];
+        SimError::Impossible(format!(
+            "{} at {:.3} ms on CPU {cpu}: the live address spaces would pass {} pages (a fork bomb of large processes?)",
+            self.workload.programs[pr.prog as usize].where_is(pr.pc as usize),
+            self.now as f64 / 1e6,
+            mm::MAX_LIVE_PAGES
+        ))
     }
 
     /// `t` goes to sleep now, waiting for `why` (it leaves the CPU at the end of this step).
@@ -1248,6 +1349,27 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         energy_j,
                         avg_w,
                         busy_at_mhz,
+                    }
+                }),
+                interconnect: self.ic.as_ref().map(|ic| {
+                    let s = &ic.stats;
+                    InterconnectReport {
+                        transfers: s.transfers,
+                        cross_bus: s.cross_bus,
+                        memory_reads: s.memory_reads,
+                        invalidations: s.invalidations,
+                        bus_wait_us: s.bus_wait_ns as f64 / 1e3,
+                        contended_refills: s.contended_refills,
+                    }
+                }),
+                mm: self.mm.as_ref().map(|m| {
+                    let s = &m.stats;
+                    MmReport {
+                        fork_pages: s.fork_pages,
+                        cow_faults: s.wp_faults,
+                        cow_copies: s.cow_copies,
+                        dropped_pages: s.dropped_pages,
+                        line_transfers: s.line_transfers,
                     }
                 }),
             },

@@ -87,6 +87,7 @@ pub struct Interconnect {
     tasks: Vec<LineState>,
     cpus: Vec<LineState>,
     rqs: Vec<LineState>,
+    rq_lists: Vec<LineState>,
     pub stats: InterconnectStats,
 }
 
@@ -116,6 +117,7 @@ impl Interconnect {
             tasks: Vec::new(),
             cpus: vec![LineState::default(); ncpus],
             rqs: vec![LineState::default(); ncpus.max(1)],
+            rq_lists: vec![LineState::default(); ncpus.max(1)],
             stats: InterconnectStats::default(),
         }
     }
@@ -140,6 +142,7 @@ impl Interconnect {
             }
             Line::Cpu(c) => &mut self.cpus[c],
             Line::Rq(d) => &mut self.rqs[d],
+            Line::RqList(d) => &mut self.rq_lists[d],
         }
     }
 
@@ -153,6 +156,12 @@ impl Interconnect {
         let bus = self.bus_of[cpu] as usize;
         let others = self.streaming[bus] & !(1u64 << cpu);
         others.count_ones() as u64 * self.occupancy_ns
+    }
+
+    /// A line of data the directory does not track (memory-management structures, whose
+    /// owners `sim::mm` keeps) moves from `owner`'s cache to `cpu`'s.
+    pub fn transfer_line(&mut self, cpu: CpuId, owner: CpuId) -> u64 {
+        self.transfer(cpu, owner)
     }
 
     /// A line moves from `owner`'s cache to `cpu`'s: the transfer, crossing buses if theirs

@@ -18,6 +18,7 @@ pub mod cost;
 pub mod freq;
 pub mod interconnect;
 pub mod lock;
+pub mod mm;
 pub use crate::sleeplock;
 
 use crate::class::*;
@@ -259,6 +260,9 @@ struct Proc {
     audio: Option<Box<AudioStream>>,
     /// Its own random draws (see `TaskRng`: the same whatever the schedule).
     rng: crate::workload::TaskRng,
+    /// The address space a fork in progress has copied for the child (the fork's kernel
+    /// work done, the child not yet created).
+    fork_mm: Option<u32>,
 }
 
 /// One open loop of a program: its body is ops `start..end`; `left` iterations remain,
@@ -552,6 +556,10 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// Coherence of kernel data and bus queueing (`None`: a machine without an interconnect
     /// section, whose kernel lines are free).
     ic: Option<Interconnect>,
+    /// Address spaces at fork, exec and exit (`None`: a profile without the model).
+    mm: Option<mm::MmModel>,
+    /// The next address-space id to hand out (fork of a process, exec).
+    next_mm_id: u32,
     /// The CPU running the core path under way (set by `core_path`).
     path_cpu: CpuId,
 }
@@ -706,6 +714,16 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             cursor_spin: 0,
             freq: freq::FreqModel::new(machine, governor),
             ic: Interconnect::new(machine),
+            mm: machine.profile.kernel.cow_fault_ns.map(|f| {
+                let line = machine
+                    .profile
+                    .interconnect
+                    .as_ref()
+                    .map_or(64, |i| i.line_bytes as u64);
+                let line_ns = 1024.0 * 1000.0 / c.mem_read_mb_s * line as f64 / 1024.0;
+                mm::MmModel::new(f, line_ns, line)
+            }),
+            next_mm_id: workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1,
             path_cpu: 0,
         };
         sim.start_freq();
@@ -780,6 +798,17 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 task.rt_priority = spec.rt_priority;
                 task.cpus_allowed = allowed;
                 task.mm = spec.mm;
+            }
+            if let Some(mm) = self.mm.as_mut() {
+                let pages = self.workload.programs[spec.prog as usize].mm_pages;
+                if mm.size(spec.mm) == 0 && mm.would_exceed(pages as u64) {
+                    return Err(SimError::Impossible(format!(
+                        "task {i} ({}): the workload's address spaces pass {} pages",
+                        self.workload.programs[spec.prog as usize].name,
+                        mm::MAX_LIVE_PAGES
+                    )));
+                }
+                mm.attach(spec.mm, pages, 0);
             }
             let mut pr = self.new_proc(
                 spec.prog,
@@ -856,6 +885,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             died: None,
             // Start tasks and forked children replace it with their own stream.
             rng: crate::workload::TaskRng::root(self.cfg.seed, u64::MAX),
+            fork_mm: None,
         }
     }
 

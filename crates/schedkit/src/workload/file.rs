@@ -18,6 +18,7 @@
 //! # rt_priority = 50            # 1..=99: required with fifo/rr, refused with normal/batch/idle
 //! affinity = [0, 1]             # CPUs; default all
 //! working_set_kb = 16
+//! mm_pages = 300                # resident pages of its address space (fork/exec/exit model)
 //! threads = false               # true: the group's tasks share one address space
 //! interactive = false           # report this group's wakeup latency separately
 //! background = false            # the run does not wait for these tasks to end
@@ -35,7 +36,7 @@
 //! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
 //! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
 //! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
-//! `audio-write PERIOD BUFFER`,
+//! `audio-write PERIOD BUFFER`, `dirty N` (write the first N pages of the address space),
 //! `lock L`, `unlock L`, `kwork D` (non-preemptible kernel work), `count`,
 //! `cond-wait C L`, `cond-signal C`, `cond-broadcast C` (pthread condition variables on a
 //! `condvar` channel: a signal with no waiter is lost), `timer T PERIOD [relative|absolute|cyclic]`
@@ -118,6 +119,7 @@ struct GroupEntry {
     rt_priority: Option<Spanned<i64>>,
     affinity: Option<Spanned<Vec<i64>>>,
     working_set_kb: Option<Spanned<i64>>,
+    mm_pages: Option<Spanned<i64>>,
     #[serde(default)]
     threads: bool,
     #[serde(default)]
@@ -416,6 +418,10 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 1 << 30,
             )?,
         } as u32;
+        let mm_pages = match &g.mm_pages {
+            None => 0,
+            Some(n) => ranged(n, &format!("group '{}': mm_pages", g.name), 0, 1 << 20)?,
+        } as u32;
         let affinity = match &g.affinity {
             None => None,
             Some(cpus) => {
@@ -487,7 +493,10 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 format!("the programs have more than {MAX_TOTAL_OPS} statements together"),
             ));
         }
-        let mut prog = b.build(g.name.clone()).with_working_set(working_set_kb);
+        let mut prog = b
+            .build(g.name.clone())
+            .with_working_set(working_set_kb)
+            .with_mm_pages(mm_pages);
         prog.source = Some(ProgramSource {
             path: path.to_string(),
             lines,
@@ -721,6 +730,16 @@ fn parse_stmt(
         "unlock" => b.push(Op::Unlock(lock(&arg)?)),
         "kwork" => b.push(Op::KernelCompute(parse_dist(&arg)?)),
         "stamp" => no_arg(Op::Stamp, b)?,
+        "dirty" => {
+            let n: u32 = arg
+                .trim()
+                .parse()
+                .map_err(|_| format!("dirty takes a number of pages (0..=1048576), got '{arg}'"))?;
+            if n > 1 << 20 {
+                return Err(format!("dirty {n}: at most 1048576 pages"));
+            }
+            b.push(Op::Dirty(n));
+        }
         "audio-write" => {
             let (d, n) = arg.split_once(' ').ok_or(
                 "audio-write takes the period and the device's buffer in periods: audio-write 50ms 3",

@@ -188,6 +188,10 @@ pub enum Op {
     KernelCompute(Dist),
     /// Count one unit of the workload's throughput figure.
     Count,
+    /// Write the first `n` pages of the task's address space (stack and data first): after a
+    /// fork each still write-protected one takes a protection fault, and a copy where the
+    /// page is still shared (on profiles with the fork/exec/exit model; nothing elsewhere).
+    Dirty(u32),
     /// `pthread_cond_wait(cond, lock)`: join the condition variable's waiters and release
     /// `lock` atomically (a signal sent after the release finds the waiter), sleep until
     /// signalled. The file parser follows it with `Lock(lock)`: pthread_cond_wait takes the
@@ -229,6 +233,10 @@ pub struct Program {
     pub ops: Vec<Op>,
     /// Memory the task touches while it runs, KB: what the cache model must keep warm.
     pub working_set_kb: u32,
+    /// Resident pages of the program's address space (its image after `exec`, or of a task
+    /// started with it), for the fork/exec/exit model of profiles that have one (0: not
+    /// sized; fork and exit cost only the profile's fixed times).
+    pub mm_pages: u32,
     /// Where each op came from, for errors found while running (`ops.len()` entries, or none
     /// for a program built in code): the file and its line.
     pub source: Option<ProgramSource>,
@@ -247,6 +255,7 @@ impl Program {
             name: name.into(),
             ops,
             working_set_kb: 0,
+            mm_pages: 0,
             source: None,
         }
     }
@@ -264,6 +273,11 @@ impl Program {
 
     pub fn with_working_set(mut self, kb: u32) -> Program {
         self.working_set_kb = kb;
+        self
+    }
+
+    pub fn with_mm_pages(mut self, pages: u32) -> Program {
+        self.mm_pages = pages;
         self
     }
 

@@ -30,6 +30,8 @@
 //! child of an RT parent is queued at the tail of its level rather than in front of the parent
 //! (child-runs-first is applied to time-shared parents only).
 
+pub mod era2002;
+
 use super::list::{Link, Linked};
 pub use super::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
 use super::rt::{self as rt_class, RtBalance};
@@ -148,6 +150,10 @@ pub struct O1Task {
     pub activated: i8,
     /// A forked child queued in front of its running parent: it preempts on the first check.
     child_first: bool,
+    /// `o1:era=2002`'s load history: ticks run in each of the last 4 seconds (a ring indexed
+    /// by second), and the second the ring was last moved to.
+    pub load_hist: [u16; era2002::LOAD_HISTORY],
+    pub hist_second: u64,
 }
 
 impl Linked for O1Task {
@@ -194,6 +200,17 @@ pub struct O1 {
     /// `cache_decay_ticks`: how long a task counts as cache-hot for the balancer.
     pub cache_decay_ticks: u64,
     pub rt_balance: RtBalance,
+    pub era: O1Era,
+}
+
+/// Which O(1): the announcement's (`o1:era=2002`, [`era2002`]) or 2.6.11's (`o1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum O1Era {
+    /// The patch announced on 4 Jan 2002, with 2.5.2-era constants.
+    Announcement2002,
+    /// 2.6.11's code where the announcement is silent (the default `o1`).
+    #[default]
+    V2_6_11,
 }
 
 type T = Task<O1Task>;
@@ -209,6 +226,7 @@ impl O1 {
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
             rt_balance,
+            era: O1Era::V2_6_11,
         }
     }
 
@@ -219,6 +237,16 @@ impl O1 {
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
             rt_balance: env.rt_balance,
+            era: O1Era::V2_6_11,
+        }
+    }
+
+    /// The announcement's O(1) (`o1:era=2002`), built from the registry's machine facts.
+    pub fn era_2002(env: &crate::registry::BuildEnv) -> O1 {
+        O1 {
+            era: O1Era::Announcement2002,
+            rt_balance: RtBalance::PushPull,
+            ..O1::from_env(env)
         }
     }
 
@@ -227,6 +255,29 @@ impl O1 {
         O1 {
             cache_decay_ticks: ticks,
             rt_balance,
+            era: O1Era::V2_6_11,
+        }
+    }
+
+    fn y2002(&self) -> bool {
+        self.era == O1Era::Announcement2002
+    }
+
+    /// `task_timeslice(p)` of this era, in jiffies.
+    fn timeslice(&self, j: &Jiffies, nice: i32) -> i64 {
+        if self.y2002() {
+            era2002::task_timeslice(j, static_prio(nice))
+        } else {
+            j.task_timeslice(static_prio(nice))
+        }
+    }
+
+    /// The dynamic priority of this era's estimator, as of `now`.
+    fn dynamic_prio(&self, p: &mut T, now: u64, j: &Jiffies) -> usize {
+        if self.y2002() && !p.policy.is_rt() {
+            era2002::effective_prio(p, now, j)
+        } else {
+            effective_prio(p, j)
         }
     }
 }
@@ -360,7 +411,11 @@ impl O1 {
         this.nr_running += 1;
         let active = this.active;
         self.enqueue_array(this, &mut ctx.tasks, t, active, ctx.ops);
-        ctx.ops.remote_touches += 1;
+        if ctx.tracks_lines() {
+            ctx.write_line(Line::Task(t));
+        } else {
+            ctx.ops.remote_touches += 1;
+        }
         this.curr()
             .is_some_and(|c| prio(&ctx.tasks[t]) < prio(&ctx.tasks[c]))
     }
@@ -388,7 +443,10 @@ impl SchedClass for O1 {
     type TaskData = O1Task;
 
     fn name(&self) -> &'static str {
-        "o1"
+        match self.era {
+            O1Era::Announcement2002 => "o1:era=2002",
+            O1Era::V2_6_11 => "o1",
+        }
     }
 
     fn lock_layout(&self) -> LockLayout {
@@ -408,7 +466,7 @@ impl SchedClass for O1 {
 
     fn rr_timeslice_ticks(&self, task: &T, hz: u32) -> i64 {
         // 2.6.11 gave SCHED_RR tasks the nice-scaled slice of everyone else.
-        self.jiffies(hz).task_timeslice(static_prio(task.nice))
+        self.timeslice(&self.jiffies(hz), task.nice)
     }
 
     fn task_fork(
@@ -423,10 +481,10 @@ impl SchedClass for O1 {
         let now = ctx.now;
         let Some(parent) = parent else {
             let c = &mut ctx.tasks[child];
-            c.data.time_slice = j.task_timeslice(static_prio(c.nice));
+            c.data.time_slice = self.timeslice(&j, c.nice);
             c.data.first_time_slice = true;
             c.timestamp_ns = now;
-            c.data.prio = effective_prio(c, &j);
+            c.data.prio = self.dynamic_prio(c, now, &j);
             return false;
         };
         let (p, c) = ctx.tasks.pair_mut(parent, child);
@@ -435,14 +493,23 @@ impl SchedClass for O1 {
         p.data.time_slice >>= 1;
         c.data.first_time_slice = true;
         c.timestamp_ns = now;
-        // wake_up_new_task: both lose interactivity credit (bonus quantised, child to 95%).
-        c.data.sleep_avg = j.to_ns(
-            j.current_bonus(p.data.sleep_avg) * CHILD_PENALTY / 100 * j.max_sleep_avg / MAX_BONUS,
-        );
-        p.data.sleep_avg = j.to_ns(
-            j.current_bonus(p.data.sleep_avg) * PARENT_PENALTY / 100 * j.max_sleep_avg / MAX_BONUS,
-        );
-        c.data.prio = effective_prio(c, &j);
+        if self.y2002() {
+            // The child's task_struct is a copy of the parent's: its load history too.
+            c.data.load_hist = p.data.load_hist;
+            c.data.hist_second = p.data.hist_second;
+        } else {
+            // wake_up_new_task: both lose interactivity credit (bonus quantised, child to
+            // 95%).
+            c.data.sleep_avg = j.to_ns(
+                j.current_bonus(p.data.sleep_avg) * CHILD_PENALTY / 100 * j.max_sleep_avg
+                    / MAX_BONUS,
+            );
+            p.data.sleep_avg = j.to_ns(
+                j.current_bonus(p.data.sleep_avg) * PARENT_PENALTY / 100 * j.max_sleep_avg
+                    / MAX_BONUS,
+            );
+        }
+        c.data.prio = self.dynamic_prio(c, now, &j);
         if p.data.time_slice == 0 && !p.is_rt() {
             // "current->time_slice = 1; scheduler_tick()": the parent expires right away (an
             // RT parent's slice is the RT class's business).
@@ -465,9 +532,9 @@ impl SchedClass for O1 {
         // sched_exit: an unused first slice goes back to the parent.
         if c.data.first_time_slice {
             p.data.time_slice =
-                (p.data.time_slice + c.data.time_slice).min(j.task_timeslice(static_prio(c.nice)));
+                (p.data.time_slice + c.data.time_slice).min(self.timeslice(&j, c.nice));
         }
-        if c.data.sleep_avg < p.data.sleep_avg {
+        if self.era == O1Era::V2_6_11 && c.data.sleep_avg < p.data.sleep_avg {
             p.data.sleep_avg = p.data.sleep_avg / (EXIT_WEIGHT + 1) * EXIT_WEIGHT
                 + c.data.sleep_avg / (EXIT_WEIGHT + 1);
         }
@@ -505,10 +572,17 @@ impl SchedClass for O1 {
                     ctx.tasks[t].data.child_first = true;
                 } else {
                     let c = &mut ctx.tasks[t];
-                    c.data.prio = effective_prio(c, &j);
+                    c.data.prio = self.dynamic_prio(c, now, &j);
                     c.timestamp_ns = now;
                     self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
                 }
+            }
+            EnqueueKind::Wakeup { .. } if self.y2002() => {
+                // activate_task: the priority the load history gives now; no sleep credit.
+                let p = &mut ctx.tasks[t];
+                p.data.prio = self.dynamic_prio(p, now, &j);
+                p.timestamp_ns = now;
+                self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
             }
             EnqueueKind::Wakeup { sync: true, .. } => {
                 // A sync wakeup on the waker's CPU: __activate_task, no sleep credit.
@@ -534,7 +608,7 @@ impl SchedClass for O1 {
             EnqueueKind::Migrate => self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops),
             EnqueueKind::Restore => {
                 let p = &mut ctx.tasks[t];
-                p.data.prio = effective_prio(p, &j);
+                p.data.prio = self.dynamic_prio(p, now, &j);
                 self.enqueue_array(rq, &mut ctx.tasks, t, active, ctx.ops);
             }
         }
@@ -558,9 +632,11 @@ impl SchedClass for O1 {
         let j = self.jiffies(ctx.hz);
         let now = ctx.now;
         let p = &mut ctx.tasks[prev];
-        let run_time = now.saturating_sub(p.timestamp_ns).min(j.ns_max_sleep_avg())
-            / j.current_bonus(p.data.sleep_avg).max(1) as u64;
-        p.data.sleep_avg = p.data.sleep_avg.saturating_sub(run_time);
+        if self.era == O1Era::V2_6_11 {
+            let run_time = now.saturating_sub(p.timestamp_ns).min(j.ns_max_sleep_avg())
+                / j.current_bonus(p.data.sleep_avg).max(1) as u64;
+            p.data.sleep_avg = p.data.sleep_avg.saturating_sub(run_time);
+        }
         p.timestamp_ns = now;
         p.last_ran_ns = now;
     }
@@ -587,7 +663,7 @@ impl SchedClass for O1 {
             .expect("bitmap bit set on an empty list");
         let j = self.jiffies(ctx.hz);
         let n = &ctx.tasks[next];
-        if !n.policy.is_rt() && n.data.activated > 0 {
+        if self.era == O1Era::V2_6_11 && !n.policy.is_rt() && n.data.activated > 0 {
             // Credit the time spent waiting on the runqueue (30% for an ordinary wakeup).
             let mut delta = ctx.now.saturating_sub(n.timestamp_ns);
             if n.data.activated == 1 {
@@ -619,13 +695,23 @@ impl SchedClass for O1 {
             return true;
         }
         let p = &mut ctx.tasks[curr];
+        if self.y2002() {
+            era2002::charge_tick(&mut p.data, ctx.now);
+        }
         p.data.time_slice -= 1;
         if p.data.time_slice <= 0 {
             self.dequeue_array(rq, &mut ctx.tasks, curr, ctx.ops);
             let p = &mut ctx.tasks[curr];
-            p.data.prio = effective_prio(p, &j);
-            p.data.time_slice = j.task_timeslice(static_prio(p.nice));
+            p.data.prio = self.dynamic_prio(p, ctx.now, &j);
+            p.data.time_slice = self.timeslice(&j, p.nice);
             p.data.first_time_slice = false;
+            if self.y2002() {
+                // Every task that used up its slice waits for the array switch.
+                let expired = 1 - rq.active;
+                self.enqueue_array(rq, &mut ctx.tasks, curr, expired, ctx.ops);
+                rq.best_expired_prio = rq.best_expired_prio.min(static_prio(ctx.tasks[curr].nice));
+                return true;
+            }
             if rq.expired_timestamp == 0 {
                 rq.expired_timestamp = jiffies.max(1);
             }
@@ -641,9 +727,12 @@ impl SchedClass for O1 {
             }
             return true;
         }
+        if self.y2002() {
+            return false;
+        }
         // An interactive task with a long slice is round-robined with its equals every
         // TIMESLICE_GRANULARITY instead of running its whole slice at once.
-        let ts = j.task_timeslice(static_prio(p.nice));
+        let ts = self.timeslice(&j, p.nice);
         let gran = j.timeslice_granularity(p.data.sleep_avg, ncpus);
         if task_interactive(p, &j)
             && (ts - p.data.time_slice) % gran == 0
@@ -668,6 +757,13 @@ impl SchedClass for O1 {
             return true;
         };
         let prio = ctx.tasks[curr].data.prio;
+        if self.y2002() {
+            // O1-25: a temporary prio++, to the tail of the (new) priority's list.
+            self.dequeue_array(rq, &mut ctx.tasks, curr, ctx.ops);
+            ctx.tasks[curr].data.prio = (prio + 1).min(MAX_PRIO - 1);
+            self.enqueue_array(rq, &mut ctx.tasks, curr, from as usize, ctx.ops);
+            return true;
+        }
         if from as usize != 1 - rq.active {
             // To the expired array (RT tasks yield in the RT class).
             self.dequeue_array(rq, &mut ctx.tasks, curr, ctx.ops);
@@ -784,7 +880,13 @@ impl SchedClass for O1 {
             } else {
                 view.cpus[i].nr_running
             };
-            ctx.ops.remote_touches += 1;
+            // Every runqueue's nr_running, read without its lock: a line its own CPU
+            // writes at every enqueue and dequeue.
+            if ctx.tracks_lines() {
+                ctx.read_line(Line::Rq(i));
+            } else {
+                ctx.ops.remote_touches += 1;
+            }
             let load = if idle || src_nr < this.prev_cpu_load[i] {
                 src_nr
             } else {
@@ -844,7 +946,11 @@ impl SchedClass for O1 {
                         let mut cur = src.$($field)+.queue(idx).back();
                         while let Some(t) = cur {
                             cur = src.$($field)+.queue(idx).prev(&ctx.tasks, t);
-                            ctx.ops.remote_touches += 1;
+                            if ctx.tracks_lines() {
+                                ctx.read_line(Line::Task(t));
+                            } else {
+                                ctx.ops.remote_touches += 1;
+                            }
                             if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
                                 continue;
                             }

@@ -638,3 +638,140 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
         );
     }
 }
+
+// ---- o1:era=2002, the announcement's O(1) (era2002.rs) ----
+
+/// A fixture running the announcement's O(1).
+fn fx_2002(ncpus: usize) -> Fx {
+    let mut fx = Fx::new(ncpus);
+    fx.s.class.era = O1Era::Announcement2002;
+    fx
+}
+
+#[test]
+fn era_2002_timeslices_run_from_10_to_300_ms() {
+    // O1-25: MIN_TIMESLICE + (MAX - MIN) * (MAX_PRIO - 1 - static_prio) / (MAX_USER_PRIO - 1).
+    let j = Jiffies::new(1000);
+    assert_eq!(era2002::task_timeslice(&j, static_prio(-20)), 300);
+    assert_eq!(
+        era2002::task_timeslice(&j, static_prio(0)),
+        10 + 290 * 19 / 39
+    );
+    assert_eq!(era2002::task_timeslice(&j, static_prio(18)), 10 + 290 / 39);
+    // nice +19 is batch: the longest slice.
+    assert_eq!(era2002::task_timeslice(&j, static_prio(19)), 300);
+    // At HZ=100, in jiffies: 30 / 15 / 7 (nice 10) / 1 (nice 18).
+    let j = Jiffies::new(100);
+    assert_eq!(era2002::task_timeslice(&j, static_prio(-20)), 30);
+    assert_eq!(era2002::task_timeslice(&j, static_prio(0)), 15);
+    assert_eq!(era2002::task_timeslice(&j, static_prio(10)), 7);
+    assert_eq!(era2002::task_timeslice(&j, static_prio(18)), 1);
+}
+
+#[test]
+fn era_2002_penalty_is_the_share_of_four_seconds_run() {
+    let j = Jiffies::new(HZ);
+    let mut fx = fx_2002(1);
+    let t = fx.spawn(0, 0);
+    let now = 10_500_000_000; // second 10
+    let p = &mut fx.tasks[t];
+    p.data.hist_second = 10;
+    p.data.load_hist = [0; 4];
+    assert_eq!(
+        era2002::effective_prio(p, now, &j),
+        120,
+        "no load, no penalty"
+    );
+    // One full second of the last four: 1000 / 4000 * 10 = 2.5 -> 2 levels.
+    p.data.load_hist[(10 % 4) as usize] = 1000;
+    assert_eq!(era2002::effective_prio(p, now, &j), 122);
+    // Four full seconds: the maximum, 10 levels.
+    p.data.load_hist = [1000; 4];
+    assert_eq!(era2002::effective_prio(p, now, &j), 130);
+    // Bounded relative to static priority, clamped at the lowest priority.
+    p.nice = 15;
+    assert_eq!(era2002::effective_prio(p, now, &j), 139);
+    // Two seconds later two slots have been cleared; four seconds later all of them.
+    p.nice = 0;
+    assert_eq!(era2002::effective_prio(p, 12_000_000_000, &j), 125);
+    assert_eq!(era2002::effective_prio(p, 14_000_000_000, &j), 120);
+}
+
+#[test]
+fn era_2002_ticks_fill_the_ring_and_sleep_earns_nothing() {
+    let mut fx = fx_2002(1);
+    let a = fx.spawn(0, 0);
+    assert_eq!(fx.pick(0), Some(a));
+    for _ in 0..100 {
+        fx.tick(0);
+    }
+    let ran: u16 = fx.tasks[a].data.load_hist.iter().sum();
+    assert_eq!(ran, 100, "each tick counted once");
+    // It sleeps 10 s and wakes: its history has rolled out, and no bonus beyond static.
+    let (mut c, rq, o1) = fx.ctx(0);
+    o1.dequeue(&mut c, rq, 0, a, DequeueKind::Sleep);
+    rq.set_curr(0, None);
+    fx.now += 10_000_000_000;
+    let (mut c, rq, o1) = fx.ctx(0);
+    o1.enqueue(
+        &mut c,
+        rq,
+        0,
+        a,
+        EnqueueKind::Wakeup {
+            uninterruptible: false,
+            sync: false,
+            irq: false,
+        },
+    );
+    assert_eq!(fx.tasks[a].data.prio, 120, "punish, don't boost");
+    assert_eq!(fx.tasks[a].data.sleep_avg, 0);
+}
+
+#[test]
+fn era_2002_an_expired_slice_always_goes_to_the_expired_array() {
+    let mut fx = fx_2002(1);
+    let a = fx.spawn(0, 0);
+    let _b = fx.spawn(0, 0);
+    assert_eq!(fx.pick(0), Some(a));
+    // Whatever its sleep history, a task that used its slice waits for the array switch
+    // (2.6's interactive reinsertion would keep it in the active array).
+    fx.tasks[a].data.sleep_avg = Jiffies::new(HZ).ns_max_sleep_avg();
+    fx.tasks[a].data.time_slice = 1;
+    assert!(fx.tick(0));
+    assert_eq!(fx.tasks[a].data.array, Some(1 - fx.rqs[0].active as u8));
+    assert_eq!(
+        fx.tasks[a].data.time_slice, 151,
+        "refilled with this era's slice"
+    );
+    // No timeslice-granularity round robin either: a running slice is not cut.
+    let b = fx.pick(0).unwrap();
+    for _ in 0..140 {
+        assert!(!fx.tick(0), "runs its whole slice");
+    }
+    assert_eq!(fx.rqs[0].curr(), Some(b));
+}
+
+#[test]
+fn era_2002_yield_lowers_the_priority_by_one_in_the_same_array() {
+    let mut fx = fx_2002(1);
+    let a = fx.spawn(0, 0);
+    let b = fx.spawn(0, 0);
+    let hi = fx.spawn(0, -5);
+    assert_eq!(fx.pick(0), Some(hi));
+    // 115 -> 116: still ahead of the nice 0 tasks, so it runs again.
+    let (mut c, rq, o1) = fx.ctx(0);
+    assert!(o1.yield_task(&mut c, rq, 0, hi));
+    assert_eq!(fx.tasks[hi].data.prio, 116);
+    assert_eq!(fx.tasks[hi].data.array, Some(fx.rqs[0].active as u8));
+    assert_eq!(fx.pick(0), Some(hi));
+    // A nice 0 task that yields drops to 121, behind its equal at 120.
+    let (mut c, rq, o1) = fx.ctx(0);
+    o1.dequeue(&mut c, rq, 0, hi, DequeueKind::Sleep);
+    rq.set_curr(0, None);
+    assert_eq!(fx.pick(0), Some(a));
+    let (mut c, rq, o1) = fx.ctx(0);
+    o1.yield_task(&mut c, rq, 0, a);
+    assert_eq!(fx.tasks[a].data.prio, 121);
+    assert_eq!(fx.pick(0), Some(b));
+}
