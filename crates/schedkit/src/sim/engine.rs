@@ -293,17 +293,22 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let mut ns = ns;
                 if w == KernelWork::Exec {
                     ns += self.exec_mm(cpu, t)?;
-                    // The new program's working set is cold: it is fetched as the program
-                    // starts (a Refill segment once the exec's kernel work is done).
                     let topo = &self.machine.topology;
                     let pr = &mut self.procs[t.index()];
                     pr.warmth = Warmth::default();
-                    self.cpus[cpu].refill_due = self.cache.dispatch(
-                        &mut pr.warmth,
-                        topo.cache[cpu],
-                        topo.l2[cpu],
-                        pr.wss_kb as u64,
-                    );
+                    if self.mm.is_some() {
+                        // With the address-space model, the new program's working set is
+                        // fetched as it starts (a Refill segment once the exec's kernel work
+                        // is done). Without it (profiles with no `kernel.cow_fault_ns`) the
+                        // cold set waits for the next switch-in, the simpler rule those
+                        // profiles' published figures were made with.
+                        self.cpus[cpu].refill_due = self.cache.dispatch(
+                            &mut pr.warmth,
+                            topo.cache[cpu],
+                            topo.l2[cpu],
+                            pr.wss_kb as u64,
+                        );
+                    }
                 }
                 Step::Sys(ns)
             }
@@ -614,10 +619,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let mut proc_ = self.new_proc(prog, part, interactive, background);
         proc_.parent_incarnation = self.procs[parent.index()].incarnation;
         proc_.rng = self.procs[parent.index()].rng.split();
-        if !thread {
-            // A forked process works in a copy of its parent's address space: the same
-            // physical pages until it writes them, cached where the parent left them. (A new
-            // thread's working set is its own, cold.)
+        if !thread && self.mm.is_some() {
+            // With the address-space model, a forked process works in a copy of its parent's
+            // address space: the same physical pages until it writes them, cached where the
+            // parent left them. (A new thread's working set is its own, cold; without the
+            // model every child starts cold, as before it existed.)
             proc_.warmth = self.procs[parent.index()].warmth;
         }
         self.put_proc(child, proc_);
