@@ -17,11 +17,14 @@ run() { # name, args...
   rm "$out/$name.raw.json"
 }
 SHORT="--workload fork:mode=exit --workload fork:mode=exec --workload fork:mode=sh --workload ctx:procs=2 --workload ctx:procs=16,size=16 --duration 10s"
-run results-up   --policies goodness,o1 --machine up-2002   --workload yield:instances=4 $SHORT
-run results-smp2 --policies goodness,o1 --machine smp2-2002 --workload yield:instances=4 $SHORT
-run results-smp8 --policies goodness,o1 --machine smp8-2002 --workload yield:instances=16 $SHORT
-run results-chat-up --policies goodness,o1 --machine up-2002 --workload chat:rooms=10,messages=100 --workload chat:rooms=10,messages=100,nice=19 --workload chat:rooms=10,messages=1000 --workload chat:rooms=10,messages=1000,nice=19 --duration 600s
-run results-chat-smp --policies goodness,o1 --machine smp2-2002,smp8-2002 --workload chat:rooms=10,messages=1000 --workload chat:rooms=10,messages=1000,nice=19 --duration 600s
+P=goodness,o1:era=2002,o1
+run results-up   --policies $P --machine up-2002   --workload yield:instances=4 $SHORT
+run results-smp2 --policies $P --machine smp2-2002 --workload yield:instances=4 $SHORT
+run results-smp4 --policies $P --machine smp4-2002 --workload yield:instances=8 $SHORT
+run results-smp8 --policies $P --machine smp8-2002 --workload yield:instances=16 $SHORT
+CHAT="--workload chat:rooms=10,messages=1000 --workload chat:rooms=10,messages=1000,client_nice=19 --workload chat:rooms=10,messages=1000,nice=19 --duration 600s"
+run results-chat-up --policies $P --machine up-2002 --workload chat:rooms=10,messages=100 --workload chat:rooms=10,messages=100,nice=19 $CHAT
+run results-chat-smp --policies $P --machine smp2-2002,smp4-2002,smp8-2002 $CHAT
 run rt --policies o1 --rt-balance passive,pushpull --machine smp4-2002,smp8-2002 --workload rtmigrate:threads=5 --duration 30s --audit-every 1
 run locks --policies o1 --lock-mode handoff,opportunistic --machine smp2-2002,smp4-2002,smp8-2002 --workload aim7:tasks=2000 --duration 600s
 echo "golden figures in $out"
