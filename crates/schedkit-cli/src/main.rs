@@ -16,6 +16,7 @@ use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::{Path, PathBuf};
 
 mod rtbench;
+mod sweep;
 mod traceio;
 use std::time::Duration;
 
@@ -43,6 +44,9 @@ enum Cmd {
     Sim(SimArgs),
     /// Simulate several policies (and machines, workloads) side by side.
     Compare(CompareArgs),
+    /// Run a grid of simulations (policies x machines x workloads x parameters x seeds) on
+    /// every core, one row per run to Parquet and CSV; resumes an interrupted sweep.
+    Sweep(sweep::SweepArgs),
     /// Replay a trace recorded on a real machine (ftrace, trace-cmd, perf) under policies on a
     /// simulated machine, beside the trace's own figures.
     Replay(traceio::ReplayArgs),
@@ -299,6 +303,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Replay(a) => traceio::replay(a)?,
+        Cmd::Sweep(a) => sweep::run(a)?,
         Cmd::Report(a) => {
             let mut input = schedkit::report::html::Input::new();
             for p in &a.results {

@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod sched_core;
 pub mod sim;
 pub mod sleeplock;
+pub mod sweep;
 pub mod task;
 pub mod trace;
 pub mod workload;
