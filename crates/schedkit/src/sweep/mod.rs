@@ -44,6 +44,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use toml::Spanned;
 
+#[cfg(feature = "tables")]
+pub mod tables;
+
 /// An error in a grid file, with the line it is on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("sweep grid {path}: line {line}: {problem}")]
@@ -414,9 +417,15 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
 
 /// Runs one point as `schedkit sim` would (same configuration, no trace).
 pub fn run_point(p: &Point) -> Result<RunResult, String> {
-    let policy = PolicyKind::parse(&p.policy)?;
     let machine = Machine::load(&p.machine).map_err(|e| e.to_string())?;
     let workload = Workload::parse(&p.workload).map_err(|e| e.to_string())?;
+    run_on(p, &machine, &workload)
+}
+
+/// Runs `p`'s policy, seed and knobs on a machine and workload the caller built (the Python
+/// package's profiles and workloads given as dicts), as `schedkit sim` would.
+pub fn run_on(p: &Point, machine: &Machine, workload: &Workload) -> Result<RunResult, String> {
+    let policy = PolicyKind::parse(&p.policy)?;
     let cfg = SimConfig {
         duration_ns: p.duration_ns,
         seed: p.seed,
@@ -425,8 +434,54 @@ pub fn run_point(p: &Point) -> Result<RunResult, String> {
         ..Default::default()
     };
     policy
-        .simulate_with(p.rt_balance, &machine, &workload, cfg)
+        .simulate_with(p.rt_balance, machine, workload, cfg)
         .map_err(|e| e.to_string())
+}
+
+impl Point {
+    /// The point as a JSON object (what a cluster worker is sent).
+    pub fn to_json(&self) -> Value {
+        serde_json::json!({
+            "policy": self.policy,
+            "machine": self.machine,
+            "workload": self.workload,
+            "seed": self.seed,
+            "duration_ns": self.duration_ns,
+            "rt_balance": self.rt_balance.name(),
+            "lock_mode": self.lock_mode.name(),
+            "governor": self.governor.map(|g| g.name()),
+        })
+    }
+
+    /// The point back from [`Point::to_json`]'s object, every field checked.
+    pub fn from_json(v: &Value) -> Result<Point, String> {
+        let text = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("point: '{k}' missing or not a string"))
+        };
+        let num = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("point: '{k}' missing or not an unsigned number"))
+        };
+        Ok(Point {
+            policy: text("policy")?,
+            machine: text("machine")?,
+            workload: text("workload")?,
+            seed: num("seed")?,
+            duration_ns: num("duration_ns")?,
+            rt_balance: RtBalance::parse(&text("rt_balance")?)?,
+            lock_mode: LockMode::parse(&text("lock_mode")?)?,
+            governor: match v.get("governor") {
+                None | Some(Value::Null) => None,
+                Some(g) => Some(Governor::parse(
+                    g.as_str().ok_or("point: 'governor' is not a string")?,
+                )?),
+            },
+        })
+    }
 }
 
 /// Columns left out of a row: per-sample lists (see the module's doc).

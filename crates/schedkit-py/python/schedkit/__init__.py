@@ -1,0 +1,195 @@
+"""schedkit from Python: simulate historical Linux CPU schedulers and sweep their parameters.
+
+    >>> import schedkit
+    >>> r = schedkit.simulate(policy="o1", machine="smp2-2002",
+    ...                       workload="yield:instances=4", duration="100ms")
+    >>> r["metrics"]["throughput"]["value"] > 0
+    True
+    >>> df = schedkit.sweep({"policies": ["goodness", "o1"], "machines": "smp2-2002",
+    ...                      "workloads": "yield:instances={2,4}", "seeds": "1..=2",
+    ...                      "duration": "50ms"})
+    >>> len(df)
+    8
+
+Every run is the pure function of its inputs that ``schedkit sim`` computes: the same point
+gives the same figures, bit for bit, from the CLI, from a local sweep, from here or on a Dask
+cluster (``schedkit.cluster``). DataFrames are pandas (see the README for why).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from . import _native
+
+__version__ = _native.__version__
+
+__all__ = ["simulate", "sweep", "grid_points", "SweepError"]
+
+GridLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+class SweepError(ValueError):
+    """A grid, a point or a run was refused; the message names the problem (and the line)."""
+
+
+def _duration_ns(duration: Union[str, int, float]) -> int:
+    if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+        # A number is seconds.
+        ns = int(round(float(duration) * 1e9))
+    else:
+        text = str(duration).strip()
+        units = [("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)]
+        for suffix, mult in units:
+            if text.endswith(suffix):
+                try:
+                    ns = int(round(float(text[: -len(suffix)]) * mult))
+                except ValueError:
+                    raise SweepError(f"duration {duration!r}: not a number of {suffix}") from None
+                break
+        else:
+            raise SweepError(f"duration {duration!r}: give seconds or a string such as '10s', '500ms'")
+    if ns <= 0:
+        raise SweepError(f"duration {duration!r} must be longer than 0")
+    return ns
+
+
+def _toml_of(d: Mapping[str, Any], what: str) -> str:
+    try:
+        return _native.json_to_toml(json.dumps(d))
+    except (TypeError, ValueError) as e:
+        raise SweepError(f"{what}: {e}") from None
+
+
+def simulate(
+    policy: str = "o1",
+    machine: Union[str, Mapping[str, Any]] = "smp2-2002",
+    workload: Union[str, Mapping[str, Any]] = "yield:instances=4",
+    seed: int = 1,
+    duration: Union[str, int, float] = "10s",
+    rt_balance: str = "passive",
+    lock_mode: str = "handoff",
+    governor: Optional[str] = None,
+) -> dict:
+    """Simulate one run and return its result as a dict (the JSON of ``schedkit sim --json``).
+
+    ``machine`` is a shipped profile's name, a path to a profile, or a dict of the profile's
+    TOML tables (``{"name": ..., "topology": {"cpus": 4, ...}, "clock": ..., ...}``);
+    ``workload`` is a built-in spec (``"chat:rooms=10,messages=100"``), a path, or a dict of a
+    workload file's tables (``{"group": [{"name": "w", "program": [...]}]}``). ``duration`` is
+    seconds or a string (``"500ms"``). The GIL is released while the simulation runs.
+    """
+    point = {
+        "policy": policy,
+        "machine": machine if isinstance(machine, str) else "machine dict",
+        "workload": workload if isinstance(workload, str) else "workload dict",
+        "seed": int(seed),
+        "duration_ns": _duration_ns(duration),
+        "rt_balance": rt_balance,
+        "lock_mode": lock_mode,
+        "governor": governor,
+    }
+    machine_toml = None if isinstance(machine, str) else _toml_of(machine, "machine")
+    workload_toml = None if isinstance(workload, str) else _toml_of(workload, "workload")
+    try:
+        text = _native.simulate_json(json.dumps(point), machine_toml, workload_toml)
+    except ValueError as e:
+        raise SweepError(str(e)) from None
+    return json.loads(text)
+
+
+def _grid_text(grid: GridLike) -> tuple:
+    """(TOML text, name for errors, folder machine paths are relative to)."""
+    if isinstance(grid, Mapping):
+        return _toml_of(grid, "grid"), "grid dict", os.getcwd()
+    path = Path(grid)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise SweepError(f"sweep grid {path}: cannot read it: {e}") from None
+    return text, str(path), str(path.parent)
+
+
+def grid_points(grid: GridLike) -> tuple:
+    """The points of a grid (dicts, in grid order) and its ``record`` list (or None)."""
+    text, name, base = _grid_text(grid)
+    try:
+        pts, record = _native.grid_points(text, name, base)
+    except ValueError as e:
+        raise SweepError(str(e)) from None
+    return [json.loads(p) for p in pts], record
+
+
+def _frame(rows: Sequence[dict]):
+    import pandas as pd
+
+    inputs = ["key", "policy", "machine", "workload", "seed", "duration_s", "rt_balance",
+              "lock_mode", "governor", "error"]
+    rest = sorted({k for r in rows for k in r} - set(inputs))
+    return pd.DataFrame.from_records(list(rows), columns=inputs + rest)
+
+
+def _resume(output: Optional[Union[str, "os.PathLike[str]"]], points: list):
+    """Rows already in the output's journal (by key), and the points still to run."""
+    if output is None:
+        return None, {}, points
+    journal = _native.journal_path(str(output))
+    rows, note = _native.read_journal(journal)
+    if note:
+        import warnings
+
+        warnings.warn(note)
+    have = {}
+    for r in rows:
+        d = json.loads(r)
+        have.setdefault(d["key"], d)
+    todo = [p for p in points if _native.point_key(json.dumps(p)) not in have]
+    return journal, have, todo
+
+
+def _finish(output, points: list, have: dict):
+    keys = [_native.point_key(json.dumps(p)) for p in points]
+    rows = [have[k] for k in keys]
+    if output is not None:
+        _native.write_tables([json.dumps(r) for r in rows], str(output))
+    return _frame(rows)
+
+
+def sweep(
+    grid: GridLike,
+    output: Optional[Union[str, "os.PathLike[str]"]] = None,
+    jobs: Optional[int] = None,
+):
+    """Run every point of a grid on this machine's cores and return a pandas DataFrame, one row
+    per run in grid order (the columns of ``schedkit sweep``'s table).
+
+    ``grid`` is a path to a grid TOML file or a dict of the same keys (``policies``,
+    ``machines``, ``workloads``, ``seeds``, ``duration``, ``rt_balance``, ``lock_mode``,
+    ``governor``, ``record``). With ``output`` (``NAME.parquet`` or ``NAME.csv``) the rows are
+    also journalled to ``NAME.jsonl`` as they finish (a rerun resumes from it) and written to
+    ``NAME.parquet`` and ``NAME.csv``, exactly as ``schedkit sweep`` does.
+    """
+    points, record = grid_points(grid)
+    journal, have, todo = _resume(output, points)
+    jobs = jobs or os.cpu_count() or 1
+    if todo:
+        texts = [json.dumps(p) for p in todo]
+        if journal is None:
+            rows = _native.run_rows(texts, record, jobs)
+            for r in rows:
+                d = json.loads(r)
+                have[d["key"]] = d
+        else:
+            # Run in chunks of a few points per core so that the journal grows as runs finish.
+            chunk = max(1, jobs) * 2
+            with open(journal, "a") as j:
+                for i in range(0, len(texts), chunk):
+                    for r in _native.run_rows(texts[i : i + chunk], record, jobs):
+                        j.write(r + "\n")
+                        j.flush()
+                        d = json.loads(r)
+                        have[d["key"]] = d
+    return _finish(output, points, have)

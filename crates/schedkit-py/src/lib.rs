@@ -1,0 +1,157 @@
+//! `schedkit._native`: the simulator and sweeps for Python. The Python package
+//! (`python/schedkit/`) wraps these functions; values cross as JSON text so that a row is
+//! the very bytes `schedkit sweep` writes.
+
+use pyo3::exceptions::{PyIOError, PyValueError};
+use pyo3::prelude::*;
+use schedkit::machine::Machine;
+use schedkit::sweep::{self, tables, Point, Row};
+use schedkit::workload::{file, Workload};
+use serde_json::Value;
+use std::path::Path;
+
+fn value_err(e: impl ToString) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn parse_json(text: &str, what: &str) -> PyResult<Value> {
+    serde_json::from_str(text).map_err(|e| value_err(format!("{what}: {e}")))
+}
+
+/// A JSON object (a Python dict, as JSON text) as TOML text.
+#[pyfunction]
+fn json_to_toml(text: &str) -> PyResult<String> {
+    let v = parse_json(text, "dict")?;
+    toml::to_string(&v).map_err(|e| value_err(format!("cannot be written as TOML: {e}")))
+}
+
+/// One run, as `schedkit sim` runs it; returns the result as JSON text. `machine_toml` and
+/// `workload_toml` (profile and workload-file text) replace the names when given.
+#[pyfunction]
+#[pyo3(signature = (point_json, machine_toml=None, workload_toml=None))]
+fn simulate_json(
+    py: Python<'_>,
+    point_json: &str,
+    machine_toml: Option<&str>,
+    workload_toml: Option<&str>,
+) -> PyResult<String> {
+    let p = Point::from_json(&parse_json(point_json, "point")?).map_err(value_err)?;
+    let machine = match machine_toml {
+        Some(t) => Machine::from_toml(t, "machine dict").map_err(value_err)?,
+        None => Machine::load(&p.machine).map_err(value_err)?,
+    };
+    let workload = match workload_toml {
+        Some(t) => file::parse_str(t, "workload dict", "workload").map_err(value_err)?,
+        None => Workload::parse(&p.workload).map_err(value_err)?,
+    };
+    let r = py
+        .allow_threads(|| sweep::run_on(&p, &machine, &workload))
+        .map_err(value_err)?;
+    serde_json::to_string(&r).map_err(value_err)
+}
+
+/// The points of a grid (TOML text; machine paths resolved against `base_dir`), as JSON
+/// objects, and the grid's `record` list.
+#[pyfunction]
+#[pyo3(signature = (grid_toml, name, base_dir=None))]
+fn grid_points(
+    grid_toml: &str,
+    name: &str,
+    base_dir: Option<&str>,
+) -> PyResult<(Vec<String>, Option<Vec<String>>)> {
+    let g = sweep::parse_grid(grid_toml, name, base_dir.map(Path::new)).map_err(value_err)?;
+    let pts = g.points.iter().map(|p| p.to_json().to_string()).collect();
+    Ok((pts, g.record))
+}
+
+/// The key of a point (JSON object text).
+#[pyfunction]
+fn point_key(point_json: &str) -> PyResult<String> {
+    Ok(Point::from_json(&parse_json(point_json, "point")?)
+        .map_err(value_err)?
+        .key())
+}
+
+/// Runs points (JSON object texts) on `jobs` threads; returns their rows as JSON text, in the
+/// order given.
+#[pyfunction]
+#[pyo3(signature = (points_json, record=None, jobs=1))]
+fn run_rows(
+    py: Python<'_>,
+    points_json: Vec<String>,
+    record: Option<Vec<String>>,
+    jobs: usize,
+) -> PyResult<Vec<String>> {
+    let points = points_json
+        .iter()
+        .map(|t| Point::from_json(&parse_json(t, "point")?).map_err(value_err))
+        .collect::<PyResult<Vec<Point>>>()?;
+    let rows = py.allow_threads(|| {
+        let mut rows: Vec<Option<String>> = vec![None; points.len()];
+        sweep::run_points(&points, record.as_deref(), jobs.max(1), |i, row| {
+            rows[i] = Some(serde_json::to_string(&row).expect("a row serialises"));
+        });
+        rows
+    });
+    Ok(rows
+        .into_iter()
+        .map(|r| r.expect("every point ran"))
+        .collect())
+}
+
+/// Reads a sweep's journal: its rows (JSON text) and a note when its last line was cut short
+/// (then the file is truncated to its whole lines, ready to append to).
+#[pyfunction]
+fn read_journal(path: &str) -> PyResult<(Vec<String>, Option<String>)> {
+    let p = Path::new(path);
+    let (rows, note) = sweep::read_journal(p).map_err(PyIOError::new_err)?;
+    if note.is_some() {
+        let text = std::fs::read(p)?;
+        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)?
+            .set_len(keep as u64)?;
+    }
+    Ok((
+        rows.iter()
+            .map(|r| Value::Object(r.clone()).to_string())
+            .collect(),
+        note,
+    ))
+}
+
+/// Writes rows (JSON text, in table order) to `NAME.parquet` and `NAME.csv`, as
+/// `schedkit sweep` does.
+#[pyfunction]
+fn write_tables(rows_json: Vec<String>, output: &str) -> PyResult<()> {
+    let out = tables::Outputs::of(Path::new(output)).map_err(value_err)?;
+    let rows = rows_json
+        .iter()
+        .map(|t| match parse_json(t, "row")? {
+            Value::Object(m) => Ok(m),
+            _ => Err(value_err("row: not a JSON object")),
+        })
+        .collect::<PyResult<Vec<Row>>>()?;
+    tables::write_tables(&rows, &out).map_err(PyIOError::new_err)
+}
+
+/// The journal path of a sweep written to `output`.
+#[pyfunction]
+fn journal_path(output: &str) -> String {
+    sweep::journal_path(Path::new(output)).display().to_string()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(grid_points, m)?)?;
+    m.add_function(wrap_pyfunction!(point_key, m)?)?;
+    m.add_function(wrap_pyfunction!(run_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(read_journal, m)?)?;
+    m.add_function(wrap_pyfunction!(write_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(journal_path, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
