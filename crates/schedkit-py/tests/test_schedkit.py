@@ -99,6 +99,10 @@ def test_dicts_and_errors():
     w = {"group": [{"name": "w", "count": 2, "program": ["loop forever", "compute 1ms", "yield", "end"]}]}
     r = schedkit.simulate(workload=w, duration="20ms")
     assert r["metrics"]["context_switches"] > 0
+    df = schedkit.sweep({"policies": "o1", "machines": "smp2-2002", "workloads": [w, "yield:instances=2"],
+                         "duration": "20ms"})
+    assert len(df) == 2
+    assert df["metrics.context_switches"][0] == r["metrics"]["context_switches"]
     with pytest.raises(schedkit.SweepError, match="line 3"):
         schedkit.sweep({"policies": "o1", "machines": "smp2-2002", "workloads": ["yield", "nosuch:x=1"]})
     with pytest.raises(schedkit.SweepError, match="duration"):

@@ -101,10 +101,34 @@ def simulate(
     return json.loads(text)
 
 
+def _dict_file(d: Mapping[str, Any], what: str) -> str:
+    """A dict machine or workload of a grid, as a TOML file named by its content (so the same
+    dict gives the same path, and the same point key, in every session on this machine)."""
+    import hashlib
+    import tempfile
+
+    text = _toml_of(d, what)
+    folder = Path(tempfile.gettempdir()) / "schedkit-dicts"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{what}-{hashlib.sha1(text.encode()).hexdigest()[:16]}.toml"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return str(path)
+
+
 def _grid_text(grid: GridLike) -> tuple:
     """(TOML text, name for errors, folder machine paths are relative to)."""
     if isinstance(grid, Mapping):
-        return _toml_of(grid, "grid"), "grid dict", os.getcwd()
+        g = dict(grid)
+        for key, what in (("machines", "machine"), ("workloads", "workload")):
+            v = g.get(key)
+            if isinstance(v, Mapping):
+                g[key] = _dict_file(v, what)
+            elif isinstance(v, (list, tuple)):
+                g[key] = [_dict_file(x, what) if isinstance(x, Mapping) else x for x in v]
+        return _toml_of(g, "grid"), "grid dict", os.getcwd()
     path = Path(grid)
     try:
         text = path.read_text()
@@ -168,7 +192,10 @@ def sweep(
 
     ``grid`` is a path to a grid TOML file or a dict of the same keys (``policies``,
     ``machines``, ``workloads``, ``seeds``, ``duration``, ``rt_balance``, ``lock_mode``,
-    ``governor``, ``record``). With ``output`` (``NAME.parquet`` or ``NAME.csv``) the rows are
+    ``governor``, ``record``). In a dict grid, a machine or a workload may itself be a dict (a
+    profile's or a workload file's tables): it is written to a file named by its content under
+    the temporary folder, and that path is the run's ``machine`` or ``workload`` column (on a
+    cluster, the workers must see that folder). With ``output`` (``NAME.parquet`` or ``NAME.csv``) the rows are
     also journalled to ``NAME.jsonl`` as they finish (a rerun resumes from it) and written to
     ``NAME.parquet`` and ``NAME.csv``, exactly as ``schedkit sweep`` does.
     """
