@@ -141,6 +141,14 @@ pub fn run(a: SweepArgs) -> Result<()> {
         .iter()
         .map(|p| have.remove(&p.key()).expect("every point ran"))
         .collect();
+    for pre in grid.record.iter().flatten() {
+        if !rows
+            .iter()
+            .any(|r| r.keys().any(|k| sweep::records(k, pre)))
+        {
+            eprintln!("note: record entry '{pre}' matches no column of any run");
+        }
+    }
     tables::write_tables(&rows, &out).map_err(anyhow::Error::msg)?;
     eprintln!(
         "{} runs ({} this time) -> {} and {}",

@@ -58,7 +58,7 @@ pub struct GridError {
 
 /// The most points one grid may have (a typo such as `seeds = "1..1000000000"` is refused
 /// before anything runs).
-pub const MAX_POINTS: usize = 10_000_000;
+pub const MAX_POINTS: usize = 2_000_000;
 
 /// One run of a sweep: everything its result depends on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,15 +163,33 @@ fn strings(
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
         .count()
         + 1
 }
 
-/// Expands every `{a,b,c}` group of a spec into the specs it stands for, in order.
+/// Expands every `{a,b,c}` group of a spec into the specs it stands for, in order (at most
+/// [`MAX_POINTS`] of them).
 pub fn expand_braces(spec: &str) -> Result<Vec<String>, String> {
+    let groups = spec
+        .split('{')
+        .skip(1)
+        .map(|g| g.split('}').next().unwrap_or(""));
+    let n = groups
+        .map(|g| g.split(',').count())
+        .try_fold(1usize, |acc, k| acc.checked_mul(k))
+        .filter(|&n| n <= MAX_POINTS);
+    if n.is_none() {
+        return Err(format!(
+            "'{spec}' stands for more than {MAX_POINTS} workloads"
+        ));
+    }
+    expand(spec)
+}
+
+fn expand(spec: &str) -> Result<Vec<String>, String> {
     let Some(open) = spec.find('{') else {
         if spec.contains('}') {
             return Err(format!("'{spec}': a '}}' without its '{{'"));
@@ -192,7 +210,7 @@ pub fn expand_braces(spec: &str) -> Result<Vec<String>, String> {
     }
     let mut out = Vec::new();
     for c in choices {
-        for rest in expand_braces(&spec[close + 1..])? {
+        for rest in expand(&spec[close + 1..])? {
             out.push(format!("{}{c}{rest}", &spec[..open]));
         }
     }
@@ -275,7 +293,14 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
     }
     let mut workloads = Vec::new();
     for (w, at) in required("workloads", &g.workloads)? {
-        for spec in expand_braces(&w).map_err(|e| err(at, e))? {
+        let specs = expand_braces(&w).map_err(|e| err(at, e))?;
+        if workloads.len() + specs.len() > MAX_POINTS {
+            return Err(err(
+                at,
+                format!("the grid has more than {MAX_POINTS} points"),
+            ));
+        }
+        for spec in specs {
             Workload::parse(&spec).map_err(|e| err(at, format!("'{spec}': {e}")))?;
             workloads.push(spec);
         }
@@ -543,13 +568,7 @@ pub fn row(
                 }
             }
             for (k, x) in flat {
-                if record.is_none_or(|keep| {
-                    keep.iter().any(|pre| {
-                        k == *pre
-                            || k.starts_with(&format!("{pre}."))
-                            || k.starts_with(&format!("metrics.{pre}"))
-                    })
-                }) {
+                if record.is_none_or(|keep| keep.iter().any(|pre| records(&k, pre))) {
                     out.insert(k, x);
                 }
             }
@@ -560,6 +579,14 @@ pub fn row(
         }
     }
     out
+}
+
+/// Whether a `record` prefix keeps column `k`: the column itself, a dotted prefix of it, or
+/// the same under `metrics.` (`throughput` keeps `metrics.throughput.value`).
+pub fn records(k: &str, prefix: &str) -> bool {
+    k == prefix
+        || k.starts_with(&format!("{prefix}."))
+        || k.starts_with(&format!("metrics.{prefix}"))
 }
 
 /// Runs `points` on `jobs` threads, each taking the next point not yet taken (so a long point
@@ -731,5 +758,36 @@ mod tests {
         assert!(kept.contains_key("metrics.context_switches"));
         assert!(kept.contains_key("metrics.context_switches_per_s"));
         assert!(!kept.contains_key("metrics.migrations"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any text, and any byte-level edit of a valid grid, is parsed or refused with a line
+        /// inside the text; nothing panics.
+        #[test]
+        fn grids_are_parsed_or_refused_never_panic(
+            junk in "[\\PC\n]{0,200}",
+            at in 0usize..400,
+            insert in "[\\[\\]{},=\"'.0-9a-z\n ]{0,12}",
+        ) {
+            let ok = "policies = [\"o1\"]\nmachines = \"smp2-2002\"\nworkloads = [\"yield:instances={2,4}\"]\nseeds = \"1..=3\"\nduration = \"10ms\"\n";
+            for text in [junk.clone(), {
+                let mut t = ok.to_string();
+                let mut i = at.min(t.len());
+                while !t.is_char_boundary(i) { i -= 1; }
+                t.insert_str(i, &insert);
+                t
+            }] {
+                if let Err(e) = parse_grid(&text, "g.toml", None) {
+                    proptest::prop_assert!(e.line >= 1 && e.line <= text.lines().count().max(1) + 1, "{e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn brace_bombs_are_refused_before_expanding() {
+        let bomb = "yield:instances={1,2,3,4,5,6,7,8,9,10}".repeat(8);
+        assert!(expand_braces(&bomb).unwrap_err().contains("more than"));
     }
 }
