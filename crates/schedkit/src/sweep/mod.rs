@@ -47,14 +47,24 @@ use toml::Spanned;
 #[cfg(feature = "tables")]
 pub mod tables;
 
-/// An error in a grid file, with the line it is on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("sweep grid {path}: line {line}: {problem}")]
+/// An error in a grid file, with the line it is on (0: the file as a whole, e.g. unreadable).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GridError {
     pub path: String,
     pub line: usize,
     pub problem: String,
 }
+
+impl std::fmt::Display for GridError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            0 => write!(f, "sweep grid {}: {}", self.path, self.problem),
+            n => write!(f, "sweep grid {}: line {n}: {}", self.path, self.problem),
+        }
+    }
+}
+
+impl std::error::Error for GridError {}
 
 /// The most points one grid may have (a typo such as `seeds = "1..1000000000"` is refused
 /// before anything runs).
