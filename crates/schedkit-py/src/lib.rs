@@ -99,6 +99,48 @@ fn run_rows(
         .collect())
 }
 
+/// Like `run_rows`, and appends each row to the journal at `journal` as soon as its point
+/// finishes (flushed: a killed sweep loses only the runs in flight), as `schedkit sweep` does.
+#[pyfunction]
+#[pyo3(signature = (points_json, journal, record=None, jobs=1))]
+fn run_rows_journalled(
+    py: Python<'_>,
+    points_json: Vec<String>,
+    journal: &str,
+    record: Option<Vec<String>>,
+    jobs: usize,
+) -> PyResult<Vec<String>> {
+    use std::io::Write;
+    let points = points_json
+        .iter()
+        .map(|t| Point::from_json(&parse_json(t, "point")?).map_err(value_err))
+        .collect::<PyResult<Vec<Point>>>()?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(journal)
+        .map_err(|e| PyIOError::new_err(format!("cannot write {journal}: {e}")))?;
+    let (rows, err) = py.allow_threads(|| {
+        let mut rows: Vec<Option<String>> = vec![None; points.len()];
+        let mut err = None;
+        sweep::run_points(&points, record.as_deref(), jobs.max(1), |i, row| {
+            let line = serde_json::to_string(&row).expect("a row serialises");
+            if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
+                err.get_or_insert(e);
+            }
+            rows[i] = Some(line);
+        });
+        (rows, err)
+    });
+    if let Some(e) = err {
+        return Err(PyIOError::new_err(format!("cannot write {journal}: {e}")));
+    }
+    Ok(rows
+        .into_iter()
+        .map(|r| r.expect("every point ran"))
+        .collect())
+}
+
 /// Reads a sweep's journal: its rows (JSON text) and a note when its last line was cut short
 /// (then the file is truncated to its whole lines, ready to append to).
 #[pyfunction]
@@ -149,6 +191,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(grid_points, m)?)?;
     m.add_function(wrap_pyfunction!(point_key, m)?)?;
     m.add_function(wrap_pyfunction!(run_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(run_rows_journalled, m)?)?;
     m.add_function(wrap_pyfunction!(read_journal, m)?)?;
     m.add_function(wrap_pyfunction!(write_tables, m)?)?;
     m.add_function(wrap_pyfunction!(journal_path, m)?)?;

@@ -206,17 +206,10 @@ def sweep(
         texts = [json.dumps(p) for p in todo]
         if journal is None:
             rows = _native.run_rows(texts, record, jobs)
-            for r in rows:
-                d = json.loads(r)
-                have[d["key"]] = d
         else:
-            # Run in chunks of a few points per core so that the journal grows as runs finish.
-            chunk = max(1, jobs) * 2
-            with open(journal, "a") as j:
-                for i in range(0, len(texts), chunk):
-                    for r in _native.run_rows(texts[i : i + chunk], record, jobs):
-                        j.write(r + "\n")
-                        j.flush()
-                        d = json.loads(r)
-                        have[d["key"]] = d
+            # Each row goes to the journal as its point finishes (in Rust, as the CLI does).
+            rows = _native.run_rows_journalled(texts, journal, record, jobs)
+        for r in rows:
+            d = json.loads(r)
+            have[d["key"]] = d
     return _finish(output, points, have)
