@@ -7,7 +7,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use schedkit::sweep::{self, tables, Point};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -42,39 +41,31 @@ pub struct SweepArgs {
 
 pub fn run(a: SweepArgs) -> Result<()> {
     let out = tables::Outputs::of(&a.output).map_err(|e| anyhow::anyhow!("--output {e}"))?;
+    if a.batch_size == 0 {
+        bail!("--batch-size must be at least 1");
+    }
     if a.engine == "dask" {
         return run_on_dask(&a);
     }
     if a.address.is_some() {
         bail!("--address is for --engine dask");
     }
-    if a.batch_size == 0 {
-        bail!("--batch-size must be at least 1");
-    }
     let grid = sweep::load_grid(&a.grid)?;
-    let (done, note) = sweep::read_journal(&out.journal).map_err(anyhow::Error::msg)?;
+    let (mut journal, done, note) =
+        sweep::Journal::recover(&out.journal).map_err(anyhow::Error::msg)?;
     if let Some(n) = note {
         eprintln!("note: {n}");
-        // Drop the cut line before appending after it.
-        let text = std::fs::read(&out.journal)?;
-        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&out.journal)
-            .and_then(|f| f.set_len(keep as u64))
-            .with_context(|| format!("cannot repair {}", out.journal.display()))?;
     }
     let mut have: HashMap<String, Map<String, Value>> = HashMap::new();
     for r in done {
         let k = r["key"].as_str().unwrap_or_default().to_string();
         have.entry(k).or_insert(r);
     }
-    let todo: Vec<(usize, Point)> = grid
+    let todo: Vec<Point> = grid
         .points
         .iter()
-        .enumerate()
-        .filter(|(_, p)| !have.contains_key(&p.key()))
-        .map(|(i, p)| (i, p.clone()))
+        .filter(|p| !have.contains_key(&p.key()))
+        .cloned()
         .collect();
     let jobs = a
         .jobs
@@ -90,11 +81,6 @@ pub fn run(a: SweepArgs) -> Result<()> {
             out.journal.display()
         );
     }
-    let mut journal = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&out.journal)
-        .with_context(|| format!("cannot write {}", out.journal.display()))?;
     let pb = if a.quiet {
         ProgressBar::hidden()
     } else {
@@ -109,16 +95,14 @@ pub fn run(a: SweepArgs) -> Result<()> {
         pb.set_message(format!("sweep on {jobs} cores"));
         pb
     };
-    let points: Vec<Point> = todo.iter().map(|(_, p)| p.clone()).collect();
     let mut write_err = None;
     let mut failed = 0usize;
-    sweep::run_points(&points, grid.record.as_deref(), jobs, |_, row| {
+    sweep::run_points(&todo, grid.record.as_deref(), jobs, |_, row| {
         if !row["error"].is_null() {
             failed += 1;
         }
         let line = serde_json::to_string(&row).expect("a row serialises");
-        // One line per run, flushed at once: a killed sweep loses only the runs in flight.
-        if let Err(e) = writeln!(journal, "{line}").and_then(|_| journal.flush()) {
+        if let Err(e) = journal.append(&line) {
             write_err.get_or_insert(e);
         }
         have.insert(row["key"].as_str().unwrap_or_default().to_string(), row);
@@ -126,7 +110,7 @@ pub fn run(a: SweepArgs) -> Result<()> {
     });
     pb.finish_and_clear();
     if let Some(e) = write_err {
-        return Err(e).with_context(|| format!("cannot write {}", out.journal.display()));
+        bail!(e);
     }
     let keys: std::collections::HashSet<String> = grid.points.iter().map(Point::key).collect();
     let stray = have.keys().filter(|k| !keys.contains(*k)).count();

@@ -5,7 +5,7 @@
 use pyo3::exceptions::{PyIOError, PyValueError};
 use pyo3::prelude::*;
 use schedkit::machine::Machine;
-use schedkit::sweep::{self, tables, Point, Row};
+use schedkit::sweep::{self, tables, Journal, Point, Row};
 use schedkit::workload::{file, Workload};
 use serde_json::Value;
 use std::path::Path;
@@ -64,68 +64,32 @@ fn grid_points(
     Ok((pts, g.record))
 }
 
-/// The key of a point (JSON object text).
-#[pyfunction]
-fn point_key(point_json: &str) -> PyResult<String> {
-    Ok(Point::from_json(&parse_json(point_json, "point")?)
-        .map_err(value_err)?
-        .key())
-}
-
 /// Runs points (JSON object texts) on `jobs` threads; returns their rows as JSON text, in the
-/// order given.
+/// order given. With `journal`, each row is also appended to that journal as soon as its point
+/// finishes, as `schedkit sweep` does (call `recover_journal` on it first).
 #[pyfunction]
-#[pyo3(signature = (points_json, record=None, jobs=1))]
+#[pyo3(signature = (points_json, record=None, jobs=1, journal=None))]
 fn run_rows(
     py: Python<'_>,
     points_json: Vec<String>,
     record: Option<Vec<String>>,
     jobs: usize,
+    journal: Option<&str>,
 ) -> PyResult<Vec<String>> {
     let points = points_json
         .iter()
         .map(|t| Point::from_json(&parse_json(t, "point")?).map_err(value_err))
         .collect::<PyResult<Vec<Point>>>()?;
-    let rows = py.allow_threads(|| {
-        let mut rows: Vec<Option<String>> = vec![None; points.len()];
-        sweep::run_points(&points, record.as_deref(), jobs.max(1), |i, row| {
-            rows[i] = Some(serde_json::to_string(&row).expect("a row serialises"));
-        });
-        rows
-    });
-    Ok(rows
-        .into_iter()
-        .map(|r| r.expect("every point ran"))
-        .collect())
-}
-
-/// Like `run_rows`, and appends each row to the journal at `journal` as soon as its point
-/// finishes (flushed: a killed sweep loses only the runs in flight), as `schedkit sweep` does.
-#[pyfunction]
-#[pyo3(signature = (points_json, journal, record=None, jobs=1))]
-fn run_rows_journalled(
-    py: Python<'_>,
-    points_json: Vec<String>,
-    journal: &str,
-    record: Option<Vec<String>>,
-    jobs: usize,
-) -> PyResult<Vec<String>> {
-    use std::io::Write;
-    let points = points_json
-        .iter()
-        .map(|t| Point::from_json(&parse_json(t, "point")?).map_err(value_err))
-        .collect::<PyResult<Vec<Point>>>()?;
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(journal)
-        .map_err(|e| PyIOError::new_err(format!("cannot write {journal}: {e}")))?;
+    let mut journal = match journal {
+        Some(j) => Some(Journal::append_to(Path::new(j)).map_err(PyIOError::new_err)?),
+        None => None,
+    };
     let (rows, err) = py.allow_threads(|| {
         let mut rows: Vec<Option<String>> = vec![None; points.len()];
         let mut err = None;
         sweep::run_points(&points, record.as_deref(), jobs.max(1), |i, row| {
             let line = serde_json::to_string(&row).expect("a row serialises");
-            if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
+            if let Some(Err(e)) = journal.as_mut().map(|j| j.append(&line)) {
                 err.get_or_insert(e);
             }
             rows[i] = Some(line);
@@ -133,7 +97,7 @@ fn run_rows_journalled(
         (rows, err)
     });
     if let Some(e) = err {
-        return Err(PyIOError::new_err(format!("cannot write {journal}: {e}")));
+        return Err(PyIOError::new_err(e));
     }
     Ok(rows
         .into_iter()
@@ -142,22 +106,13 @@ fn run_rows_journalled(
 }
 
 /// Reads a sweep's journal: its rows (JSON text) and a note when its last line was cut short
-/// (then the file is truncated to its whole lines, ready to append to).
+/// (that line is dropped from the file, ready to append to).
 #[pyfunction]
-fn read_journal(path: &str) -> PyResult<(Vec<String>, Option<String>)> {
-    let p = Path::new(path);
-    let (rows, note) = sweep::read_journal(p).map_err(PyIOError::new_err)?;
-    if note.is_some() {
-        let text = std::fs::read(p)?;
-        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(p)?
-            .set_len(keep as u64)?;
-    }
+fn recover_journal(path: &str) -> PyResult<(Vec<String>, Option<String>)> {
+    let (_, rows, note) = Journal::recover(Path::new(path)).map_err(PyIOError::new_err)?;
     Ok((
-        rows.iter()
-            .map(|r| Value::Object(r.clone()).to_string())
+        rows.into_iter()
+            .map(|r| Value::Object(r).to_string())
             .collect(),
         note,
     ))
@@ -189,10 +144,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(grid_points, m)?)?;
-    m.add_function(wrap_pyfunction!(point_key, m)?)?;
     m.add_function(wrap_pyfunction!(run_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(run_rows_journalled, m)?)?;
-    m.add_function(wrap_pyfunction!(read_journal, m)?)?;
+    m.add_function(wrap_pyfunction!(recover_journal, m)?)?;
     m.add_function(wrap_pyfunction!(write_tables, m)?)?;
     m.add_function(wrap_pyfunction!(journal_path, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -185,6 +185,25 @@ impl<'a, D> Ctx<'a, D> {
         }
     }
 
+    /// Reports a read of `l`, a line another CPU owns: priced as a line where the host tracks
+    /// them, else counted as a remote touch (the older, unpriced account).
+    #[inline]
+    pub fn read_remote(&mut self, l: Line) {
+        match self.lines.as_deref_mut() {
+            Some(s) => s.read(l),
+            None => self.ops.remote_touches += 1,
+        }
+    }
+
+    /// Reports a write of `l`, a line another CPU owns (see [`Ctx::read_remote`]).
+    #[inline]
+    pub fn write_remote(&mut self, l: Line) {
+        match self.lines.as_deref_mut() {
+            Some(s) => s.write(l),
+            None => self.ops.remote_touches += 1,
+        }
+    }
+
     /// Whether a host prices the lines reported (so a hook may skip building reports).
     #[inline]
     pub fn tracks_lines(&self) -> bool {

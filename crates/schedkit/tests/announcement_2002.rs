@@ -15,12 +15,7 @@ fn run(policy: &str, machine: &str, workload: &str, ms: u64) -> RunResult {
     let cfg = SimConfig {
         duration_ns: ms * 1_000_000,
         seed: 1,
-        audit_every: 0,
-        progress: None,
-        lock_mode: Default::default(),
-        max_live_tasks: schedkit::workload::limits::MAX_TASKS,
-        trace: None,
-        governor: None,
+        ..Default::default()
     };
     PolicyKind::parse(policy)
         .unwrap()

@@ -138,7 +138,8 @@ def _grid_text(grid: GridLike) -> tuple:
 
 
 def grid_points(grid: GridLike) -> tuple:
-    """The points of a grid (dicts, in grid order) and its ``record`` list (or None)."""
+    """The points of a grid (dicts, in grid order, each with its ``key``) and its ``record``
+    list (or None)."""
     text, name, base = _grid_text(grid)
     try:
         pts, record = _native.grid_points(text, name, base)
@@ -161,7 +162,7 @@ def _resume(output: Optional[Union[str, "os.PathLike[str]"]], points: list):
     if output is None:
         return None, {}, points
     journal = _native.journal_path(str(output))
-    rows, note = _native.read_journal(journal)
+    rows, note = _native.recover_journal(journal)
     if note:
         import warnings
 
@@ -170,13 +171,12 @@ def _resume(output: Optional[Union[str, "os.PathLike[str]"]], points: list):
     for r in rows:
         d = json.loads(r)
         have.setdefault(d["key"], d)
-    todo = [p for p in points if _native.point_key(json.dumps(p)) not in have]
+    todo = [p for p in points if p["key"] not in have]
     return journal, have, todo
 
 
 def _finish(output, points: list, have: dict):
-    keys = [_native.point_key(json.dumps(p)) for p in points]
-    rows = [have[k] for k in keys]
+    rows = [have[p["key"]] for p in points]
     if output is not None:
         _native.write_tables([json.dumps(r) for r in rows], str(output))
     return _frame(rows)
@@ -204,12 +204,8 @@ def sweep(
     jobs = jobs or os.cpu_count() or 1
     if todo:
         texts = [json.dumps(p) for p in todo]
-        if journal is None:
-            rows = _native.run_rows(texts, record, jobs)
-        else:
-            # Each row goes to the journal as its point finishes (in Rust, as the CLI does).
-            rows = _native.run_rows_journalled(texts, journal, record, jobs)
-        for r in rows:
+        # With a journal, each row goes to it as its point finishes (in Rust, as the CLI does).
+        for r in _native.run_rows(texts, record, jobs, journal):
             d = json.loads(r)
             have[d["key"]] = d
     return _finish(output, points, have)

@@ -117,13 +117,14 @@ fn report_unlink(ctx: &mut Ctx<GoodnessTask>, rq: &Rq<GoodnessRq>, t: TaskId) {
     }
 }
 
-/// `list_add_tail(&p->run_list, &runqueue_head)`: the task, the old tail, the head.
-fn report_link_tail(ctx: &mut Ctx<GoodnessTask>, rq: &Rq<GoodnessRq>, t: TaskId) {
+/// `list_add(&p->run_list, ...)` next to `neighbour` (the old tail for `list_add_tail`, the
+/// old first task for the front), or into an empty list: the task, the neighbour, the head.
+fn report_link(ctx: &mut Ctx<GoodnessTask>, t: TaskId, neighbour: Option<TaskId>) {
     if !ctx.tracks_lines() {
         return;
     }
     ctx.write_line(Line::Task(t));
-    if let Some(b) = rq.run_list.back() {
+    if let Some(b) = neighbour {
         ctx.write_line(Line::Task(b));
     }
     ctx.write_line(Line::RqList(0));
@@ -211,14 +212,10 @@ impl SchedClass for Goodness {
         debug_assert!(!ctx.tasks[t].data.on_rq);
         // add_to_runqueue: 2.4.16 adds wakeups at the tail; setscheduler moves to the front.
         if kind == EnqueueKind::Restore {
-            ctx.write_line(Line::Task(t));
-            if let Some(f) = rq.run_list.front() {
-                ctx.write_line(Line::Task(f));
-            }
-            ctx.write_line(Line::RqList(0));
+            report_link(ctx, t, rq.run_list.front());
             rq.run_list.push_front(&mut ctx.tasks, t, ctx.ops);
         } else {
-            report_link_tail(ctx, rq, t);
+            report_link(ctx, t, rq.run_list.back());
             rq.run_list.push_back(&mut ctx.tasks, t, ctx.ops);
         }
         ctx.tasks[t].data.on_rq = true;
@@ -267,7 +264,7 @@ impl SchedClass for Goodness {
                 pt.data.counter = nice_to_ticks(pt.nice, ctx.hz);
                 report_unlink(ctx, rq, p);
                 rq.run_list.remove(&mut ctx.tasks, p, ctx.ops);
-                report_link_tail(ctx, rq, p);
+                report_link(ctx, p, rq.run_list.back());
                 rq.run_list.push_back(&mut ctx.tasks, p, ctx.ops);
             }
         }
@@ -363,7 +360,7 @@ impl SchedClass for Goodness {
         // move_last_runqueue.
         report_unlink(ctx, rq, curr);
         rq.run_list.remove(&mut ctx.tasks, curr, ctx.ops);
-        report_link_tail(ctx, rq, curr);
+        report_link(ctx, curr, rq.run_list.back());
         rq.run_list.push_back(&mut ctx.tasks, curr, ctx.ops);
         true
     }

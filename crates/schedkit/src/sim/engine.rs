@@ -200,13 +200,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             Op::Dirty(n) => {
                 self.advance(t);
                 let mm_id = self.tasks[t].mm;
-                match self.mm.as_mut() {
-                    Some(mm) => match mm.dirty(mm_id, n, cpu, self.ic.as_mut()) {
-                        0 => Step::Continue,
-                        ns => Step::Sys(ns),
-                    },
-                    None => Step::Continue,
-                }
+                let ns = self
+                    .mm
+                    .as_mut()
+                    .map_or(0, |mm| mm.dirty(mm_id, n, cpu, self.ic.as_mut()));
+                Step::sys_or_continue(ns)
             }
             Op::Loop { times, len } => {
                 let p = &mut self.procs[t.index()];
@@ -676,13 +674,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.trace_exit(cpu, t);
         self.block(t, Block::Exiting, true);
         let mm_id = self.tasks[t].mm;
-        match self.mm.as_mut() {
-            Some(m) => match m.detach(mm_id, cpu, self.ic.as_mut()) {
-                0 => Step::Continue,
-                ns => Step::Sys(ns),
-            },
-            None => Step::Continue,
-        }
+        let ns = self
+            .mm
+            .as_mut()
+            .map_or(0, |m| m.detach(mm_id, cpu, self.ic.as_mut()));
+        Step::sys_or_continue(ns)
     }
 
     /// `exec` on `cpu`: `t` leaves its address space (the last user drops it) for a new one of

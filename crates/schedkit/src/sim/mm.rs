@@ -222,15 +222,15 @@ impl MmModel {
     /// `cpu` writes the first `n` pages of `mm`: a protection fault on each still
     /// write-protected one, with a copy where the page is still shared.
     pub fn dirty(&mut self, mm: u32, n: u32, cpu: CpuId, mut ic: Option<&mut Interconnect>) -> u64 {
-        let Some(s) = self.spaces.get(&mm) else {
+        // Out of the map while its pages are faulted in (the page work needs `self`).
+        let Some(mut s) = self.spaces.remove(&mm) else {
             return 0;
         };
         let n = (n as usize).min(s.pages.len());
         let mut ns = 0;
         let mut faulted = 0;
         for i in 0..n {
-            let s = &self.spaces[&mm];
-            if !s.wp[i] {
+            if !std::mem::replace(&mut s.wp[i], false) {
                 continue;
             }
             let old = s.pages[i];
@@ -240,7 +240,7 @@ impl MmModel {
             if self.refs[old as usize] > 1 {
                 // Still shared: copy it (a page read and a page written, over the bus).
                 self.refs[old as usize] -= 1;
-                let new = self.alloc(cpu);
+                s.pages[i] = self.alloc(cpu);
                 self.stats.cow_copies += 1;
                 ns += match ic.as_deref_mut() {
                     Some(ic) => ic.stream_ns(cpu, 2.0 * PAGE_KB, self.copy_alone_line_ns),
@@ -249,10 +249,9 @@ impl MmModel {
                         (lines * self.copy_alone_line_ns) as u64
                     }
                 };
-                self.spaces.get_mut(&mm).expect("present").pages[i] = new;
             }
-            self.spaces.get_mut(&mm).expect("present").wp[i] = false;
         }
+        self.spaces.insert(mm, s);
         if faulted > 0 {
             ns += self.touch_pt(mm, self.pt_lines(faulted), cpu, &mut ic);
         }
@@ -285,12 +284,8 @@ impl MmModel {
         ns
     }
 
-    /// Pages of `mm` (for tests and reports).
-    pub fn pages(&self, mm: u32) -> usize {
-        self.spaces.get(&mm).map_or(0, |s| s.pages.len())
-    }
-
     /// Pages of `mm` shared with another address space.
+    #[cfg(test)]
     pub fn shared_pages(&self, mm: u32) -> usize {
         self.spaces.get(&mm).map_or(0, |s| {
             s.pages

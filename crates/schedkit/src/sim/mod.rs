@@ -370,6 +370,16 @@ enum Step {
     Sys(u64),
 }
 
+impl Step {
+    /// Kernel work of `ns` (none: go on at once).
+    fn sys_or_continue(ns: u64) -> Step {
+        match ns {
+            0 => Step::Continue,
+            ns => Step::Sys(ns),
+        }
+    }
+}
+
 /// Runs `workload` under the class stack `sched` on `machine`.
 pub fn simulate<P: SchedClass>(
     sched: Sched<P>,
@@ -720,7 +730,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     .interconnect
                     .as_ref()
                     .map_or(64, |i| i.line_bytes as u64);
-                let line_ns = 1024.0 * 1000.0 / c.mem_read_mb_s * line as f64 / 1024.0;
+                // One line streamed alone at the memory bandwidth (MB/s = bytes/µs).
+                let line_ns = 1000.0 * line as f64 / c.mem_read_mb_s;
                 mm::MmModel::new(f, line_ns, line)
             }),
             next_mm_id: workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1,

@@ -474,9 +474,11 @@ pub fn run_on(p: &Point, machine: &Machine, workload: &Workload) -> Result<RunRe
 }
 
 impl Point {
-    /// The point as a JSON object (what a cluster worker is sent).
+    /// The point as a JSON object (what a cluster worker is sent), with its `key`, which
+    /// [`Point::from_json`] does not read.
     pub fn to_json(&self) -> Value {
         serde_json::json!({
+            "key": self.key(),
             "policy": self.policy,
             "machine": self.machine,
             "workload": self.workload,
@@ -639,41 +641,80 @@ pub fn journal_path(out: &Path) -> PathBuf {
     out.with_extension("jsonl")
 }
 
-/// Reads a journal: the rows it holds, by key. A last line cut short (the sweep was killed
-/// while writing it) is reported, not fatal; any other bad line is an error naming it.
-pub fn read_journal(path: &Path) -> Result<(Vec<Row>, Option<String>), String> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), None)),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let lines: Vec<&str> = text.lines().collect();
-    let mut rows = Vec::new();
-    let mut note = None;
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Map<String, Value>>(line) {
-            Ok(r) if r.get("key").is_some_and(Value::is_string) => rows.push(r),
-            Ok(_) => {
-                return Err(format!(
-                    "{}: line {}: a row without its 'key'",
-                    path.display(),
-                    i + 1
-                ))
+/// A sweep's journal, open for appending one row per finished point.
+pub struct Journal {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Journal {
+    /// Opens the journal at `path` (made if absent) and reads the rows it holds. A last line
+    /// cut short (the sweep was killed while writing it) is dropped from the file, so that the
+    /// next row starts on a line of its own, and reported in the note; any other bad line is an
+    /// error naming it.
+    pub fn recover(path: &Path) -> Result<(Journal, Vec<Row>, Option<String>), String> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let mut rows = Vec::new();
+        let mut note = None;
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
             }
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {
-                note = Some(format!(
-                    "{}: line {} was cut short (the sweep stopped while writing it); that point runs again",
-                    path.display(),
-                    i + 1
-                ));
+            match serde_json::from_str::<Row>(line) {
+                Ok(r) if r.get("key").is_some_and(Value::is_string) => rows.push(r),
+                Ok(_) => {
+                    return Err(format!(
+                        "{}: line {}: a row without its 'key'",
+                        path.display(),
+                        i + 1
+                    ))
+                }
+                Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {
+                    note = Some(format!(
+                        "{}: line {} was cut short (the sweep stopped while writing it); that point runs again",
+                        path.display(),
+                        i + 1
+                    ));
+                }
+                Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
             }
-            Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
         }
+        let j = Journal::append_to(path)?;
+        if note.is_some() {
+            let whole = text.rfind('\n').map_or(0, |i| i + 1);
+            j.file
+                .set_len(whole as u64)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok((j, rows, note))
     }
-    Ok((rows, note))
+
+    /// Opens the journal at `path` for appending without reading it (one already recovered).
+    pub fn append_to(path: &Path) -> Result<Journal, String> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(Journal {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Appends one row (a JSON object's text) and flushes it: a killed sweep loses only the
+    /// runs in flight.
+    pub fn append(&mut self, row_json: &str) -> Result<(), String> {
+        use std::io::Write;
+        writeln!(self.file, "{row_json}")
+            .and_then(|_| self.file.flush())
+            .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
+    }
 }
 
 #[cfg(test)]

@@ -241,11 +241,11 @@ impl O1 {
         }
     }
 
-    /// The announcement's O(1) (`o1:era=2002`), built from the registry's machine facts.
+    /// The announcement's O(1) (`o1:era=2002`), built from the registry's machine facts (whose
+    /// RT balancing `PolicyKind::rt_balance_for` has already set to push/pull).
     pub fn era_2002(env: &crate::registry::BuildEnv) -> O1 {
         O1 {
             era: O1Era::Announcement2002,
-            rt_balance: RtBalance::PushPull,
             ..O1::from_env(env)
         }
     }
@@ -411,11 +411,7 @@ impl O1 {
         this.nr_running += 1;
         let active = this.active;
         self.enqueue_array(this, &mut ctx.tasks, t, active, ctx.ops);
-        if ctx.tracks_lines() {
-            ctx.write_line(Line::Task(t));
-        } else {
-            ctx.ops.remote_touches += 1;
-        }
+        ctx.write_remote(Line::Task(t));
         this.curr()
             .is_some_and(|c| prio(&ctx.tasks[t]) < prio(&ctx.tasks[c]))
     }
@@ -882,11 +878,7 @@ impl SchedClass for O1 {
             };
             // Every runqueue's nr_running, read without its lock: a line its own CPU
             // writes at every enqueue and dequeue.
-            if ctx.tracks_lines() {
-                ctx.read_line(Line::Rq(i));
-            } else {
-                ctx.ops.remote_touches += 1;
-            }
+            ctx.read_remote(Line::Rq(i));
             let load = if idle || src_nr < this.prev_cpu_load[i] {
                 src_nr
             } else {
@@ -946,11 +938,7 @@ impl SchedClass for O1 {
                         let mut cur = src.$($field)+.queue(idx).back();
                         while let Some(t) = cur {
                             cur = src.$($field)+.queue(idx).prev(&ctx.tasks, t);
-                            if ctx.tracks_lines() {
-                                ctx.read_line(Line::Task(t));
-                            } else {
-                                ctx.ops.remote_touches += 1;
-                            }
+                            ctx.read_remote(Line::Task(t));
                             if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
                                 continue;
                             }
