@@ -218,6 +218,9 @@ enum BenchWhat {
             default_value = "schedkit,os-threads,tokio,go"
         )]
         runners: Vec<String>,
+        /// The schedkit runner's policies (default: every policy), e.g. o1,cfs,eevdf.
+        #[arg(long, value_delimiter = ',')]
+        policies: Vec<String>,
         /// Also write the rows ({workload, runner, policy, value, unit}) as JSON to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -496,6 +499,7 @@ fn run(cli: Cli) -> Result<()> {
                 duration,
                 workloads,
                 runners,
+                policies,
                 json,
             } => {
                 let opts = rtbench::Opts {
@@ -503,6 +507,7 @@ fn run(cli: Cli) -> Result<()> {
                     duration: Duration::from_nanos(duration),
                     workloads,
                     runners,
+                    policies: rtbench::parse_policies(&policies)?,
                 };
                 rtbench::validate(&opts)?;
                 let preemption = rtbench::preemption_summary(cpus);

@@ -318,7 +318,7 @@ pub struct Rq<C> {
     pub rt: RtRq,
     /// The current task of each CPU this runqueue covers (`rq->curr`), set by the core when a
     /// pick completes; a class only reads it.
-    curr: Box<[Option<TaskId>]>,
+    curr: Currs,
     /// The class's own queue.
     pub class: C,
 }
@@ -330,7 +330,11 @@ impl<C> Rq<C> {
             cpu,
             nr_running: 0,
             rt: RtRq::default(),
-            curr: vec![None; ncpus.max(1)].into_boxed_slice(),
+            curr: if ncpus <= 1 {
+                Currs::One([None])
+            } else {
+                Currs::Many(vec![None; ncpus].into_boxed_slice())
+            },
             class,
         }
     }
@@ -338,26 +342,42 @@ impl<C> Rq<C> {
     /// The current task of a per-CPU runqueue (of its first CPU for a global one).
     #[inline]
     pub fn curr(&self) -> Option<TaskId> {
-        self.curr[0]
+        self.currs()[0]
     }
 
     /// The current task of `cpu`, one of the CPUs this runqueue covers.
     #[inline]
     pub fn curr_on(&self, cpu: CpuId) -> Option<TaskId> {
-        self.curr[cpu - self.cpu]
+        self.currs()[cpu - self.cpu]
     }
 
     /// The current tasks of all CPUs this runqueue covers.
     #[inline]
     pub fn currs(&self) -> &[Option<TaskId>] {
-        &self.curr
+        match &self.curr {
+            Currs::One(c) => c,
+            Currs::Many(c) => c,
+        }
     }
 
     /// Only the core sets `curr` (the end of `schedule()`'s pick).
     #[inline]
     pub(crate) fn set_curr(&mut self, cpu: CpuId, t: Option<TaskId>) {
-        self.curr[cpu - self.cpu] = t;
+        let i = cpu - self.cpu;
+        match &mut self.curr {
+            Currs::One(c) => c[i] = t,
+            Currs::Many(c) => c[i] = t,
+        }
     }
+}
+
+/// `rq->curr` of the CPUs a runqueue covers. A per-CPU runqueue keeps its one entry inline:
+/// a separate 8-byte heap block per runqueue would sit next to the other CPUs' blocks, and
+/// every `schedule()` writing it would bounce a cache line shared with them.
+#[derive(Debug)]
+enum Currs {
+    One([Option<TaskId>; 1]),
+    Many(Box<[Option<TaskId>]>),
 }
 
 impl<C> Deref for Rq<C> {

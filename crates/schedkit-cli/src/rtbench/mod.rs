@@ -44,6 +44,19 @@ pub struct Opts {
     pub duration: Duration,
     pub workloads: Vec<String>,
     pub runners: Vec<String>,
+    /// The schedkit runner's policies.
+    pub policies: Vec<Policy>,
+}
+
+/// `--policies`: names as `schedkit policies` lists them; none given means every policy.
+pub fn parse_policies(names: &[String]) -> Result<Vec<Policy>> {
+    if names.is_empty() {
+        return Ok(Policy::ALL.to_vec());
+    }
+    names
+        .iter()
+        .map(|n| Policy::parse(n).map_err(|e| anyhow::anyhow!("--policies: {e}")))
+        .collect()
 }
 
 pub fn validate(o: &Opts) -> Result<()> {
@@ -112,7 +125,7 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
                         rows.extend(rtmigrate_rows(o)?);
                         continue;
                     }
-                    for &p in Policy::ALL {
+                    for &p in &o.policies {
                         rows.extend(schedkit_run(w, p, o)?);
                     }
                 }

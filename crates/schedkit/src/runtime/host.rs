@@ -14,7 +14,7 @@
 use super::arch::{self, Stack};
 use super::handshake::{self, Wake};
 use super::timers::{self, Queue as _};
-use super::worker::{self, Host, Reason, Tick, WorkerSlot, WorkerTls};
+use super::worker::{self, Host, Padded, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
 use crate::class::{
     CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass, Work,
@@ -32,10 +32,15 @@ use std::time::Instant;
 
 /// The most CPUs a runtime may have (select_cpu sees a stack snapshot of them).
 pub const MAX_CPUS: usize = 64;
+// The NO_HZ idle mask has one bit per CPU.
+const _: () = assert!(MAX_CPUS <= u64::BITS as usize);
 /// Stacks kept for reuse (an mmap + mprotect costs ~6 µs; runtime-notes §4.2).
 const STACK_POOL: usize = 1024;
 
-/// The per-task state the host owns (the scheduling state is in `Task`).
+/// The per-task state the host owns (the scheduling state is in `Task`). On its own pair of
+/// cache lines: neighbouring slots belong to tasks of other workers, and `sp`, `saved_count`
+/// and `state` are written at every switch of the task.
+#[repr(align(128))]
 pub(crate) struct TaskCtl {
     pub state: AtomicU8,
     sp: UnsafeCell<*mut u8>,
@@ -74,8 +79,9 @@ struct CpuPub {
     last_schedule_ns: AtomicU64,
 }
 
-/// Counters bumped by wakers and spawners, which may be any thread (the per-switch ones live
-/// in each `WorkerSlot`).
+/// Counters bumped by wakers and spawners that are not workers of this runtime (a worker, or
+/// a task on it, bumps its own `WorkerSlot`'s: one shared counter bumped at every wakeup
+/// bounced its cache line between the workers).
 #[derive(Default)]
 pub(crate) struct Counters {
     pub wakeups: AtomicU64,
@@ -94,10 +100,15 @@ pub(crate) struct Config {
     pub idle_spin_ns: u64,
 }
 
+/// A lock domain's runqueue behind its lock, alone on its cache lines.
+type RqLock<P> = Padded<Mutex<Rq<<P as SchedClass>::Rq>>>;
+
 pub(crate) struct Shared<P: SchedClass> {
     sched: Sched<P>,
     layout: LockLayout,
-    rqs: Box<[Mutex<Rq<P::Rq>>]>,
+    /// One lock domain each, padded: the end of one runqueue's class data must not share a
+    /// line with the next one's lock word.
+    rqs: Box<[RqLock<P>]>,
     tasks: Box<[UnsafeCell<Task<P::TaskData>>]>,
     ctl: Box<[TaskCtl]>,
     high_water: AtomicUsize,
@@ -105,6 +116,10 @@ pub(crate) struct Shared<P: SchedClass> {
     free: Mutex<(Vec<u32>, usize)>,
     pub(crate) workers: Box<[WorkerSlot]>,
     status: Box<[CpuPub]>,
+    /// The idle workers, one bit per CPU (NO_HZ's `nohz.idle_cpus_mask`): set and cleared
+    /// as a worker enters and leaves [`Shared::idle`], read by the idle-balancer kick, so
+    /// that a busy worker finds an idle one without reading every worker's slot.
+    nohz_idle: Padded<AtomicU64>,
     topology: Topology,
     pub(crate) cfg: Config,
     tick_ns: u64,
@@ -135,7 +150,7 @@ impl<P: SchedClass> Shared<P> {
         let topology = Topology::flat(n);
         let layout = sched.layout();
         let rqs = (0..layout.domains(n))
-            .map(|d| Mutex::new(sched.new_rq(d, &topology)))
+            .map(|d| Padded(Mutex::new(sched.new_rq(d, &topology))))
             .collect();
         let tasks = (0..cfg.max_tasks)
             .map(|i| UnsafeCell::new(Task::new(TaskId(i as u32))))
@@ -157,6 +172,7 @@ impl<P: SchedClass> Shared<P> {
             free: Mutex::new((Vec::new(), 0)),
             workers: (0..n).map(|_| WorkerSlot::new()).collect(),
             status,
+            nohz_idle: Padded(AtomicU64::new(0)),
             topology,
             tick_ns: 1_000_000_000 / cfg.hz as u64,
             cfg,
@@ -235,25 +251,30 @@ impl<P: SchedClass> Shared<P> {
         std::process::abort()
     }
 
-    fn snapshot(&self, buf: &mut [CpuStatus; MAX_CPUS]) {
-        for (i, s) in self.status.iter().enumerate() {
+    /// Runs `f` with a snapshot of the published state of this runtime's CPUs (on the stack,
+    /// only the `ncpus` entries written: zeroing all `MAX_CPUS` cost as much as the reads).
+    #[inline(always)]
+    fn with_cpu_view<R>(&self, f: impl FnOnce(&CpuView) -> R) -> R {
+        let mut buf = [std::mem::MaybeUninit::<CpuStatus>::uninit(); MAX_CPUS];
+        let n = self.ncpus();
+        for (b, s) in buf[..n].iter_mut().zip(self.status.iter()) {
             let c = s.curr.load(Relaxed);
-            buf[i] = CpuStatus {
+            b.write(CpuStatus {
                 curr: (c != u32::MAX).then_some(TaskId(c)),
                 nr_running: s.nr_running.load(Relaxed),
                 load: s.load.load(Relaxed),
                 last_schedule_ns: s.last_schedule_ns.load(Relaxed),
-            };
+            });
         }
-    }
-
-    fn cpu_view<'a>(&'a self, buf: &'a [CpuStatus; MAX_CPUS]) -> CpuView<'a> {
-        CpuView {
-            cpus: &buf[..self.ncpus()],
+        // SAFETY: the first `n` entries were written just above (n <= MAX_CPUS, checked when
+        // the runtime was built).
+        let cpus = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<CpuStatus>(), n) };
+        f(&CpuView {
+            cpus,
             topology: &self.topology,
             now: self.now(),
             hz: self.cfg.hz,
-        }
+        })
     }
 
     // ----- wakeups -----
@@ -263,7 +284,7 @@ impl<P: SchedClass> Shared<P> {
         if handshake::wake(&self.ctl[t.index()].state) != Wake::Enqueue {
             return;
         }
-        self.counters.wakeups.fetch_add(1, Relaxed);
+        self.count(|w| &w.wakeups, &self.counters.wakeups);
         // We won the handshake: the task is ours until the core enqueues it.
         if let Err(e) =
             core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false)
@@ -272,14 +293,30 @@ impl<P: SchedClass> Shared<P> {
         }
     }
 
+    /// Bumps a counter: the calling worker's own when it is a worker of this runtime, else
+    /// the shared one.
+    #[inline]
+    fn count(&self, own: fn(&WorkerSlot) -> &AtomicU64, shared: &AtomicU64) {
+        match worker::current().filter(|w| w.runtime_id == self.runtime_id) {
+            Some(w) => own(&self.workers[w.cpu]).fetch_add(1, Relaxed),
+            None => shared.fetch_add(1, Relaxed),
+        };
+    }
+
     /// `resched_task`: mark `cpu` for rescheduling and make it notice.
     fn resched(&self, cpu: CpuId, from: Option<CpuId>) {
         let slot = &self.workers[cpu];
+        if Some(cpu) == from {
+            // The CPU asking is the one running this code: it checks need_resched when it
+            // leaves the runtime (no other thread is involved, so no fence).
+            slot.need_resched.store(true, Relaxed);
+            return;
+        }
         slot.need_resched.store(true, SeqCst);
         if slot.idle.load(SeqCst) {
             worker::unpark(slot);
-        } else if Some(cpu) != from && worker::kick_running(slot) {
-            self.counters.ipis.fetch_add(1, Relaxed);
+        } else if worker::kick_running(slot) {
+            self.count(|w| &w.ipis, &self.counters.ipis);
         }
         // Same CPU: the running code checks need_resched when it leaves the runtime.
     }
@@ -288,14 +325,10 @@ impl<P: SchedClass> Shared<P> {
     /// ran on an idle CPU's tick cannot happen there; instead, when a runqueue gains a second
     /// runnable task, one idle worker is woken to run its idle balance.
     fn kick_idle_balancer(&self, busy: CpuId) {
-        if let Some(slot) = self
-            .workers
-            .iter()
-            .enumerate()
-            .find(|(c, s)| *c != busy && s.idle.load(SeqCst))
-            .map(|(_, s)| s)
-        {
-            worker::unpark(slot);
+        // The lowest idle CPU, as the kernel's `find_new_ilb` takes the first of the mask.
+        let others = self.nohz_idle.load(SeqCst) & !(1u64 << busy);
+        if others != 0 {
+            worker::unpark(&self.workers[others.trailing_zeros() as usize]);
         }
     }
 
@@ -421,7 +454,7 @@ impl<P: SchedClass> Shared<P> {
             self.high_water.fetch_max(idx + 1, AcqRel);
         }
         *lock(&self.live) += 1;
-        self.counters.spawned.fetch_add(1, Relaxed);
+        self.count(|w| &w.spawned, &self.counters.spawned);
         let cpu = parent.map_or(0, |(_, c)| c);
         // SAFETY: still ours.
         unsafe { self.task(t).cpu = cpu };
@@ -500,7 +533,10 @@ impl<P: SchedClass> Shared<P> {
     /// Returns the next task and the time the decision was taken.
     fn schedule(&self, cpu: CpuId, prev: Option<(TaskId, Reason)>) -> (Option<TaskId>, u64) {
         let slot = &self.workers[cpu];
-        slot.need_resched.store(false, Relaxed);
+        // Cleared only when set: an unconditional store would dirty the line wakers read.
+        if slot.need_resched.load(Relaxed) {
+            slot.need_resched.store(false, Relaxed);
+        }
         let now = self.now();
         let ticks = slot.ticks_pending.swap(0, Relaxed);
         if let (Some((p, _)), true) = (prev, ticks > 0) {
@@ -558,6 +594,7 @@ impl<P: SchedClass> Shared<P> {
         let slot = &self.workers[cpu];
         slot.park_word.store(0, SeqCst);
         slot.idle.store(true, SeqCst);
+        self.nohz_idle.fetch_or(1u64 << cpu, SeqCst);
         if !self.has_work(cpu) && !slot.need_resched.load(SeqCst) && !self.shutdown.load(SeqCst) {
             let next = self.timers.hint();
             let mut timeout = (next != u64::MAX).then(|| next.saturating_sub(self.now()));
@@ -588,6 +625,7 @@ impl<P: SchedClass> Shared<P> {
                 }
             }
         }
+        self.nohz_idle.fetch_and(!(1u64 << cpu), SeqCst);
         slot.idle.store(false, SeqCst);
     }
 
@@ -658,9 +696,9 @@ impl<P: SchedClass> Shared<P> {
             context_switches: sum(|w| &w.switches),
             migrations: sum(|w| &w.migrations),
             preemptions: sum(|w| &w.preemptions),
-            wakeups: self.counters.wakeups.load(Relaxed),
-            resched_signals: self.counters.ipis.load(Relaxed),
-            spawned: self.counters.spawned.load(Relaxed),
+            wakeups: sum(|w| &w.wakeups) + self.counters.wakeups.load(Relaxed),
+            resched_signals: sum(|w| &w.ipis) + self.counters.ipis.load(Relaxed),
+            spawned: sum(|w| &w.spawned) + self.counters.spawned.load(Relaxed),
             timer_wakeups: self.counters.timer_wakeups.load(Relaxed),
         }
     }
@@ -788,8 +826,9 @@ impl<P: SchedClass> TaskOps for Shared<P> {
             self.arm_hrtimer(cpu, at);
         }
         if !has_timer {
-            if let Some(s) = self.workers.iter().find(|s| s.idle.load(SeqCst)) {
-                worker::unpark(s);
+            let idle = self.nohz_idle.load(SeqCst);
+            if idle != 0 {
+                worker::unpark(&self.workers[idle.trailing_zeros() as usize]);
             }
         }
         self.switch_out(cpu, Reason::Block);
@@ -945,10 +984,8 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
         f: impl FnOnce(&Sched<P>, &mut Ctx<'_, TaskData<Self>>, &mut Rq<ClassRq<Self>>, &CpuView) -> R,
     ) -> R {
         let sh = self.sh;
-        let mut buf = [CpuStatus::default(); MAX_CPUS];
-        sh.snapshot(&mut buf);
-        let view = sh.cpu_view(&buf);
-        sh.with_rq_at(cpu, self.now(), |s, ctx, rq| f(s, ctx, rq, &view))
+        let now = self.now();
+        sh.with_cpu_view(|view| sh.with_rq_at(cpu, now, |s, ctx, rq| f(s, ctx, rq, view)))
     }
 
     /// Both runqueues locked in domain order, as the kernel's `double_rq_lock` does, so two
@@ -988,11 +1025,10 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
         f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         let sh = self.sh;
-        let mut buf = [CpuStatus::default(); MAX_CPUS];
-        sh.snapshot(&mut buf);
-        let view = sh.cpu_view(&buf);
-        let mut ops = OpCounter::default();
-        f(&sh.sched, &sh.view(), &view, &mut Work::new(&mut ops))
+        sh.with_cpu_view(|view| {
+            let mut ops = OpCounter::default();
+            f(&sh.sched, &sh.view(), view, &mut Work::new(&mut ops))
+        })
     }
 
     fn task_allowed(&self, t: TaskId) -> CpuMask {
@@ -1035,10 +1071,12 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
                 slot.switches.fetch_add(1, Relaxed);
                 // SAFETY: n is ours to run now.
                 let last = unsafe { &mut *self.sh.ctl[n.index()].last_cpu.get() };
-                if *last != usize::MAX && *last != cpu {
-                    slot.migrations.fetch_add(1, Relaxed);
+                if *last != cpu {
+                    if *last != usize::MAX {
+                        slot.migrations.fetch_add(1, Relaxed);
+                    }
+                    *last = cpu;
                 }
-                *last = cpu;
             }
         }
         Ok(())
