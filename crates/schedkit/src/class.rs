@@ -31,6 +31,7 @@ use crate::machine::Topology;
 use crate::policy::rt::RtRq;
 use crate::task::{CpuId, Task, TaskId, TaskView};
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// How a policy's runqueues are locked.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -231,9 +232,59 @@ pub struct CpuStatus {
     pub last_schedule_ns: u64,
 }
 
+/// A CPU's [`CpuStatus`] as atomics, for a host whose CPUs run concurrently (the runtime):
+/// written by that CPU (its `schedule()` and runqueue changes), read by any. One cache line
+/// each, so that one CPU's switches do not invalidate another's.
+#[derive(Debug)]
+#[repr(align(64))]
+pub struct LiveCpuStatus {
+    /// The running task's id, `u32::MAX` when idle.
+    pub curr: AtomicU32,
+    pub nr_running: AtomicUsize,
+    pub load: AtomicU64,
+    pub last_schedule_ns: AtomicU64,
+}
+
+impl Default for LiveCpuStatus {
+    fn default() -> Self {
+        LiveCpuStatus {
+            curr: AtomicU32::new(u32::MAX),
+            nr_running: AtomicUsize::new(0),
+            load: AtomicU64::new(0),
+            last_schedule_ns: AtomicU64::new(0),
+        }
+    }
+}
+
+impl LiveCpuStatus {
+    /// What the CPU published last (each field read on its own, as the kernel's unlocked
+    /// reads of another runqueue are).
+    #[inline]
+    pub fn read(&self) -> CpuStatus {
+        let c = self.curr.load(Relaxed);
+        CpuStatus {
+            curr: (c != u32::MAX).then_some(TaskId(c)),
+            nr_running: self.nr_running.load(Relaxed),
+            load: self.load.load(Relaxed),
+            last_schedule_ns: self.last_schedule_ns.load(Relaxed),
+        }
+    }
+}
+
+/// Where a [`CpuView`] reads the CPUs.
+#[derive(Clone, Copy, Debug)]
+pub enum Cpus<'a> {
+    /// A snapshot the host took: the simulator, whose CPUs do not move while a hook runs.
+    Snapshot(&'a [CpuStatus]),
+    /// The host's published atomics, read when the policy asks: the runtime. Reading every
+    /// CPU up front cost a cache miss per busy CPU on every wakeup, even for a policy that
+    /// looks at none (2.6's O(1) waking a task on the CPU it last ran on).
+    Live(&'a [LiveCpuStatus]),
+}
+
 /// Read-only view of all CPUs plus the machine topology.
 pub struct CpuView<'a> {
-    pub cpus: &'a [CpuStatus],
+    pub cpus: Cpus<'a>,
     pub topology: &'a Topology,
     pub now: u64,
     pub hz: u32,
@@ -241,10 +292,21 @@ pub struct CpuView<'a> {
 
 impl CpuView<'_> {
     pub fn ncpus(&self) -> usize {
-        self.cpus.len()
+        match self.cpus {
+            Cpus::Snapshot(s) => s.len(),
+            Cpus::Live(s) => s.len(),
+        }
+    }
+    /// What `cpu` published.
+    #[inline]
+    pub fn cpu(&self, cpu: CpuId) -> CpuStatus {
+        match self.cpus {
+            Cpus::Snapshot(s) => s[cpu],
+            Cpus::Live(s) => s[cpu].read(),
+        }
     }
     pub fn is_idle(&self, cpu: CpuId) -> bool {
-        self.cpus[cpu].curr.is_none()
+        self.cpu(cpu).curr.is_none()
     }
 }
 

@@ -794,7 +794,7 @@ impl SchedClass for Bfs {
         let mut highest_prio: i64 = -1;
         let mut latest_deadline = 0u64;
         for c in allowed.iter(n) {
-            let Some(curr) = view.cpus[c].curr else {
+            let Some(curr) = view.cpu(c).curr else {
                 continue;
             };
             let q = &tasks[curr];

@@ -418,10 +418,10 @@ impl SchedClass for Goodness {
             }
             // aligned_data[cpu]: its curr and last_schedule.
             ops.read_line(Line::Cpu(cpu));
-            match view.cpus[cpu].curr {
+            match view.cpu(cpu).curr {
                 None => {
-                    if view.cpus[cpu].last_schedule_ns < oldest_idle {
-                        oldest_idle = view.cpus[cpu].last_schedule_ns;
+                    if view.cpu(cpu).last_schedule_ns < oldest_idle {
+                        oldest_idle = view.cpu(cpu).last_schedule_ns;
                         target = Some(cpu);
                     }
                 }
@@ -624,7 +624,7 @@ mod tests {
         let t = TaskId(0);
         let mut ops = OpCounter::default();
         let view = CpuView {
-            cpus: &cpus,
+            cpus: Cpus::Snapshot(&cpus),
             topology: &topo,
             now: 100,
             hz: 100,
@@ -642,7 +642,7 @@ mod tests {
         );
         cpus[2].curr = Some(TaskId(0));
         let view = CpuView {
-            cpus: &cpus,
+            cpus: Cpus::Snapshot(&cpus),
             topology: &topo,
             now: 100,
             hz: 100,

@@ -507,7 +507,7 @@ impl RtClass {
         } else {
             p.cpus_allowed.iter(n).next().unwrap_or(0)
         };
-        let rt_running = view.cpus[cpu].curr.is_some_and(|c| tasks[c].is_rt());
+        let rt_running = view.cpu(cpu).curr.is_some_and(|c| tasks[c].is_rt());
         if rt_running && migratory(p, n) {
             let (to, reads) = self
                 .rd

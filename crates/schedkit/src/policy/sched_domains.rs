@@ -194,7 +194,7 @@ fn find_busiest_group(
     // (PELT decays over tens of ms): it counts as unloaded and pulls from an overloaded group
     // (today's `group_has_spare` / `migrate_task` case; for the 2.6.2x eras an idle CPU's
     // weighted load is 0 anyway).
-    let spare = idle && view.cpus[this_cpu].nr_running == 0;
+    let spare = idle && view.cpu(this_cpu).nr_running == 0;
     let mut total = 0u64;
     let mut local_avg = 0u64;
     let mut busiest: Option<(usize, u64)> = None;
@@ -204,9 +204,9 @@ fn find_busiest_group(
         for &c in g {
             ops.remote_touches += 1;
             if !(spare && c == this_cpu) {
-                sum += view.cpus[c].load;
+                sum += view.cpu(c).load;
             }
-            overloaded |= view.cpus[c].nr_running >= 2;
+            overloaded |= view.cpu(c).nr_running >= 2;
         }
         total += sum;
         let avg = sum / g.len() as u64;
@@ -231,8 +231,8 @@ fn find_busiest_group(
     let cpu = sd.groups[gi]
         .iter()
         .copied()
-        .filter(|&c| view.cpus[c].nr_running >= 2)
-        .max_by_key(|&c| (view.cpus[c].load, std::cmp::Reverse(c)))?;
+        .filter(|&c| view.cpu(c).nr_running >= 2)
+        .max_by_key(|&c| (view.cpu(c).load, std::cmp::Reverse(c)))?;
     Some(Busiest {
         cpu,
         imbalance: imbalance as usize,
@@ -289,7 +289,7 @@ pub fn select_cpu<D>(
             let start = if allowed(waker_cpu) { waker_cpu } else { first };
             let topo = view.topology;
             let by_idle = siblings == IdleSiblings::Llc;
-            let idle = |c: CpuId| view.is_idle(c) && view.cpus[c].nr_running == 0;
+            let idle = |c: CpuId| view.is_idle(c) && view.cpu(c).nr_running == 0;
             let mut cand: Vec<CpuId> = p.cpus_allowed.iter(n).collect();
             // find_idlest_group at each level that splits the candidates.
             for key in [&topo.node, &topo.package, &topo.cache, &topo.l2, &topo.core] {
@@ -299,11 +299,11 @@ pub fn select_cpu<D>(
                     let i = u64::from(idle(c));
                     match groups.iter_mut().find(|g| g.0 == key[c]) {
                         Some(g) => {
-                            g.1 += view.cpus[c].load;
+                            g.1 += view.cpu(c).load;
                             g.2 += 1;
                             g.3 += i;
                         }
-                        None => groups.push((key[c], view.cpus[c].load, 1, i)),
+                        None => groups.push((key[c], view.cpu(c).load, 1, i)),
                     }
                 }
                 if groups.len() < 2 {
@@ -338,7 +338,7 @@ pub fn select_cpu<D>(
                 cand[0]
             };
             for &c in &cand {
-                if view.cpus[c].load < view.cpus[best].load {
+                if view.cpu(c).load < view.cpu(best).load {
                     best = c;
                 }
             }
@@ -348,23 +348,23 @@ pub fn select_cpu<D>(
             let prev = if allowed(p.cpu) { p.cpu } else { first };
             let mut target = prev;
             if waker_cpu != prev && allowed(waker_cpu) {
-                let mut this_load = view.cpus[waker_cpu].load;
+                let mut this_load = view.cpu(waker_cpu).load;
                 if sync {
                     // The waker is about to sleep: discount one nice-0 task (2.6.11's
                     // `this_load -= SCHED_LOAD_SCALE`, designs.md §2.7).
                     this_load = this_load.saturating_sub(super::weight::NICE_0_LOAD);
                 }
-                let prev_load = view.cpus[prev].load;
+                let prev_load = view.cpu(prev).load;
                 let pct = pct_between(view.topology, waker_cpu, prev);
                 if (this_load + task_weight) * 100 <= prev_load * pct {
                     target = waker_cpu;
                 }
             }
-            if view.is_idle(target) && view.cpus[target].nr_running == 0 {
+            if view.is_idle(target) && view.cpu(target).nr_running == 0 {
                 return target;
             }
             let topo = view.topology;
-            let idle = |c: CpuId| view.is_idle(c) && view.cpus[c].nr_running == 0;
+            let idle = |c: CpuId| view.is_idle(c) && view.cpu(c).nr_running == 0;
             let near = |c: CpuId| match siblings {
                 IdleSiblings::Smt => topo.core[c] == topo.core[target],
                 IdleSiblings::Llc => topo.cache[c] == topo.cache[target],
@@ -433,6 +433,7 @@ impl PullBudget {
 mod tests {
     use super::*;
     use crate::machine::TopologySpec;
+    use crate::class::Cpus;
 
     fn topo(cpus: usize, smt: usize, per_cache: usize, per_node: Option<usize>) -> Topology {
         Topology::from_spec(&TopologySpec {
@@ -477,7 +478,7 @@ mod tests {
 
     fn view_of<'a>(status: &'a [crate::class::CpuStatus], t: &'a Topology) -> CpuView<'a> {
         CpuView {
-            cpus: status,
+            cpus: Cpus::Snapshot(status),
             topology: t,
             now: 0,
             hz: 1000,

@@ -17,7 +17,7 @@ use super::timers::{self, Queue as _};
 use super::worker::{self, Host, Padded, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
 use crate::class::{
-    CpuStatus, CpuView, Ctx, EnqueueKind, LockLayout, OpCounter, Rq, SchedClass, Work,
+    CpuView, Cpus, Ctx, EnqueueKind, LiveCpuStatus, LockLayout, OpCounter, Rq, SchedClass, Work,
 };
 use crate::machine::Topology;
 use crate::sched_core::{
@@ -69,16 +69,6 @@ impl TaskCtl {
     }
 }
 
-/// Lock-free published state of a CPU (what `CpuView` snapshots); one cache line each.
-#[derive(Default)]
-#[repr(align(64))]
-struct CpuPub {
-    curr: AtomicU32,
-    nr_running: AtomicUsize,
-    load: AtomicU64,
-    last_schedule_ns: AtomicU64,
-}
-
 /// Counters bumped by wakers and spawners that are not workers of this runtime (a worker, or
 /// a task on it, bumps its own `WorkerSlot`'s: one shared counter bumped at every wakeup
 /// bounced its cache line between the workers).
@@ -115,7 +105,8 @@ pub(crate) struct Shared<P: SchedClass> {
     /// Reusable slots, and the next never-used one.
     free: Mutex<(Vec<u32>, usize)>,
     pub(crate) workers: Box<[WorkerSlot]>,
-    status: Box<[CpuPub]>,
+    /// What each CPU publishes for lock-free reads (`CpuView` reads it live).
+    status: Box<[LiveCpuStatus]>,
     /// The idle workers, one bit per CPU (NO_HZ's `nohz.idle_cpus_mask`): set and cleared
     /// as a worker enters and leaves [`Shared::idle`], read by the idle-balancer kick, so
     /// that a busy worker finds an idle one without reading every worker's slot.
@@ -156,12 +147,7 @@ impl<P: SchedClass> Shared<P> {
             .map(|i| UnsafeCell::new(Task::new(TaskId(i as u32))))
             .collect();
         let ctl = (0..cfg.max_tasks).map(|_| TaskCtl::new()).collect();
-        let status = (0..n)
-            .map(|_| CpuPub {
-                curr: AtomicU32::new(u32::MAX),
-                ..Default::default()
-            })
-            .collect();
+        let status = (0..n).map(|_| LiveCpuStatus::default()).collect();
         Shared {
             sched,
             layout,
@@ -251,26 +237,12 @@ impl<P: SchedClass> Shared<P> {
         std::process::abort()
     }
 
-    /// Runs `f` with a snapshot of the published state of this runtime's CPUs (on the stack,
-    /// only the `ncpus` entries written: zeroing all `MAX_CPUS` cost as much as the reads).
+    /// Runs `f` with a view of this runtime's CPUs that reads what each published when the
+    /// policy asks.
     #[inline(always)]
     fn with_cpu_view<R>(&self, f: impl FnOnce(&CpuView) -> R) -> R {
-        let mut buf = [std::mem::MaybeUninit::<CpuStatus>::uninit(); MAX_CPUS];
-        let n = self.ncpus();
-        for (b, s) in buf[..n].iter_mut().zip(self.status.iter()) {
-            let c = s.curr.load(Relaxed);
-            b.write(CpuStatus {
-                curr: (c != u32::MAX).then_some(TaskId(c)),
-                nr_running: s.nr_running.load(Relaxed),
-                load: s.load.load(Relaxed),
-                last_schedule_ns: s.last_schedule_ns.load(Relaxed),
-            });
-        }
-        // SAFETY: the first `n` entries were written just above (n <= MAX_CPUS, checked when
-        // the runtime was built).
-        let cpus = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<CpuStatus>(), n) };
         f(&CpuView {
-            cpus,
+            cpus: Cpus::Live(&self.status),
             topology: &self.topology,
             now: self.now(),
             hz: self.cfg.hz,

@@ -100,7 +100,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             );
             ctx.lines = lines.as_mut().map(|l| l as &mut dyn LineSink);
             let view = CpuView {
-                cpus: &self.status,
+                cpus: Cpus::Snapshot(&self.status),
                 topology: &self.machine.topology,
                 now: at,
                 hz: self.machine.hz(),
@@ -216,7 +216,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         let view = CpuView {
-            cpus: &self.status,
+            cpus: Cpus::Snapshot(&self.status),
             topology: &self.machine.topology,
             now: self.now,
             hz: self.machine.hz(),

@@ -112,7 +112,7 @@ impl Fx {
             })
             .collect();
         let view = CpuView {
-            cpus: &status,
+            cpus: Cpus::Snapshot(&status),
             topology: &self.topology,
             now: self.now,
             hz: 1000,

@@ -874,7 +874,7 @@ impl SchedClass for O1 {
             let src_nr = if i == this_cpu {
                 this.nr_running
             } else {
-                view.cpus[i].nr_running
+                view.cpu(i).nr_running
             };
             // Every runqueue's nr_running, read without its lock: a line its own CPU
             // writes at every enqueue and dequeue.

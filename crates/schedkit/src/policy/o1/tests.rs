@@ -356,7 +356,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
     };
     let st = status(&fx);
     let view = CpuView {
-        cpus: &st,
+        cpus: Cpus::Snapshot(&st),
         topology: &topo,
         now: fx.now,
         hz: HZ,
@@ -381,7 +381,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
     fx.now += 1_000_000_000;
     let st = status(&fx);
     let view = CpuView {
-        cpus: &st,
+        cpus: Cpus::Snapshot(&st),
         topology: &topo,
         now: fx.now,
         hz: HZ,
