@@ -432,8 +432,8 @@ impl PullBudget {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::TopologySpec;
     use crate::class::Cpus;
+    use crate::machine::TopologySpec;
 
     fn topo(cpus: usize, smt: usize, per_cache: usize, per_node: Option<usize>) -> Topology {
         Topology::from_spec(&TopologySpec {

@@ -284,19 +284,28 @@ impl<P: SchedClass> Shared<P> {
             slot.need_resched.store(true, Relaxed);
             return;
         }
-        slot.need_resched.store(true, SeqCst);
+        let in_task_code = super::resched::request(slot);
         if slot.idle.load(SeqCst) {
             worker::unpark(slot);
-        } else if worker::kick_running(slot) {
+        } else if in_task_code && worker::kick_running(slot) {
+            // Only the signal interrupts task code; runtime code there looks at the request
+            // on its way out (`worker::leave_runtime`).
             self.count(|w| &w.ipis, &self.counters.ipis);
         }
         // Same CPU: the running code checks need_resched when it leaves the runtime.
     }
 
     /// NO_HZ-style kick: idle workers take no ticks, so the periodic idle balance that 2.6
-    /// ran on an idle CPU's tick cannot happen there; instead, when a runqueue gains a second
-    /// runnable task, one idle worker is woken to run its idle balance.
-    fn kick_idle_balancer(&self, busy: CpuId) {
+    /// ran on an idle CPU's tick cannot happen there; instead the tick of a worker whose
+    /// runqueue holds a waiting task wakes one idle worker to run its idle balance, as NO_HZ
+    /// kernels do. A worker that takes no tick (preemption off) kicks when its runqueue gains
+    /// the waiting task, there being no later moment. (Kicking at every enqueue with ticks on
+    /// let an idle worker steal a just-spawned child within microseconds, where the kernels
+    /// leave it to the next balancing tick: spawn+join bounced between workers.)
+    fn kick_idle_balancer(&self, busy: CpuId, at_tick: bool) {
+        if !at_tick && self.workers[busy].preemptible.load(Relaxed) {
+            return;
+        }
         // The lowest idle CPU, as the kernel's `find_new_ilb` takes the first of the mask.
         let others = self.nohz_idle.load(SeqCst) & !(1u64 << busy);
         if others != 0 {
@@ -897,8 +906,8 @@ extern "C" fn task_entry(_arg: *mut u8) -> ! {
     // SAFETY: the host outlives its tasks.
     let host = unsafe { super::ops_of(w) };
     let f = host.take_entry(w.cpu);
-    // SAFETY: our worker's slot.
-    unsafe { (*w.slot).preempt_count.store(0, Relaxed) };
+    // Into task code (a reschedule asked for meanwhile runs first).
+    worker::leave_runtime();
     f();
     let w = worker::current().expect("a task ends on a worker");
     // SAFETY: as above.
@@ -1025,8 +1034,8 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
         self.sh.workers[cpu].need_resched.store(true, Relaxed);
     }
 
-    fn kick_idle_balancer(&mut self, busy: CpuId) {
-        self.sh.kick_idle_balancer(busy);
+    fn kick_idle_balancer(&mut self, busy: CpuId, at_tick: bool) {
+        self.sh.kick_idle_balancer(busy, at_tick);
     }
 
     fn task_queued(&mut self, _t: TaskId, _kind: EnqueueKind) {}

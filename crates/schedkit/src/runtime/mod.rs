@@ -31,6 +31,7 @@ mod arch;
 mod clock;
 pub mod handshake;
 mod host;
+mod resched;
 #[cfg(test)]
 pub(crate) use host::scripted;
 mod future;
@@ -603,23 +604,8 @@ impl Drop for NoPreempt {
         if !self.0 {
             return;
         }
-        // Re-read: the task may have moved to another worker while it was switched out.
-        let w = worker::current().expect("a task stays on workers");
-        // SAFETY: our worker's slot.
-        let slot = unsafe { &*w.slot };
-        if slot.preempt_count.load(Ordering::Relaxed) == 1
-            && slot.running.load(Ordering::Relaxed) != u32::MAX
-            && (slot.need_resched.load(Ordering::Relaxed)
-                || slot.ticks_pending.load(Ordering::Relaxed) > 0)
-        {
-            // SAFETY: the host outlives its tasks.
-            unsafe { ops_of(w) }.preempt_point(w.cpu);
-            let w = worker::current().expect("a task stays on workers");
-            // SAFETY: as above.
-            unsafe { (*w.slot).preempt_count.fetch_sub(1, Ordering::Relaxed) };
-        } else {
-            slot.preempt_count.fetch_sub(1, Ordering::Relaxed);
-        }
+        // (It re-reads the worker: the task may have moved while it was switched out.)
+        worker::leave_runtime();
     }
 }
 

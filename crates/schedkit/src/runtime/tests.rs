@@ -263,6 +263,105 @@ fn rt_runs_before_normal() {
     });
 }
 
+/// A wakeup that must preempt a worker running *runtime* code sends no signal: the worker
+/// acts on the request when it returns to task code (`worker::leave_runtime`), at once, not
+/// at its next tick. The same wakeup into *task* code still needs, and sends, the signal.
+/// HZ=10 puts the tick 100 ms away, so only these two paths can explain a prompt switch.
+#[test]
+fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
+    within(60, || {
+        for &p in Policy::ALL {
+            let rt = Runtime::builder()
+                .policy(p)
+                .cpus(2)
+                .hz(10)
+                .build()
+                .expect("runtime builds");
+            if !rt.preemptive() {
+                return;
+            }
+            let inside = Arc::new(AtomicBool::new(false));
+            let release = Arc::new(AtomicBool::new(false));
+            let stop = Arc::new(AtomicBool::new(false));
+            let left_at = Arc::new(std::sync::Mutex::new(None::<Instant>));
+            // The RT task, asleep on CPU 1 until the main thread sends.
+            let (tx, rx) = channel::<u8>(1);
+            let ran = Arc::new(std::sync::Mutex::new(Vec::<Instant>::new()));
+            let (ran2, stop2) = (ran.clone(), stop.clone());
+            let rt_task = rt.spawn(TaskSpec::new().rt_fifo(50).affinity([1]), move || {
+                while let Ok(v) = rx.recv() {
+                    ran2.lock().unwrap().push(Instant::now());
+                    if v == 1 {
+                        stop2.store(true, SeqCst);
+                    }
+                }
+            });
+            // A normal task on CPU 1: runtime code (preemption disabled) until released, then
+            // task code until stopped.
+            let (i2, r2, s2, l2) = (
+                inside.clone(),
+                release.clone(),
+                stop.clone(),
+                left_at.clone(),
+            );
+            let hog = rt.spawn(TaskSpec::new().affinity([1]), move || {
+                {
+                    let _runtime_code = NoPreempt::new();
+                    i2.store(true, SeqCst);
+                    while !r2.load(SeqCst) {
+                        std::hint::spin_loop();
+                    }
+                    *l2.lock().unwrap() = Some(Instant::now());
+                }
+                while !s2.load(SeqCst) {
+                    std::hint::spin_loop();
+                }
+            });
+            while !inside.load(SeqCst) {
+                std::thread::yield_now();
+            }
+            let before = rt.stats().resched_signals;
+            tx.send(0).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            assert!(
+                ran.lock().unwrap().is_empty(),
+                "{p:?}: ran inside runtime code"
+            );
+            assert_eq!(
+                rt.stats().resched_signals,
+                before,
+                "{p:?}: signalled a worker in runtime code"
+            );
+            release.store(true, SeqCst);
+            while ran.lock().unwrap().is_empty() {
+                std::thread::yield_now();
+            }
+            let left = left_at.lock().unwrap().expect("left runtime code");
+            let lag = ran.lock().unwrap()[0].saturating_duration_since(left);
+            assert!(
+                lag < Duration::from_millis(5),
+                "{p:?}: ran {lag:?} after the exit"
+            );
+            // Now the hog runs task code: the same wakeup must signal it.
+            let before = rt.stats().resched_signals;
+            let t0 = Instant::now();
+            tx.send(1).unwrap();
+            hog.join().unwrap();
+            let lat = ran.lock().unwrap()[1].saturating_duration_since(t0);
+            assert!(
+                lat < Duration::from_millis(50),
+                "{p:?}: waited {lat:?} for the tick"
+            );
+            assert!(
+                rt.stats().resched_signals > before,
+                "{p:?}: task code preempted without a signal?"
+            );
+            drop(tx);
+            rt_task.join().unwrap();
+        }
+    });
+}
+
 /// O(1): tasks made runnable together first run in priority order.
 #[test]
 fn o1_runs_higher_priority_first() {

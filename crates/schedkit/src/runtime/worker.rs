@@ -296,11 +296,38 @@ pub(crate) extern "C" fn preempt_entry() {
     unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
     // SAFETY: the host outlives its workers.
     let host = unsafe { &*w.host };
-    fatal_on_panic("preemption", || host.preempt_point(w.cpu));
-    // We may be on another worker now.
-    let w = current().expect("a preempted task resumes on a worker");
-    // SAFETY: as above.
-    unsafe { (*w.slot).preempt_count.store(0, Relaxed) };
+    fatal_on_panic("preemption", || {
+        host.preempt_point(w.cpu);
+        // We may be on another worker now.
+        leave_runtime();
+    });
+}
+
+/// Leaves a level of runtime code (`preempt_count`); back at task code, runs what came due
+/// meanwhile (a reschedule, ticks, an expired timer) before the task goes on. A waker that
+/// found this worker in runtime code sent no signal and counts on this check
+/// ([`super::resched`]).
+pub(crate) fn leave_runtime() {
+    loop {
+        let w = current().expect("runtime code of a task runs on a worker");
+        // SAFETY: the slot outlives the worker thread.
+        let slot = unsafe { &*w.slot };
+        let due = match super::resched::leave(slot) {
+            super::resched::Leave::Nested => return,
+            super::resched::Leave::Reschedule => true,
+            super::resched::Leave::Run => {
+                slot.ticks_pending.load(Relaxed) > 0 || slot.timer_pending.load(Relaxed)
+            }
+        };
+        if !due || slot.running.load(Relaxed) == u32::MAX {
+            return;
+        }
+        // Back into runtime code to act on it; the task may resume on another worker, so
+        // the loop re-reads which one.
+        slot.preempt_count.fetch_add(1, SeqCst);
+        // SAFETY: the host outlives its workers.
+        unsafe { &*w.host }.preempt_point(w.cpu);
+    }
 }
 
 /// Runs scheduler code on a task's stack where a panic cannot unwind (the preemption

@@ -138,9 +138,12 @@ pub trait Host {
     fn resched(&mut self, cpu: CpuId, from: Option<CpuId>);
     /// Set `need_resched` of `cpu`, which is the CPU running this path.
     fn set_need_resched(&mut self, cpu: CpuId);
-    /// A runqueue just got a second runnable task while `busy` runs: a host whose idle CPUs
-    /// take no ticks wakes one to balance (NO_HZ's idle-balancer kick).
-    fn kick_idle_balancer(&mut self, _busy: CpuId) {}
+    /// `busy`'s runqueue holds a runnable task besides the running one: a host whose idle
+    /// CPUs take no ticks wakes one to balance (NO_HZ's idle-balancer kick). `at_tick`: said
+    /// by `busy`'s tick, where NO_HZ kernels kick (`nohz_balancer_kick` from
+    /// `trigger_load_balance`); otherwise by the enqueue or pick that made it so, which only
+    /// matters to a host whose busy CPU takes no tick either.
+    fn kick_idle_balancer(&mut self, _busy: CpuId, _at_tick: bool) {}
     /// `t` was queued by a wakeup, fork or migration (`kind`).
     fn task_queued(&mut self, _t: TaskId, _kind: EnqueueKind) {}
     /// The pick on `cpu` completed (`next` may equal `prev`): the host's switch accounting.

@@ -169,7 +169,7 @@ pub fn schedule<H: Host>(
         super::wake::activate(h, p, target, Some(cpu), EnqueueKind::Migrate, false)?;
     }
     if next.is_some() && layout == LockLayout::PerCpu && h.published_nr_running(cpu) >= 2 {
-        h.kick_idle_balancer(cpu);
+        h.kick_idle_balancer(cpu, false);
     }
     Ok(Switch { next })
 }

@@ -44,5 +44,11 @@ pub fn scheduler_tick<H: Host>(
             }
         }
     }
+    if curr.is_some()
+        && h.sched().layout() == LockLayout::PerCpu
+        && h.published_nr_running(cpu) >= 2
+    {
+        h.kick_idle_balancer(cpu, true);
+    }
     Ok(())
 }

@@ -95,7 +95,7 @@ pub fn activate<H: Host>(
     if idle || preempt {
         h.resched(target, waker_cpu);
     } else if layout == LockLayout::PerCpu && nr >= 2 {
-        h.kick_idle_balancer(target);
+        h.kick_idle_balancer(target, false);
     }
     // task_woken_rt: a task queued behind a better one on an overloaded runqueue is pushed.
     if h.sched().rt.has_pushable_tasks(target) {
