@@ -61,9 +61,8 @@ impl Wake for TaskWaker {
             // We took it from PARKED: ours to wake, once. Called from a task, the wakeup is
             // runtime code on its behalf and takes runqueue locks: no preemption inside it.
             let _np = NoPreempt::new();
-            let waker_cpu = super::worker::in_task().map(|w| w.cpu);
             // SAFETY: a parked task is alive, so is its host.
-            unsafe { (*self.host).wake_task(self.id, waker_cpu, false) };
+            unsafe { (*self.host).wake_task(self.id, false) };
         }
     }
 }

@@ -256,7 +256,7 @@ impl<P: SchedClass> Shared<P> {
         if handshake::wake(&self.ctl[t.index()].state) != Wake::Enqueue {
             return;
         }
-        self.count(|w| &w.wakeups, &self.counters.wakeups);
+        self.count(waker_cpu, |w| &w.wakeups, &self.counters.wakeups);
         // We won the handshake: the task is ours until the core enqueues it.
         if let Err(e) =
             core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false)
@@ -265,12 +265,12 @@ impl<P: SchedClass> Shared<P> {
         }
     }
 
-    /// Bumps a counter: the calling worker's own when it is a worker of this runtime, else
-    /// the shared one.
+    /// Bumps a counter: that of worker `by` (the CPU of this runtime running the caller),
+    /// else the shared one.
     #[inline]
-    fn count(&self, own: fn(&WorkerSlot) -> &AtomicU64, shared: &AtomicU64) {
-        match worker::current().filter(|w| w.runtime_id == self.runtime_id) {
-            Some(w) => own(&self.workers[w.cpu]).fetch_add(1, Relaxed),
+    fn count(&self, by: Option<CpuId>, own: fn(&WorkerSlot) -> &AtomicU64, shared: &AtomicU64) {
+        match by {
+            Some(c) => own(&self.workers[c]).fetch_add(1, Relaxed),
             None => shared.fetch_add(1, Relaxed),
         };
     }
@@ -290,7 +290,7 @@ impl<P: SchedClass> Shared<P> {
         } else if in_task_code && worker::kick_running(slot) {
             // Only the signal interrupts task code; runtime code there looks at the request
             // on its way out (`worker::leave_runtime`).
-            self.count(|w| &w.ipis, &self.counters.ipis);
+            self.count(from, |w| &w.ipis, &self.counters.ipis);
         }
         // Same CPU: the running code checks need_resched when it leaves the runtime.
     }
@@ -435,7 +435,11 @@ impl<P: SchedClass> Shared<P> {
             self.high_water.fetch_max(idx + 1, AcqRel);
         }
         *lock(&self.live) += 1;
-        self.count(|w| &w.spawned, &self.counters.spawned);
+        self.count(
+            parent.map(|(_, c)| c),
+            |w| &w.spawned,
+            &self.counters.spawned,
+        );
         let cpu = parent.map_or(0, |(_, c)| c);
         // SAFETY: still ours.
         unsafe { self.task(t).cpu = cpu };
@@ -743,7 +747,9 @@ pub(crate) trait TaskOps: Host {
     fn prepare_block(&self, t: TaskId);
     /// The task found its condition true after `prepare_block`: it stays runnable.
     fn cancel_block(&self, t: TaskId);
-    fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool);
+    /// Wakes `t` from whatever thread calls: a task or worker of this runtime wakes from its
+    /// CPU, anything else (an OS thread, a task of another runtime) as a foreign waker.
+    fn wake_task(&self, t: TaskId, sync: bool);
     fn sleep_until(&self, cpu: usize, deadline_ns: u64);
     fn now_ns(&self) -> u64;
     fn spawn_erased(
@@ -782,11 +788,14 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         handshake::cancel_block(&self.ctl[t.index()].state);
     }
 
-    fn wake_task(&self, t: TaskId, waker_cpu: Option<usize>, sync: bool) {
+    fn wake_task(&self, t: TaskId, sync: bool) {
         // Task-side code (a `Waker`, a primitive's unlock) may call this with preemption
         // enabled; the wakeup takes runqueue locks, which a preemption signal on this worker
         // must not interrupt (its tick would take the same lock again and never return).
         let _np = super::NoPreempt::new();
+        let waker_cpu = worker::current()
+            .filter(|w| w.runtime_id == self.runtime_id)
+            .map(|w| w.cpu);
         self.wake(t, waker_cpu, sync, false);
     }
 

@@ -98,10 +98,7 @@ unsafe fn notify(n: NodeRef) {
     (*n.0).notified.store(true, Release);
     // From here the node may be gone; use only the copy.
     match who {
-        Who::Task { host, id } => {
-            let waker_cpu = super::worker::in_task().map(|w| w.cpu);
-            (*host).wake_task(id, waker_cpu, false);
-        }
+        Who::Task { host, id } => (*host).wake_task(id, false),
         Who::Thread(t) => t.unpark(),
     }
 }

@@ -362,6 +362,40 @@ fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
     });
 }
 
+/// A task of one runtime wakes a task of another (a channel between them): the wakeup is a
+/// foreign one for the woken task's runtime, whatever CPU number the waker runs on in its
+/// own. (The waker's CPU index used to be passed along: CPU 2 of a 3-CPU runtime named a CPU
+/// the 2-CPU runtime does not have.)
+#[test]
+fn a_task_of_another_runtime_wakes_as_a_foreign_thread() {
+    within(30, || {
+        for &p in Policy::ALL {
+            let a = rt(p, 3);
+            let b = rt(p, 2);
+            let (tx, rx) = channel::<u64>(1);
+            let (back_tx, back_rx) = channel::<u64>(1);
+            let echo = b.spawn(TaskSpec::new(), move || {
+                let mut n = 0;
+                while let Ok(v) = rx.recv() {
+                    n += 1;
+                    if back_tx.send(v).is_err() {
+                        break;
+                    }
+                }
+                n
+            });
+            let sender = a.spawn(TaskSpec::new().affinity([2]), move || {
+                for i in 0..2000u64 {
+                    tx.send(i).unwrap();
+                    assert_eq!(back_rx.recv().unwrap(), i);
+                }
+            });
+            sender.join().unwrap();
+            assert_eq!(echo.join().unwrap(), 2000, "{p:?}");
+        }
+    });
+}
+
 /// O(1): tasks made runnable together first run in priority order.
 #[test]
 fn o1_runs_higher_priority_first() {
