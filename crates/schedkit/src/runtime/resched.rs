@@ -33,8 +33,17 @@ impl Words for super::worker::WorkerSlot {
         self.preempt_count.load(std::sync::atomic::Ordering::SeqCst)
     }
     fn preempt_dec(&self) -> u32 {
-        self.preempt_count
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+        use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+        // Only this worker's thread (and its own signal handler, which writes the count only
+        // when it is 0) writes the count: a nested level drops with a plain store, and only
+        // the last, which the waker's read races, pays for the locked instruction.
+        let before = self.preempt_count.load(Relaxed);
+        if before > 1 {
+            self.preempt_count.store(before - 1, Relaxed);
+            before
+        } else {
+            self.preempt_count.fetch_sub(1, SeqCst)
+        }
     }
 }
 
