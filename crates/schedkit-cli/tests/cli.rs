@@ -227,6 +227,29 @@ fn bench_runtime_validates_and_writes_rows() {
     let (code, _, err) = schedkit(&["bench", "runtime", "--runners", "rayon"]);
     assert_eq!(code, 2);
     assert!(err.contains("unknown runner 'rayon'"), "{err}");
+    let (code, _, err) = schedkit(&["bench", "runtime", "--policies", "o1,cfz"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--policies: unknown policy 'cfz'"), "{err}");
+    // --policies keeps the schedkit rows to those named, in that order.
+    let (code, out, err) = schedkit(&[
+        "bench",
+        "runtime",
+        "--workloads",
+        "yield",
+        "--runners",
+        "schedkit",
+        "--policies",
+        "eevdf,o1",
+        "--duration",
+        "50ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let policies: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("yield"))
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
+    assert_eq!(policies, ["raw", "eevdf", "o1"], "{out}");
 
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("rows.json");
