@@ -308,6 +308,12 @@ impl CpuView<'_> {
     pub fn is_idle(&self, cpu: CpuId) -> bool {
         self.cpu(cpu).curr.is_none()
     }
+    /// The kernel's `idle_cpu()`: running its idle task with nothing queued (one read of what
+    /// `cpu` published, so both facts are of the same moment).
+    pub fn idle_cpu(&self, cpu: CpuId) -> bool {
+        let s = self.cpu(cpu);
+        s.curr.is_none() && s.nr_running == 0
+    }
 }
 
 /// Why a task is being enqueued.

@@ -418,10 +418,11 @@ impl SchedClass for Goodness {
             }
             // aligned_data[cpu]: its curr and last_schedule.
             ops.read_line(Line::Cpu(cpu));
-            match view.cpu(cpu).curr {
+            let published = view.cpu(cpu);
+            match published.curr {
                 None => {
-                    if view.cpu(cpu).last_schedule_ns < oldest_idle {
-                        oldest_idle = view.cpu(cpu).last_schedule_ns;
+                    if published.last_schedule_ns < oldest_idle {
+                        oldest_idle = published.last_schedule_ns;
                         target = Some(cpu);
                     }
                 }

@@ -289,7 +289,7 @@ pub fn select_cpu<D>(
             let start = if allowed(waker_cpu) { waker_cpu } else { first };
             let topo = view.topology;
             let by_idle = siblings == IdleSiblings::Llc;
-            let idle = |c: CpuId| view.is_idle(c) && view.cpu(c).nr_running == 0;
+            let idle = |c: CpuId| view.idle_cpu(c);
             let mut cand: Vec<CpuId> = p.cpus_allowed.iter(n).collect();
             // find_idlest_group at each level that splits the candidates.
             for key in [&topo.node, &topo.package, &topo.cache, &topo.l2, &topo.core] {
@@ -360,11 +360,11 @@ pub fn select_cpu<D>(
                     target = waker_cpu;
                 }
             }
-            if view.is_idle(target) && view.cpu(target).nr_running == 0 {
+            if view.idle_cpu(target) {
                 return target;
             }
             let topo = view.topology;
-            let idle = |c: CpuId| view.is_idle(c) && view.cpu(c).nr_running == 0;
+            let idle = |c: CpuId| view.idle_cpu(c);
             let near = |c: CpuId| match siblings {
                 IdleSiblings::Smt => topo.core[c] == topo.core[target],
                 IdleSiblings::Llc => topo.cache[c] == topo.cache[target],

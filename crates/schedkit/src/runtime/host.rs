@@ -30,9 +30,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-/// The most CPUs a runtime may have (select_cpu sees a stack snapshot of them).
+/// The most CPUs a runtime may have: the NO_HZ idle mask has one bit per CPU.
 pub const MAX_CPUS: usize = 64;
-// The NO_HZ idle mask has one bit per CPU.
 const _: () = assert!(MAX_CPUS <= u64::BITS as usize);
 /// Stacks kept for reuse (an mmap + mprotect costs ~6 µs; runtime-notes §4.2).
 const STACK_POOL: usize = 1024;
@@ -109,7 +108,9 @@ pub(crate) struct Shared<P: SchedClass> {
     status: Box<[LiveCpuStatus]>,
     /// The idle workers, one bit per CPU (NO_HZ's `nohz.idle_cpus_mask`): set and cleared
     /// as a worker enters and leaves [`Shared::idle`], read by the idle-balancer kick, so
-    /// that a busy worker finds an idle one without reading every worker's slot.
+    /// that a busy worker finds an idle one without reading every worker's slot. (A waker
+    /// that already knows its target reads that worker's own `WorkerSlot::idle`, which the
+    /// unpark protocol pairs with its polling flag.)
     nohz_idle: Padded<AtomicU64>,
     topology: Topology,
     pub(crate) cfg: Config,
@@ -292,7 +293,6 @@ impl<P: SchedClass> Shared<P> {
             // on its way out (`worker::leave_runtime`).
             self.count(from, |w| &w.ipis, &self.counters.ipis);
         }
-        // Same CPU: the running code checks need_resched when it leaves the runtime.
     }
 
     /// NO_HZ-style kick: idle workers take no ticks, so the periodic idle balance that 2.6

@@ -591,12 +591,7 @@ impl NoPreempt {
         match worker::current() {
             // SAFETY: our worker's slot.
             Some(w) => unsafe {
-                // A plain increment: only this thread and its signal handler write the count,
-                // and the handler only when it is 0, after which this code resumes only once
-                // the count is 0 again. (No barrier: a waker that reads the old 0 sends a
-                // signal the handler ignores.)
-                let c = &(*w.slot).preempt_count;
-                c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                (*w.slot).enter_runtime();
                 NoPreempt(true)
             },
             None => NoPreempt(false),

@@ -37,6 +37,16 @@ fn rt(policy: Policy, cpus: usize) -> Runtime {
         .expect("runtime builds")
 }
 
+/// [`rt`] with its tick at `hz`.
+fn rt_hz(policy: Policy, cpus: usize, hz: u32) -> Runtime {
+    Runtime::builder()
+        .policy(policy)
+        .cpus(cpus)
+        .hz(hz)
+        .build()
+        .expect("runtime builds")
+}
+
 #[test]
 fn spawn_join_returns_values_and_reports_panics() {
     within(20, || {
@@ -264,33 +274,39 @@ fn rt_runs_before_normal() {
 }
 
 /// A wakeup that must preempt a worker running *runtime* code sends no signal: the worker
-/// acts on the request when it returns to task code (`worker::leave_runtime`), at once, not
-/// at its next tick. The same wakeup into *task* code still needs, and sends, the signal.
-/// HZ=10 puts the tick 100 ms away, so only these two paths can explain a prompt switch.
+/// acts on the request when it returns to task code (`worker::leave_runtime`), before a single
+/// instruction of task code runs, not at its next tick. The same wakeup into *task* code still
+/// needs, and sends, the signal. HZ=10 puts the tick 100 ms away.
 #[test]
 fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
+    /// Ends the hog however the test ends, so a failed assertion fails instead of hanging.
+    struct StopOnDrop(Arc<AtomicBool>);
+    impl Drop for StopOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, SeqCst);
+        }
+    }
     within(60, || {
         for &p in Policy::ALL {
-            let rt = Runtime::builder()
-                .policy(p)
-                .cpus(2)
-                .hz(10)
-                .build()
-                .expect("runtime builds");
+            let rt = rt_hz(p, 2, 10);
             if !rt.preemptive() {
                 return;
             }
             let inside = Arc::new(AtomicBool::new(false));
             let release = Arc::new(AtomicBool::new(false));
             let stop = Arc::new(AtomicBool::new(false));
-            let left_at = Arc::new(std::sync::Mutex::new(None::<Instant>));
-            // The RT task, asleep on CPU 1 until the main thread sends.
+            let _stop_hog = StopOnDrop(stop.clone());
+            // Loops of the hog's task code.
+            let spins = Arc::new(AtomicUsize::new(0));
+            // The RT task, asleep on CPU 1 until the main thread sends: when it runs, the
+            // hog's task-code loops so far.
             let (tx, rx) = channel::<u8>(1);
-            let ran = Arc::new(std::sync::Mutex::new(Vec::<Instant>::new()));
-            let (ran2, stop2) = (ran.clone(), stop.clone());
+            let ran = Arc::new(std::sync::Mutex::new(Vec::<(Instant, usize)>::new()));
+            let (ran2, stop2, n1) = (ran.clone(), stop.clone(), spins.clone());
             let rt_task = rt.spawn(TaskSpec::new().rt_fifo(50).affinity([1]), move || {
                 while let Ok(v) = rx.recv() {
-                    ran2.lock().unwrap().push(Instant::now());
+                    let loops = n1.load(SeqCst);
+                    ran2.lock().unwrap().push((Instant::now(), loops));
                     if v == 1 {
                         stop2.store(true, SeqCst);
                     }
@@ -298,12 +314,7 @@ fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
             });
             // A normal task on CPU 1: runtime code (preemption disabled) until released, then
             // task code until stopped.
-            let (i2, r2, s2, l2) = (
-                inside.clone(),
-                release.clone(),
-                stop.clone(),
-                left_at.clone(),
-            );
+            let (i2, r2, s2, n2) = (inside.clone(), release.clone(), stop.clone(), spins.clone());
             let hog = rt.spawn(TaskSpec::new().affinity([1]), move || {
                 {
                     let _runtime_code = NoPreempt::new();
@@ -311,9 +322,9 @@ fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
                     while !r2.load(SeqCst) {
                         std::hint::spin_loop();
                     }
-                    *l2.lock().unwrap() = Some(Instant::now());
                 }
                 while !s2.load(SeqCst) {
+                    n2.fetch_add(1, SeqCst);
                     std::hint::spin_loop();
                 }
             });
@@ -336,18 +347,26 @@ fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
             while ran.lock().unwrap().is_empty() {
                 std::thread::yield_now();
             }
-            let left = left_at.lock().unwrap().expect("left runtime code");
-            let lag = ran.lock().unwrap()[0].saturating_duration_since(left);
-            assert!(
-                lag < Duration::from_millis(5),
-                "{p:?}: ran {lag:?} after the exit"
+            // Acted on at the exit: the hog ran no task code first. (Left to the tick, it
+            // would have looped for up to 100 ms; a wall-clock bound instead failed when the
+            // OS descheduled the worker, in the child runs beside the parent's tests.)
+            let loops = ran.lock().unwrap()[0].1;
+            assert_eq!(
+                loops, 0,
+                "{p:?}: the hog ran {loops} loops of task code first"
             );
-            // Now the hog runs task code: the same wakeup must signal it.
+            // Once the RT task has blocked again and the hog spins in task code, the same
+            // wakeup must signal it. (Sent while the RT task is still on its way back into
+            // `recv`, it would rightly find runtime code and send none.)
+            let s0 = spins.load(SeqCst);
+            while spins.load(SeqCst) == s0 {
+                std::thread::yield_now();
+            }
             let before = rt.stats().resched_signals;
             let t0 = Instant::now();
             tx.send(1).unwrap();
             hog.join().unwrap();
-            let lat = ran.lock().unwrap()[1].saturating_duration_since(t0);
+            let lat = ran.lock().unwrap()[1].0.saturating_duration_since(t0);
             assert!(
                 lat < Duration::from_millis(50),
                 "{p:?}: waited {lat:?} for the tick"
@@ -779,12 +798,7 @@ fn preemption_preserves_avx512_state() {
         return;
     }
     within(60, || {
-        let rt = Runtime::builder()
-            .policy(Policy::Goodness)
-            .cpus(1)
-            .hz(1000)
-            .build()
-            .unwrap();
+        let rt = rt_hz(Policy::Goodness, 1, 1000);
         if !rt.preemptive() {
             eprintln!("preemption {}; skipped", rt.preemption_summary());
             return;
@@ -1124,12 +1138,7 @@ fn the_handlers_block_both_signals() {
 fn sleepers_wake_at_their_deadline_not_the_next_tick() {
     within(60, || {
         for p in [Policy::O1, Policy::Eevdf] {
-            let rt = Runtime::builder()
-                .policy(p)
-                .cpus(1)
-                .hz(100)
-                .build()
-                .unwrap();
+            let rt = rt_hz(p, 1, 100);
             if !rt.preemptive() {
                 eprintln!("preemption {}; skipped", rt.preemption_summary());
                 return;
@@ -1292,12 +1301,7 @@ fn futures_ping_pong_without_losing_a_wakeup() {
 fn a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup() {
     within(60, || {
         for &p in Policy::ALL {
-            let rt = Runtime::builder()
-                .policy(p)
-                .cpus(2)
-                .hz(10_000)
-                .build()
-                .expect("runtime builds");
+            let rt = rt_hz(p, 2, 10_000);
             if !rt.preemptive() {
                 continue;
             }

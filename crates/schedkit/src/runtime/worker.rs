@@ -84,12 +84,10 @@ pub(crate) struct WorkerSlot {
 
 /// A zero-sized field that starts the fields after it on a new pair of cache lines (Intel's
 /// spatial prefetcher fetches lines in pairs, so 128 bytes, as crossbeam's `CachePadded`).
-#[derive(Default)]
 #[repr(align(128))]
 pub(crate) struct CacheLines;
 
 /// `T` alone on its pair of cache lines.
-#[derive(Default)]
 #[repr(align(128))]
 pub(crate) struct Padded<T>(pub T);
 
@@ -106,6 +104,18 @@ const _: () = assert!(std::mem::size_of::<WorkerSlot>() == 256);
 // SAFETY: the UnsafeCell fields are touched only by the worker's own thread (and by task code
 // running on that thread); everything shared is atomic.
 unsafe impl Sync for WorkerSlot {}
+
+impl WorkerSlot {
+    /// Enters a level of runtime code (`preempt_count`), on the worker's own thread. A plain
+    /// increment: only this thread and its signal handler write the count, the handler only
+    /// when it is 0, after which this code resumes only once the count is 0 again. No barrier:
+    /// a waker that reads the old 0 sends a signal the handler ignores. (Leaving is
+    /// [`leave_runtime`].)
+    pub(crate) fn enter_runtime(&self) {
+        let c = &self.preempt_count;
+        c.store(c.load(Relaxed) + 1, Relaxed);
+    }
+}
 
 impl WorkerSlot {
     pub fn new() -> WorkerSlot {
@@ -324,7 +334,7 @@ pub(crate) fn leave_runtime() {
         }
         // Back into runtime code to act on it; the task may resume on another worker, so
         // the loop re-reads which one.
-        slot.preempt_count.fetch_add(1, SeqCst);
+        slot.enter_runtime();
         // SAFETY: the host outlives its workers.
         unsafe { &*w.host }.preempt_point(w.cpu);
     }
