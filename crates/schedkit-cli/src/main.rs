@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 mod rtbench;
 mod sweep;
 mod traceio;
+mod validate;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -50,6 +51,11 @@ enum Cmd {
     /// Replay a trace recorded on a real machine (ftrace, trace-cmd, perf) under policies on a
     /// simulated machine, beside the trace's own figures.
     Replay(traceio::ReplayArgs),
+    /// Check the simulator against the kernel that recorded a suite of traces: replay each
+    /// under the recording kernel's class and print recorded against replayed figures
+    /// (context switches, wakeups, migrations, busy CPU time, wakeup latency, CPU spread) with
+    /// their errors and targets (`scripts/record-suite.sh` records a suite on your machine).
+    Validate(validate::ValidateArgs),
     /// Turn result files (`--json` of sim, compare or replay) into one self-contained HTML
     /// page with plots: wakeup-latency CDFs, throughput bars, CPU-time breakdowns, per-CPU
     /// timelines and the runs' parameters.
@@ -306,6 +312,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Replay(a) => traceio::replay(a)?,
+        Cmd::Validate(a) => validate::run(a)?,
         Cmd::Sweep(a) => sweep::run(a)?,
         Cmd::Report(a) => {
             let mut input = schedkit::report::html::Input::new();

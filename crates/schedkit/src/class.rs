@@ -525,6 +525,28 @@ pub trait SchedClass: Send + Sync + 'static {
         parent: Option<TaskId>,
     );
 
+    /// Whether this class may keep a sleeping task queued (`DELAY_DEQUEUE`, Linux 6.12+):
+    /// then every wakeup first asks [`requeue_delayed`](Self::requeue_delayed), under the
+    /// lock of the task's runqueue, as `try_to_wake_up` calls `ttwu_runnable` for a task still
+    /// `on_rq`.
+    fn delays_dequeue(&self) -> bool {
+        false
+    }
+
+    /// `ttwu_runnable` for `t`, asleep as far as the host knows: if the class still holds it
+    /// queued (delayed) on `cpu`'s runqueue, it makes it runnable there and returns true (no
+    /// CPU selection, no migration); else false and the wakeup goes on as usual. The class
+    /// counts a delayed task out of `rq.nr_running` while it sleeps and back in here.
+    fn requeue_delayed(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _rq: &mut Rq<Self::Rq>,
+        _cpu: CpuId,
+        _t: TaskId,
+    ) -> bool {
+        false
+    }
+
     fn enqueue(
         &self,
         ctx: &mut Ctx<Self::TaskData>,

@@ -33,4 +33,5 @@ pub mod sleeplock;
 pub mod sweep;
 pub mod task;
 pub mod trace;
+pub mod validate;
 pub mod workload;

@@ -152,10 +152,17 @@ registry! {
     }
     Eevdf => {
         name: "eevdf",
-        aliases: ["6.6"],
+        aliases: ["6.6", "eevdf:era=6.6"],
         hz: 1000,
         about: "EEVDF of Linux 6.6+: eligible (lag >= 0) task with the earliest virtual deadline, avg_vruntime sums, deadline tree augmented with min vruntime, lag kept across sleep (PLACE_LAG), RUN_TO_PARITY; scheduling domains balancing PELT load averages, select_idle_sibling",
         build: |env| eevdf::Eevdf::v6_6(env.ncpus),
+    }
+    Eevdf618 => {
+        name: "eevdf:era=6.18",
+        aliases: ["6.18"],
+        hz: 250,
+        about: "EEVDF of Linux 6.18 (the kernel of this project's machine): eevdf's tree and lag with 6.18's features.h defaults: 0.70 ms base slice, DELAY_DEQUEUE/DELAY_ZERO (a sleeper that is not eligible stays queued until picked or woken in place), RUN_TO_PARITY through the protected vruntime vprot, PREEMPT_SHORT and per-task slices, PLACE_REL_DEADLINE, 6.18's yield",
+        build: |env| eevdf::Eevdf::v6_18(env.ncpus),
     }
     Bfs(bfs::BfsTunables = bfs::BfsTunables::DEFAULT, tunables) => {
         name: "bfs",

@@ -233,6 +233,9 @@ pub struct Task<D> {
     pub cpus_allowed: CpuMask,
     /// Parent task, for fork/exit bookkeeping.
     pub parent: Option<TaskId>,
+    /// `sched_attr.sched_runtime` of a SCHED_NORMAL task: the slice it asks for (EEVDF of
+    /// 6.12+ honours it), none for the default.
+    pub slice_ns: Option<u64>,
 }
 
 // The shared hot fields must stay within the first line, so that `data` starts the second.
@@ -250,6 +253,7 @@ impl<D: Default> Task<D> {
             state: TaskState::New,
             mm: id.0,
             parent: None,
+            slice_ns: None,
             sum_exec_ns: 0,
             timestamp_ns: 0,
             last_ran_ns: 0,

@@ -25,6 +25,30 @@
 //!   never do;
 //! - yield: the deadline moves one slice later.
 //!
+//! `eevdf:era=6.18` (plain `eevdf` is 6.6 until the validation suite says otherwise; see
+//! the README) is the class as Linux 6.18 has it (`kernel/sched/fair.c`, `features.h` of
+//! v6.18), which differs in these rules, each behind its `sched_features` default:
+//! - the base slice is 0.70 ms × (1 + ilog2(min(ncpus, 8))) ("sched/fair: Reduce the default
+//!   slice to avoid tasks getting an extra tick", 6.17);
+//! - DELAY_DEQUEUE + DELAY_ZERO ("sched/fair: Implement delayed dequeue", 6.12): a task going
+//!   to sleep while not eligible stays queued (`sched_delayed`), competing until it is picked
+//!   (then it is dequeued and the pick repeated: `pick_next_entity`) or woken (then it is
+//!   requeued where it is, with no CPU selection: `ttwu_runnable` → `requeue_delayed_entity`,
+//!   positive lag clipped to 0);
+//! - RUN_TO_PARITY as `set_protect_slice`: the running task is protected up to `vprot`, its
+//!   deadline or the end of the shortest slice queued (`cfs_rq_min_slice`), set only when it is
+//!   picked fresh (a re-pick of the same task keeps it), and `update_curr` reschedules once it
+//!   is past (6.17, "sched/fair: Limit run to parity to the min slice of enqueued entities");
+//! - PREEMPT_SHORT and per-task slices (`sched_attr.sched_runtime`, clamped to 0.1..100 ms,
+//!   `custom_slice`): a woken task with a shorter slice ignores the running task's protection
+//!   (`__pick_eevdf(cfs_rq, !do_preempt_short)`) and cancels it when it wins, else shortens it
+//!   (`update_protect_slice`);
+//! - PLACE_REL_DEADLINE: a task dequeued without sleeping (migration, attribute change)
+//!   keeps its deadline relative to its vruntime;
+//! - yield: an eligible task's vruntime jumps to its deadline, then the deadline moves a slice;
+//! - `check_preempt_wakeup_fair` returns early when the running task already has
+//!   `need_resched`.
+//!
 //! Balancing: the scheduling domains of `sched_domains`, comparing each runqueue's PELT
 //! load average (`pelt`: 32 ms half-life) as the modern balancer does; wakeups go through
 //! `wake_affine` and `select_idle_sibling` over the last-level cache.
@@ -43,6 +67,7 @@ use super::weight::{calc_delta, LoadWeight, IDLEPRIO_LATER, NICE_0_LOAD};
 use crate::class::*;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
+use std::collections::BTreeMap;
 
 /// Per-task state (`struct sched_entity` of 6.6).
 #[derive(Clone, Debug, Default)]
@@ -63,6 +88,72 @@ pub struct EevdfTask {
     pub on_rq: bool,
     /// The deadline it was picked with (RUN_TO_PARITY: keep it until this changes).
     picked_deadline: Option<u64>,
+    /// 6.18: still queued while asleep (DELAY_DEQUEUE), until picked or woken.
+    pub sched_delayed: bool,
+    /// 6.18: the vruntime up to which the running task is protected from preemption.
+    pub vprot: u64,
+    /// 6.18: the slice was set with `sched_attr.sched_runtime`.
+    pub custom_slice: bool,
+    /// 6.18 PLACE_REL_DEADLINE: `deadline` holds deadline − vruntime until placed again.
+    pub rel_deadline: bool,
+    /// `wakee_flips`, `last_wakee`, `wakee_flip_decay_ts` (what `wake_wide` reads). Written
+    /// by the task itself when it wakes another (as the kernel writes `current`'s), read by
+    /// wakeups of it: relaxed atomics, so a select path that holds no lock may touch them.
+    pub wakee: WakeeFlips,
+}
+
+/// `record_wakee`'s state of a task.
+#[derive(Debug, Default)]
+pub struct WakeeFlips {
+    flips: std::sync::atomic::AtomicU32,
+    /// The last wakee's task index + 1 (0: none).
+    last_wakee: std::sync::atomic::AtomicU32,
+    decay_ts: std::sync::atomic::AtomicU64,
+}
+
+impl Clone for WakeeFlips {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::Ordering::Relaxed;
+        WakeeFlips {
+            flips: self.flips.load(Relaxed).into(),
+            last_wakee: self.last_wakee.load(Relaxed).into(),
+            decay_ts: self.decay_ts.load(Relaxed).into(),
+        }
+    }
+}
+
+impl WakeeFlips {
+    /// `record_wakee` by the waker (`current`) of `wakee` at `now`: the flips halve once a
+    /// second (`wakee_flip_decay_ts + HZ`), and count each change of wakee.
+    pub fn record(&self, wakee: TaskId, now: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if now > self.decay_ts.load(Relaxed).saturating_add(1_000_000_000) {
+            self.flips.store(self.flips.load(Relaxed) >> 1, Relaxed);
+            self.decay_ts.store(now, Relaxed);
+        }
+        let id = wakee.0.wrapping_add(1);
+        if self.last_wakee.load(Relaxed) != id {
+            self.last_wakee.store(id, Relaxed);
+            self.flips
+                .store(self.flips.load(Relaxed).saturating_add(1), Relaxed);
+        }
+    }
+
+    pub fn flips(&self) -> u32 {
+        self.flips.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// `wake_wide`: the waker and the wakee switch partners often enough (the fewer flips at
+/// least `llc_size`, the more at least `llc_size` times the fewer) that pulling the wakee to
+/// the waker would pile a many-to-many pattern onto one cache: no affine wakeup.
+pub fn wake_wide(waker_flips: u32, wakee_flips: u32, llc_size: u32) -> bool {
+    let (master, slave) = if waker_flips < wakee_flips {
+        (wakee_flips, waker_flips)
+    } else {
+        (waker_flips, wakee_flips)
+    };
+    !(slave < llc_size || master < slave.saturating_mul(llc_size))
 }
 
 /// The tree: by deadline, each subtree's smallest vruntime kept.
@@ -93,7 +184,17 @@ pub struct EevdfRq {
     /// `Σ w_i` over the queued tasks.
     pub avg_load: u64,
     pub load: LoadWeight,
-    pub nr_running: usize,
+    /// Entities queued: the tree and the running one (`cfs_rq->nr_queued`; 6.6 called it
+    /// `nr_running`), sleeping-but-delayed ones included.
+    pub nr_queued: usize,
+    /// Of those, delayed (asleep; not counted in the core's `nr_running`).
+    pub nr_delayed: usize,
+    /// Slices of the entities in the tree, counted (`cfs_rq_min_slice`'s augmented minimum,
+    /// kept as a multiset).
+    pub slices: BTreeMap<u64, u32>,
+    /// The task `put_prev` just put back: picking it again is no fresh pick (the kernel's
+    /// `put_prev_set_next_task` does nothing when next == prev).
+    pub last_put: Option<TaskId>,
     pub curr: Option<TaskId>,
     /// PELT average of the runqueue's runnable weight: the load it publishes for balancing.
     pub pelt: Pelt,
@@ -101,26 +202,90 @@ pub struct EevdfRq {
     pub domains: SchedDomains,
 }
 
+/// Which kernel's EEVDF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EevdfEra {
+    /// Linux 6.6, the design as first merged.
+    V6_6,
+    /// Linux 6.18.
+    V6_18,
+}
+
+/// The `sched_features` of `features.h` that the 6.18 rules depend on (defaults of v6.18).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Features {
+    pub place_rel_deadline: bool,
+    pub preempt_short: bool,
+    pub delay_dequeue: bool,
+    pub delay_zero: bool,
+    pub wakeup_preemption: bool,
+}
+
+impl Features {
+    pub const V6_18: Features = Features {
+        place_rel_deadline: true,
+        preempt_short: true,
+        delay_dequeue: true,
+        delay_zero: true,
+        wakeup_preemption: true,
+    };
+}
+
 /// The EEVDF class.
 #[derive(Clone, Debug)]
 pub struct Eevdf {
     /// `sysctl_sched_base_slice`.
     pub base_slice: u64,
+    /// `normalized_sysctl_sched_base_slice` (before the CPU-count factor).
+    pub normalized_base_slice: u64,
     pub run_to_parity: bool,
     pub migration_cost: u64,
+    pub era: EevdfEra,
+    pub features: Features,
 }
 
 type T = Task<EevdfTask>;
 
 impl Eevdf {
+    /// `get_update_sysctl_factor` (SCHED_TUNABLESCALING_LOG): 1 + ilog2(min(ncpus, 8)).
+    pub fn slice_factor(ncpus: usize) -> u64 {
+        let cpus = ncpus.clamp(1, 8);
+        1 + (usize::BITS - 1 - cpus.leading_zeros()) as u64
+    }
+
     /// 6.6's defaults for `ncpus` CPUs (`sched_update_scaling`'s log factor).
     pub fn v6_6(ncpus: usize) -> Eevdf {
-        let factor = 1 + (usize::BITS - 1 - ncpus.max(1).leading_zeros()) as u64;
         Eevdf {
-            base_slice: 750_000 * factor,
+            base_slice: 750_000 * Self::slice_factor(ncpus),
+            normalized_base_slice: 750_000,
             run_to_parity: true,
             migration_cost: 500_000,
+            era: EevdfEra::V6_6,
+            features: Features {
+                place_rel_deadline: false,
+                preempt_short: false,
+                delay_dequeue: false,
+                delay_zero: false,
+                wakeup_preemption: true,
+            },
         }
+    }
+
+    /// 6.18's defaults for `ncpus` CPUs: `sysctl_sched_base_slice` 0.70 ms (fair.c of v6.18,
+    /// line 79), the features of its `features.h`.
+    pub fn v6_18(ncpus: usize) -> Eevdf {
+        Eevdf {
+            base_slice: 700_000 * Self::slice_factor(ncpus),
+            normalized_base_slice: 700_000,
+            run_to_parity: true,
+            migration_cost: 500_000,
+            era: EevdfEra::V6_18,
+            features: Features::V6_18,
+        }
+    }
+
+    fn is_618(&self) -> bool {
+        self.era == EevdfEra::V6_18
     }
 
     fn key(rq: &EevdfRq, v: u64) -> i128 {
@@ -197,41 +362,126 @@ impl Eevdf {
         }
     }
 
-    /// `update_curr` (+ `update_deadline`): returns whether the slice ran out with others
-    /// waiting (reschedule).
+    /// `update_curr` (+ `update_deadline`): returns whether to reschedule: the slice ran out
+    /// with others queued, or (6.18) the protected slice is over (`!protect_slice(curr)`).
     fn update_curr(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq) -> bool {
         let Some(c) = rq.curr else { return false };
         let now = ctx.now;
         let mut resched = false;
+        let mut ran = false;
         {
             let se = &mut ctx.tasks[c].data;
             let delta = now.saturating_sub(se.exec_start);
             if delta > 0 {
+                ran = true;
                 se.sum_exec += delta;
                 se.vruntime = se.vruntime.wrapping_add(Self::delta_fair(delta, se));
                 se.exec_start = now;
             }
             // update_deadline: past its deadline, a new slice.
             if !before(se.vruntime, se.deadline) {
-                se.slice = self.base_slice;
+                if !se.custom_slice {
+                    se.slice = self.base_slice;
+                }
                 let vs = Self::delta_fair(se.slice, se);
                 se.deadline = se.vruntime.wrapping_add(vs);
-                resched = rq.nr_running > 1;
+                resched = rq.nr_queued > 1;
             }
         }
         Self::update_min_vruntime(&ctx.tasks, rq);
+        if self.is_618() {
+            // 6.18 returns before any of this when delta_exec <= 0, and reschedules when
+            // the deadline passed or the protected slice is over, if others are queued.
+            if !ran {
+                return false;
+            }
+            let se = &ctx.tasks[c].data;
+            return rq.nr_queued > 1 && (resched || !Self::protect_slice(se));
+        }
         resched
+    }
+
+    /// `protect_slice` (6.18): the running task is short of `vprot`.
+    fn protect_slice(se: &EevdfTask) -> bool {
+        (se.vprot.wrapping_sub(se.vruntime) as i64) > 0
+    }
+
+    /// `cfs_rq_min_slice`: the shortest slice among the running task and the queued ones.
+    fn min_slice(tasks: &TaskView<'_, EevdfTask>, rq: &EevdfRq) -> u64 {
+        let mut m = u64::MAX;
+        if let Some(c) = rq.curr {
+            if tasks[c].data.on_rq {
+                m = tasks[c].data.slice;
+            }
+        }
+        if let Some((&s, _)) = rq.slices.first_key_value() {
+            m = m.min(s);
+        }
+        m
+    }
+
+    /// `set_protect_slice` (6.18): protected up to the deadline, or the end of the shortest
+    /// slice queued (RUN_TO_PARITY), or of the unscaled base slice (without it).
+    fn set_protect_slice(&self, tasks: &mut TaskView<'_, EevdfTask>, rq: &EevdfRq, t: TaskId) {
+        let mut slice = self.normalized_base_slice;
+        if self.run_to_parity {
+            slice = Self::min_slice(tasks, rq);
+        }
+        let se = &mut tasks[t].data;
+        slice = slice.min(se.slice);
+        let mut vprot = se.deadline;
+        if slice != se.slice {
+            let end = se.vruntime.wrapping_add(Self::delta_fair(slice, se));
+            if before(end, vprot) {
+                vprot = end;
+            }
+        }
+        se.vprot = vprot;
+    }
+
+    /// `update_protect_slice` (6.18): no further than the shortest slice queued from now.
+    fn update_protect_slice(tasks: &mut TaskView<'_, EevdfTask>, rq: &EevdfRq, t: TaskId) {
+        let slice = Self::min_slice(tasks, rq);
+        let se = &mut tasks[t].data;
+        let end = se.vruntime.wrapping_add(Self::delta_fair(slice, se));
+        if before(end, se.vprot) {
+            se.vprot = end;
+        }
+    }
+
+    /// `cancel_protect_slice` (6.18).
+    fn cancel_protect_slice(se: &mut EevdfTask) {
+        if Self::protect_slice(se) {
+            se.vprot = se.vruntime;
+        }
     }
 
     /// `pick_eevdf`.
     pub fn pick_eevdf(&self, tasks: &TaskView<'_, EevdfTask>, rq: &EevdfRq) -> Option<TaskId> {
+        self.pick_eevdf_protect(tasks, rq, true)
+    }
+
+    /// `__pick_eevdf(cfs_rq, protect)`: with `protect`, the running task keeps the CPU while
+    /// RUN_TO_PARITY protects it (6.6: until it has a new deadline; 6.18: up to `vprot`).
+    fn pick_eevdf_protect(
+        &self,
+        tasks: &TaskView<'_, EevdfTask>,
+        rq: &EevdfRq,
+        protect: bool,
+    ) -> Option<TaskId> {
         let curr = rq.curr.filter(|&c| tasks[c].data.on_rq);
-        if rq.nr_running == 1 {
+        if rq.nr_queued == 1 {
             return curr.or(rq.tree.first());
         }
         let curr = curr.filter(|&c| Self::vruntime_eligible(tasks, rq, tasks[c].data.vruntime));
         if let Some(c) = curr {
-            if self.run_to_parity && tasks[c].data.picked_deadline == Some(tasks[c].data.deadline) {
+            let se = &tasks[c].data;
+            let protected = if self.is_618() {
+                protect && Self::protect_slice(se)
+            } else {
+                self.run_to_parity && se.picked_deadline == Some(se.deadline)
+            };
+            if protected {
                 return Some(c);
             }
         }
@@ -266,7 +516,8 @@ impl Eevdf {
         }
     }
 
-    /// `place_entity` (PLACE_LAG, PLACE_DEADLINE_INITIAL).
+    /// `place_entity` (PLACE_LAG, PLACE_DEADLINE_INITIAL; 6.18: PLACE_REL_DEADLINE and the
+    /// custom slice).
     fn place_entity(
         &self,
         tasks: &TaskView<'_, EevdfTask>,
@@ -274,13 +525,13 @@ impl Eevdf {
         se: &mut EevdfTask,
         initial: bool,
     ) {
-        if se.slice == 0 {
+        if se.slice == 0 || (self.is_618() && !se.custom_slice) {
             se.slice = self.base_slice;
         }
         let mut vslice = Self::delta_fair(se.slice, se);
         let v = Self::avg_vruntime(tasks, rq);
         let mut lag: i128 = 0;
-        if rq.nr_running > 0 {
+        if rq.nr_queued > 0 {
             let (_, mut load) = Self::sums(tasks, rq);
             lag = se.vlag as i128 * (load + se.load.weight) as i128;
             if load == 0 {
@@ -289,6 +540,11 @@ impl Eevdf {
             lag /= load as i128;
         }
         se.vruntime = v.wrapping_sub(lag as i64 as u64);
+        if se.rel_deadline {
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+            return;
+        }
         if initial {
             vslice /= 2;
         }
@@ -305,33 +561,72 @@ impl Eevdf {
         se.vlag = lag.clamp(-limit, limit);
     }
 
+    /// `__enqueue_entity`: into the tree and the sums behind V (and the slice multiset).
+    fn tree_insert(ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq, t: TaskId) {
+        Self::avg_add(rq, &ctx.tasks[t].data);
+        *rq.slices.entry(ctx.tasks[t].data.slice).or_insert(0) += 1;
+        rq.tree.insert(&mut ctx.tasks, t, ctx.ops);
+    }
+
+    /// `__dequeue_entity`.
+    fn tree_remove(ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq, t: TaskId) {
+        rq.tree.remove(&mut ctx.tasks, t, ctx.ops);
+        Self::avg_sub(rq, &ctx.tasks[t].data);
+        let s = ctx.tasks[t].data.slice;
+        if let Some(n) = rq.slices.get_mut(&s) {
+            *n -= 1;
+            if *n == 0 {
+                rq.slices.remove(&s);
+            }
+        }
+    }
+
     fn enqueue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         let w = ctx.tasks[t].data.load.weight;
         // The runqueue's PELT signal up to now, at the weight it had until now.
         let weight_so_far = rq.class.load.weight;
         rq.class.pelt.update(ctx.now, weight_so_far);
         if rq.class.curr != Some(t) {
-            Self::avg_add(&mut rq.class, &ctx.tasks[t].data);
-            rq.class.tree.insert(&mut ctx.tasks, t, ctx.ops);
+            Self::tree_insert(ctx, &mut rq.class, t);
         }
         ctx.tasks[t].data.on_rq = true;
         rq.class.load.add(w);
-        rq.class.nr_running += 1;
+        rq.class.nr_queued += 1;
         rq.nr_running += 1;
     }
 
+    /// The entity leaves the runqueue for good (`account_entity_dequeue`); a delayed one was
+    /// already out of the core's count.
     fn dequeue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         let w = ctx.tasks[t].data.load.weight;
         let weight_so_far = rq.class.load.weight;
         rq.class.pelt.update(ctx.now, weight_so_far);
         if rq.class.curr != Some(t) {
-            rq.class.tree.remove(&mut ctx.tasks, t, ctx.ops);
-            Self::avg_sub(&mut rq.class, &ctx.tasks[t].data);
+            Self::tree_remove(ctx, &mut rq.class, t);
         }
-        ctx.tasks[t].data.on_rq = false;
+        let se = &mut ctx.tasks[t].data;
+        se.on_rq = false;
         rq.class.load.sub(w);
-        rq.class.nr_running -= 1;
-        rq.nr_running -= 1;
+        rq.class.nr_queued -= 1;
+        if se.sched_delayed {
+            se.sched_delayed = false;
+            rq.class.nr_delayed -= 1;
+        } else {
+            rq.nr_running -= 1;
+        }
+    }
+
+    /// The end of a delayed dequeue (`dequeue_entity` with DEQUEUE_DELAYED, then
+    /// `finish_delayed_dequeue_entity`): the lag is taken, positive lag clipped to 0.
+    fn finish_delayed_dequeue(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
+        self.update_curr(ctx, &mut rq.class);
+        Self::update_entity_lag(ctx, &rq.class, t);
+        Eevdf::dequeue_entity(ctx, rq, t);
+        Self::update_min_vruntime(&ctx.tasks, &mut rq.class);
+        let se = &mut ctx.tasks[t].data;
+        if self.features.delay_zero && se.vlag > 0 {
+            se.vlag = 0;
+        }
     }
 
     fn task_hot(&self, p: &T, now: u64) -> bool {
@@ -352,11 +647,57 @@ impl SchedClass for Eevdf {
     const HAS_SCHED_IDLE: bool = true;
 
     fn name(&self) -> &'static str {
-        "eevdf"
+        match self.era {
+            EevdfEra::V6_6 => "eevdf",
+            EevdfEra::V6_18 => "eevdf:era=6.18",
+        }
     }
 
     fn lock_layout(&self) -> LockLayout {
         LockLayout::PerCpu
+    }
+
+    fn delays_dequeue(&self) -> bool {
+        self.is_618() && self.features.delay_dequeue
+    }
+
+    /// `ttwu_runnable` → `enqueue_task(ENQUEUE_DELAYED)` → `requeue_delayed_entity`: a task
+    /// still queued as delayed is requeued where it is.
+    fn requeue_delayed(
+        &self,
+        ctx: &mut Ctx<EevdfTask>,
+        rq: &mut Rq<EevdfRq>,
+        _cpu: CpuId,
+        t: TaskId,
+    ) -> bool {
+        if !ctx.tasks[t].data.sched_delayed {
+            return false;
+        }
+        let is_curr = rq.class.curr == Some(t);
+        if self.features.delay_zero {
+            self.update_curr(ctx, &mut rq.class);
+            Self::update_entity_lag(ctx, &rq.class, t);
+            if ctx.tasks[t].data.vlag > 0 {
+                rq.class.nr_queued -= 1;
+                if !is_curr {
+                    Self::tree_remove(ctx, &mut rq.class, t);
+                }
+                let mut se = std::mem::take(&mut ctx.tasks[t].data);
+                se.vlag = 0;
+                self.place_entity(&ctx.tasks, &rq.class, &mut se, false);
+                ctx.tasks[t].data = se;
+                if !is_curr {
+                    Self::tree_insert(ctx, &mut rq.class, t);
+                }
+                rq.class.nr_queued += 1;
+            }
+        }
+        let weight = rq.class.load.weight;
+        rq.class.pelt.update(ctx.now, weight);
+        ctx.tasks[t].data.sched_delayed = false;
+        rq.class.nr_delayed -= 1;
+        rq.nr_running += 1;
+        true
     }
 
     fn new_rq(&self, domain: usize, topology: &Topology) -> EevdfRq {
@@ -376,12 +717,19 @@ impl SchedClass for Eevdf {
         child: TaskId,
     ) -> bool {
         let c = &mut ctx.tasks[child];
-        let (nice, policy) = (c.nice, c.policy);
+        let (nice, policy, custom) = (c.nice, c.policy, c.slice_ns);
         c.data = EevdfTask {
             load: LoadWeight::of_task(nice, policy, IDLEPRIO_LATER),
             slice: self.base_slice,
             ..EevdfTask::default()
         };
+        if self.is_618() {
+            // __setparam_fair: sched_attr.sched_runtime, clamped to 0.1..100 ms.
+            if let Some(ns) = custom {
+                c.data.custom_slice = true;
+                c.data.slice = ns.clamp(100_000, 100_000_000);
+            }
+        }
         false
     }
 
@@ -414,6 +762,11 @@ impl SchedClass for Eevdf {
             );
             if old != new.weight {
                 se.vlag = (se.vlag as i128 * old as i128 / new.weight as i128) as i64;
+                if se.rel_deadline {
+                    // reweight_entity scales a relative deadline by old/new weight too.
+                    let rel = se.deadline as i64 as i128;
+                    se.deadline = (rel * old as i128 / new.weight as i128) as i64 as u64;
+                }
             }
             se.load = new;
         }
@@ -439,13 +792,33 @@ impl SchedClass for Eevdf {
         rq: &mut Rq<EevdfRq>,
         _cpu: CpuId,
         t: TaskId,
-        _kind: DequeueKind,
+        kind: DequeueKind,
     ) {
         if !ctx.tasks[t].data.on_rq {
             return;
         }
         self.update_curr(ctx, &mut rq.class);
+        if self.delays_dequeue()
+            && kind == DequeueKind::Sleep
+            && !ctx.tasks[t].data.sched_delayed
+            && !Self::vruntime_eligible(&ctx.tasks, &rq.class, ctx.tasks[t].data.vruntime)
+        {
+            // DELAY_DEQUEUE: not eligible, it stays in the competition until it is picked
+            // (and dequeued then) or woken (and requeued where it is).
+            let weight = rq.class.load.weight;
+            rq.class.pelt.update(ctx.now, weight);
+            ctx.tasks[t].data.sched_delayed = true;
+            rq.class.nr_delayed += 1;
+            rq.nr_running -= 1;
+            return;
+        }
         Self::update_entity_lag(ctx, &rq.class, t);
+        let sleep = matches!(kind, DequeueKind::Sleep | DequeueKind::Exit);
+        if self.features.place_rel_deadline && !sleep {
+            let se = &mut ctx.tasks[t].data;
+            se.deadline = se.deadline.wrapping_sub(se.vruntime);
+            se.rel_deadline = true;
+        }
         Eevdf::dequeue_entity(ctx, rq, t);
         Self::update_min_vruntime(&ctx.tasks, &mut rq.class);
     }
@@ -457,8 +830,11 @@ impl SchedClass for Eevdf {
         if ctx.tasks[prev].data.on_rq {
             self.update_curr(ctx, &mut rq.class);
             rq.class.curr = None;
-            Self::avg_add(&mut rq.class, &ctx.tasks[prev].data);
-            rq.class.tree.insert(&mut ctx.tasks, prev, ctx.ops);
+            Self::tree_insert(ctx, &mut rq.class, prev);
+            // Still runnable (not delayed): picking it again is no fresh pick.
+            if !ctx.tasks[prev].data.sched_delayed {
+                rq.class.last_put = Some(prev);
+            }
         } else {
             rq.class.curr = None;
         }
@@ -475,18 +851,34 @@ impl SchedClass for Eevdf {
         rq: &mut Rq<EevdfRq>,
         _cpu: CpuId,
     ) -> Option<TaskId> {
-        let next = self.pick_eevdf(&ctx.tasks, &rq.class)?;
+        let again = rq.class.last_put.take();
+        let next = loop {
+            let next = self.pick_eevdf(&ctx.tasks, &rq.class)?;
+            if ctx.tasks[next].data.sched_delayed {
+                // pick_next_entity: a delayed task picked is dequeued now; pick again.
+                self.finish_delayed_dequeue(ctx, rq, next);
+                continue;
+            }
+            break next;
+        };
         // set_next_entity: out of the tree while it runs.
         if rq.class.curr != Some(next) {
-            rq.class.tree.remove(&mut ctx.tasks, next, ctx.ops);
-            Self::avg_sub(&mut rq.class, &ctx.tasks[next].data);
+            Self::tree_remove(ctx, &mut rq.class, next);
             rq.class.curr = Some(next);
         }
         let now = ctx.now;
-        let se = &mut ctx.tasks[next].data;
-        se.exec_start = now;
-        se.prev_sum_exec = se.sum_exec;
-        se.picked_deadline = Some(se.deadline);
+        let fresh = again != Some(next);
+        {
+            let se = &mut ctx.tasks[next].data;
+            se.exec_start = now;
+            if fresh || !self.is_618() {
+                se.prev_sum_exec = se.sum_exec;
+            }
+            se.picked_deadline = Some(se.deadline);
+        }
+        if self.is_618() && fresh {
+            self.set_protect_slice(&mut ctx.tasks, &rq.class, next);
+        }
         Some(next)
     }
 
@@ -509,10 +901,21 @@ impl SchedClass for Eevdf {
         _cpu: CpuId,
         curr: TaskId,
     ) -> bool {
-        if rq.class.nr_running <= 1 {
+        if rq.class.nr_queued <= 1 {
             return true;
         }
         self.update_curr(ctx, &mut rq.class);
+        if self.is_618() {
+            // 6.18: only an eligible task forfeits; its vruntime jumps to its deadline.
+            if Self::vruntime_eligible(&ctx.tasks, &rq.class, ctx.tasks[curr].data.vruntime) {
+                let se = &mut ctx.tasks[curr].data;
+                se.vruntime = se.deadline;
+                let vs = Self::delta_fair(se.slice, se);
+                se.deadline = se.deadline.wrapping_add(vs);
+                Self::update_min_vruntime(&ctx.tasks, &mut rq.class);
+            }
+            return true;
+        }
         let se = &mut ctx.tasks[curr].data;
         let vs = Self::delta_fair(se.slice, se);
         se.deadline = se.deadline.wrapping_add(vs);
@@ -530,20 +933,47 @@ impl SchedClass for Eevdf {
         let Some(curr) = rq.curr_on(cpu) else {
             return false;
         };
+        if curr == woken {
+            return false;
+        }
         // "Idle tasks are by definition preempted by non-idle tasks"; "Batch and idle tasks
         // do not preempt non-idle tasks" (check_preempt_wakeup_fair).
         let woken_policy = ctx.tasks[woken].policy;
-        if ctx.tasks[curr].policy == SchedPolicy::Idle && woken_policy != SchedPolicy::Idle {
+        let curr_idle = ctx.tasks[curr].policy == SchedPolicy::Idle;
+        if curr_idle && woken_policy != SchedPolicy::Idle {
+            if self.is_618() {
+                // "don't give idle entity slice protection".
+                Self::cancel_protect_slice(&mut ctx.tasks[curr].data);
+            }
             return true;
+        }
+        if self.is_618() && curr_idle != (woken_policy == SchedPolicy::Idle) {
+            return false;
         }
         if woken_policy != SchedPolicy::Normal {
             return false;
         }
         self.update_curr(ctx, &mut rq.class);
-        // RUN_TO_PARITY holds here too: "sched/eevdf: Curb wakeup-preemption" (Aug 2023,
-        // in 6.6) added it precisely so that a woken task placed left of the running one
-        // waits until that one has used the slice it was picked with.
-        self.pick_eevdf(&ctx.tasks, &rq.class) == Some(woken)
+        if !self.is_618() {
+            // RUN_TO_PARITY holds here too: "sched/eevdf: Curb wakeup-preemption" (Aug 2023,
+            // in 6.6) added it precisely so that a woken task placed left of the running one
+            // waits until that one has used the slice it was picked with.
+            return self.pick_eevdf(&ctx.tasks, &rq.class) == Some(woken);
+        }
+        // 6.18: PREEMPT_SHORT lets a woken task with a shorter slice ignore the running
+        // task's protection; if it wins, the protection is cancelled, else shortened.
+        let short =
+            self.features.preempt_short && ctx.tasks[woken].data.slice < ctx.tasks[curr].data.slice;
+        if self.pick_eevdf_protect(&ctx.tasks, &rq.class, !short) == Some(woken) {
+            if short {
+                Self::cancel_protect_slice(&mut ctx.tasks[curr].data);
+            }
+            return true;
+        }
+        if self.run_to_parity && short {
+            Self::update_protect_slice(&mut ctx.tasks, &rq.class, curr);
+        }
+        false
     }
 
     fn select_cpu(
@@ -556,6 +986,23 @@ impl SchedClass for Eevdf {
         kind: WakeKind,
     ) -> CpuId {
         let w = tasks[t].data.load.weight;
+        if self.is_618() {
+            // select_task_rq_fair: record_wakee on the waker (the task current where the
+            // wakeup runs), then wake_wide decides whether an affine wakeup is tried.
+            let mut wide = false;
+            if let WakeKind::Wakeup { .. } = kind {
+                if let Some(waker) = view.cpu(waker_cpu).curr.filter(|&c| c != t) {
+                    let wf = &tasks[waker].data.wakee;
+                    wf.record(t, view.now);
+                    let topo = view.topology;
+                    let llc = (0..view.ncpus())
+                        .filter(|&c| topo.cache[c] == topo.cache[waker_cpu])
+                        .count() as u32;
+                    wide = wake_wide(wf.flips(), tasks[t].data.wakee.flips(), llc);
+                }
+            }
+            return sched_domains::select_cpu_v6_18(tasks, view, t, waker_cpu, kind, w, wide);
+        }
         sched_domains::select_cpu(tasks, view, t, waker_cpu, kind, w, IdleSiblings::Llc)
     }
 
@@ -565,6 +1012,7 @@ impl SchedClass for Eevdf {
         rq.class.pelt.load_avg
     }
 
+    /// Runnable tasks only: a delayed one is asleep as far as the hosts know.
     fn for_each_queued(
         &self,
         rq: &Rq<EevdfRq>,
@@ -572,13 +1020,15 @@ impl SchedClass for Eevdf {
         f: &mut dyn FnMut(TaskId),
     ) {
         if let Some(c) = rq.class.curr {
-            if tasks[c].data.on_rq {
+            if tasks[c].data.on_rq && !tasks[c].data.sched_delayed {
                 f(c);
             }
         }
         let mut x = rq.class.tree.first();
         while let Some(t) = x {
-            f(t);
+            if !tasks[t].data.sched_delayed {
+                f(t);
+            }
             x = rq.class.tree.next(tasks, t);
         }
     }
@@ -617,6 +1067,11 @@ impl SchedClass for Eevdf {
             x = src.class.tree.next(&ctx.tasks, t);
             ctx.ops.remote_touches += 1;
             let p = &ctx.tasks[t];
+            // can_migrate_task: a delayed task moves only when load is migrated; it is asleep
+            // here, and the hosts move runnable tasks only (simplified: never).
+            if p.data.sched_delayed {
+                continue;
+            }
             let w = p.data.load.weight;
             if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
                 continue;
@@ -624,6 +1079,11 @@ impl SchedClass for Eevdf {
             // Detach with its lag, attach placed by it: lag-preserving migration.
             self.update_curr(ctx, &mut src.class);
             Self::update_entity_lag(ctx, &src.class, t);
+            if self.features.place_rel_deadline {
+                let se = &mut ctx.tasks[t].data;
+                se.deadline = se.deadline.wrapping_sub(se.vruntime);
+                se.rel_deadline = true;
+            }
             Eevdf::dequeue_entity(ctx, src, t);
             ctx.tasks[t].cpu = this_cpu;
             self.update_curr(ctx, &mut this.class);

@@ -389,6 +389,131 @@ pub fn select_cpu<D>(
     }
 }
 
+/// `select_task_rq_fair` of Linux 6.18 for a wakeup (fair.c of v6.18, 8569-8636), on the
+/// fast path a wakeup takes when no domain has SD_BALANCE_WAKE (none has by `sd_init`):
+/// - `wake_affine` between the waker's CPU and the task's previous one, in the lowest domain
+///   spanning both: WA_IDLE (`wake_affine_idle`: an idle waker CPU sharing the cache with the
+///   previous one takes the task unless the previous one is idle too; a sync waker alone on
+///   its CPU takes it; an idle previous CPU keeps it), then WA_WEIGHT with WA_BIAS
+///   (`wake_affine_weight`: the waker's CPU if its load plus the task's, less the waker's own
+///   on a sync wakeup, times 100 is below the previous CPU's load less the task's times
+///   `100 + (imbalance_pct − 100) / 2`);
+/// - `select_idle_sibling(p, prev, target)`: the target if idle, else the previous CPU if it
+///   shares the cache and is idle, else an idle core of the target's LLC where SMT is on
+///   (`select_idle_core`), else any idle CPU of it (`select_idle_cpu`), else the target.
+///
+/// With `wake_wide` (the class's flip counts say so) no affine wakeup is tried.
+///
+/// Simplified, and said so: the loads are the runqueues' PELT averages and the task's weight
+/// (the kernel compares per-entity PELT loads, `task_h_load`); `recent_used_cpu`, `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as idle)
+/// and SIS_UTIL's limit on how many CPUs `select_idle_cpu` scans are not modelled (on the
+/// machines shipped, the whole LLC is scanned either way). Fork placement is
+/// [`select_cpu`]'s `find_idlest_group` walk.
+#[allow(clippy::too_many_arguments)]
+pub fn select_cpu_v6_18<D>(
+    tasks: &TaskView<'_, D>,
+    view: &CpuView,
+    t: TaskId,
+    waker_cpu: CpuId,
+    kind: WakeKind,
+    task_load: u64,
+    wake_wide: bool,
+) -> CpuId {
+    let WakeKind::Wakeup { sync } = kind else {
+        return select_cpu(
+            tasks,
+            view,
+            t,
+            waker_cpu,
+            kind,
+            task_load,
+            IdleSiblings::Llc,
+        );
+    };
+    let p = &tasks[t];
+    let n = view.ncpus();
+    let allowed = |c: CpuId| c < n && p.cpus_allowed.contains(c);
+    let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
+    let prev = if allowed(p.cpu) { p.cpu } else { first };
+    let topo = view.topology;
+    let idle = |c: CpuId| view.idle_cpu(c);
+    let share_cache = |a: CpuId, b: CpuId| topo.cache[a] == topo.cache[b];
+    let mut target = prev;
+    if !wake_wide && waker_cpu != prev && allowed(waker_cpu) {
+        // wake_affine_idle
+        let mut affine = None;
+        if idle(waker_cpu) && share_cache(waker_cpu, prev) {
+            affine = Some(if idle(prev) { prev } else { waker_cpu });
+        } else if sync && view.cpu(waker_cpu).nr_running == 1 {
+            affine = Some(waker_cpu);
+        } else if idle(prev) {
+            affine = Some(prev);
+        }
+        // wake_affine_weight, WA_BIAS
+        let affine = affine.unwrap_or_else(|| {
+            let pct = pct_between_v6_18(topo, waker_cpu, prev);
+            let mut this_load = view.cpu(waker_cpu).load as i128;
+            if sync {
+                let current = super::weight::NICE_0_LOAD as i128;
+                if current > this_load {
+                    return waker_cpu;
+                }
+                this_load -= current;
+            }
+            let task = task_load as i128;
+            let this_eff = (this_load + task) * 100;
+            let mut prev_eff =
+                (view.cpu(prev).load as i128 - task) * (100 + (pct as i128 - 100) / 2);
+            if sync {
+                prev_eff += 1;
+            }
+            if this_eff < prev_eff {
+                waker_cpu
+            } else {
+                prev
+            }
+        });
+        if affine == waker_cpu {
+            target = waker_cpu;
+        }
+    }
+    // select_idle_sibling
+    if idle(target) {
+        return target;
+    }
+    if prev != target && share_cache(prev, target) && idle(prev) {
+        return prev;
+    }
+    let near = |c: CpuId| share_cache(c, target);
+    let smt = (0..n).any(|c| topo.core.iter().filter(|&&k| k == topo.core[c]).count() > 1);
+    if smt {
+        let whole_core_idle = |c: CpuId| (0..n).filter(|&s| topo.core[s] == topo.core[c]).all(idle);
+        if let Some(c) = p
+            .cpus_allowed
+            .iter(n)
+            .find(|&c| near(c) && idle(c) && whole_core_idle(c))
+        {
+            return c;
+        }
+    }
+    p.cpus_allowed
+        .iter(n)
+        .find(|&c| near(c) && idle(c))
+        .unwrap_or(target)
+}
+
+/// `imbalance_pct` of the lowest 6.18 domain spanning both CPUs (`sd_init`: 110 for SMT
+/// siblings, 117 within a last-level cache, 125 above).
+fn pct_between_v6_18(topology: &Topology, a: CpuId, b: CpuId) -> u64 {
+    if topology.core[a] == topology.core[b] {
+        110
+    } else if topology.cache[a] == topology.cache[b] {
+        117
+    } else {
+        125
+    }
+}
+
 /// `balance_tasks`' bookkeeping, shared by the fair classes' `move_tasks`: how much weight
 /// is left to move, and what was moved.
 pub struct PullBudget {

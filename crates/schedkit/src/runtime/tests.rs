@@ -486,7 +486,9 @@ fn nice_levels_weight_cpu_share() {
                 // nice 0, 1 + 29 * 9 / 39 = 7 for nice 10. The load-history penalty moves
                 // both priorities, not the slices, and each runs its slice once per epoch.
                 "o1:era=2002" => (15.0 / 7.0, false),
-                "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf" => (1024.0 / 110.0, true),
+                "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf" | "eevdf:era=6.18" => {
+                    (1024.0 / 110.0, true)
+                }
                 // BFS: each expiry moves a deadline by its nice level's offset, so nice 0
                 // runs (D(10) - D(0)) / rr_interval slices per slice of nice 10: ~10.4.
                 "bfs" => {
@@ -522,7 +524,7 @@ fn fair_classes_share_by_weight_at_several_nice_levels() {
         for &p in Policy::ALL {
             if !matches!(
                 p.name(),
-                "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf"
+                "cfs:era=2.6.23" | "cfs" | "cfs:era=2.6.32" | "eevdf" | "eevdf:era=6.18"
             ) {
                 continue;
             }

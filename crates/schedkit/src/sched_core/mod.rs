@@ -278,7 +278,7 @@ impl<C: SchedClass> Sched<C> {
 
     /// Does `t` belong to the stacked RT class (by its policy now)?
     #[inline]
-    fn in_rt<D>(&self, t: &Task<D>) -> bool {
+    pub(crate) fn in_rt<D>(&self, t: &Task<D>) -> bool {
         !C::OWNS_RT && t.is_rt()
     }
 

@@ -147,21 +147,24 @@ pub fn schedule<H: Host>(
         super::balance::push_rt_tasks(h, cpu, None, cpu)?;
     }
     if fate.requeue {
-        // A wakeup arrived while prev was being dequeued: it is queued again, as woken.
+        // A wakeup arrived while prev was being dequeued: it is queued again, as woken (where
+        // it is, if its class kept it queued as delayed).
         let p = prev.expect("requeue implies prev");
-        let target = super::wake::select_task_rq(h, p, cpu, WakeKind::Wakeup { sync: false })?;
-        super::wake::activate(
-            h,
-            p,
-            target,
-            Some(cpu),
-            EnqueueKind::Wakeup {
-                uninterruptible: false,
-                sync: false,
-                irq: false,
-            },
-            false,
-        )?;
+        if !super::wake::wake_delayed(h, p, Some(cpu), false, false, false)? {
+            let target = super::wake::select_task_rq(h, p, cpu, WakeKind::Wakeup { sync: false })?;
+            super::wake::activate(
+                h,
+                p,
+                target,
+                Some(cpu),
+                EnqueueKind::Wakeup {
+                    uninterruptible: false,
+                    sync: false,
+                    irq: false,
+                },
+                false,
+            )?;
+        }
     }
     if fate.evicted {
         let p = prev.expect("evicted implies prev");

@@ -39,6 +39,9 @@ pub fn try_to_wake_up<H: Host>(
     irq: bool,
     uninterruptible: bool,
 ) -> Result<(), CoreError> {
+    if wake_delayed(h, t, waker_cpu, sync, irq, uninterruptible)? {
+        return Ok(());
+    }
     let from = waker_cpu.unwrap_or_else(|| h.task_cpu(t));
     let target = select_task_rq(h, t, from, WakeKind::Wakeup { sync })?;
     // WF_SYNC means something only where the waker runs: it is about to sleep there.
@@ -55,6 +58,48 @@ pub fn try_to_wake_up<H: Host>(
         },
         sync_here,
     )
+}
+
+/// `ttwu_runnable` for a class that may keep sleeping tasks queued (DELAY_DEQUEUE): under
+/// the lock of `t`'s runqueue, a task its class still holds is made runnable where it is (no
+/// CPU selection), then checked for preemption as any woken task. Returns whether it was.
+pub fn wake_delayed<H: Host>(
+    h: &mut H,
+    t: TaskId,
+    waker_cpu: Option<CpuId>,
+    sync: bool,
+    irq: bool,
+    uninterruptible: bool,
+) -> Result<bool, CoreError> {
+    if !h.sched().class.delays_dequeue() {
+        return Ok(false);
+    }
+    let woke = super::attr::task_rq_lock(h, t, |s, ctx, rq| {
+        let cpu = ctx.tasks[t].cpu;
+        if s.in_rt(&ctx.tasks[t]) || !s.class.requeue_delayed(ctx, rq, cpu, t) {
+            return None;
+        }
+        ctx.tasks[t].state = crate::task::TaskState::Queued;
+        let sync_here = sync && Some(cpu) == waker_cpu;
+        let curr = rq.curr_on(cpu);
+        let preempt = curr.is_some_and(|c| c != t) && s.check_preempt(ctx, rq, cpu, t, sync_here);
+        Some((cpu, curr.is_none(), preempt, sync_here))
+    });
+    let Some((cpu, idle, preempt, sync_here)) = woke else {
+        return Ok(false);
+    };
+    h.task_queued(
+        t,
+        EnqueueKind::Wakeup {
+            uninterruptible,
+            sync: sync_here,
+            irq,
+        },
+    );
+    if idle || preempt {
+        h.resched(cpu, waker_cpu);
+    }
+    Ok(true)
 }
 
 /// `wake_up_new_task` after `sched_fork`: place the child and queue it.

@@ -1,0 +1,824 @@
+//! `schedkit validate`: does the simulated scheduler behave like the kernel that recorded a
+//! suite of traces?
+//!
+//! A *suite* is a folder with a `suite.toml` (what recorded it: kernel release, its
+//! `sched_features`, HZ, preemption mode, the machine profile and the fair class that stand
+//! for it) and, per workload, a trace recorded with `scripts/record-trace.sh` (plain or
+//! gzip-compressed) and what the benchmark itself printed. `scripts/record-suite.sh` records
+//! one. For each workload the trace is replayed (`trace::replay`) under the recording kernel's
+//! class on the suite's machine, and the replay's own trace is measured exactly as the
+//! recorded one (`trace::figures`), so every figure of a row is measured alike:
+//!
+//! | figure | target (issue 28, item 4) |
+//! |---|---|
+//! | context switches, wakeups, migrations | within ±15 % |
+//! | busy CPU time | within ±10 % |
+//! | wakeup latency p50 | within a factor of 2 |
+//! | wakeup latency p99, spread of CPU time over tasks | reported, no target |
+//!
+//! Where the suite names a built-in workload that models the benchmark (`model`), the model is
+//! simulated too and its headline figure (hackbench's `Time:`, cyclictest's latency, ...) set
+//! against what the real run printed (target ±25 %).
+//!
+//! Nothing here fits anything: the figures are what the modelled mechanisms give. A miss is
+//! reported as a miss; `docs/validation.md` says which mechanism it comes from.
+//!
+//! Depends on `trace`, `sim` (through `PolicyKind::simulate`), `machine`, `registry`,
+//! `workload` and `metrics`; nothing depends on it but the front ends.
+
+use crate::machine::Machine;
+use crate::registry::PolicyKind;
+use crate::trace::figures::{figures, Figures};
+use crate::trace::{replay, TraceRecorder};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// `suite.toml`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// `uname -r` of the recording kernel.
+    pub kernel: String,
+    #[serde(default)]
+    pub uname: String,
+    /// Day of the recording.
+    #[serde(default)]
+    pub recorded: String,
+    /// Machine profile standing for the recording machine (a shipped name or a path
+    /// relative to the suite).
+    pub machine: String,
+    /// The recording kernel's fair class, as a policy name (`eevdf:era=6.18`).
+    pub class: String,
+    /// CONFIG_HZ of the recording kernel.
+    #[serde(default)]
+    pub hz: Option<u32>,
+    /// The preemption mode (`/sys/kernel/debug/sched/preempt`), or why it is unknown.
+    #[serde(default)]
+    pub preempt: String,
+    /// `/sys/kernel/debug/sched/features`, or why it could not be read.
+    #[serde(default)]
+    pub sched_features: String,
+    /// The scheduler-related lines of the kernel's config.
+    #[serde(default)]
+    pub config: String,
+    /// `/proc/sys/kernel/sched_autogroup_enabled`.
+    #[serde(default)]
+    pub autogroup: Option<u8>,
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<SuiteWorkload>,
+    /// The folder the suite was read from (not in the file).
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+/// One recorded workload of a suite.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteWorkload {
+    pub name: String,
+    /// The trace, relative to the suite's folder.
+    pub trace: PathBuf,
+    /// The command that was recorded.
+    pub command: String,
+    /// What the benchmark printed, relative to the suite's folder.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+    /// Events in the trace and its span, as the recording script counted them.
+    #[serde(default)]
+    pub events: Option<u64>,
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// The benchmark's own headline figure, as it printed it.
+    #[serde(default)]
+    pub headline: Option<Headline>,
+    /// A built-in workload spec that models the benchmark (`hackbench:groups=2,...`).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Which simulated figure of the model stands for the headline (see [`ModelFigure`]).
+    #[serde(default)]
+    pub model_figure: Option<String>,
+    /// Free text: what is known about this workload's recording.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Headline {
+    pub name: String,
+    pub value: f64,
+    #[serde(default)]
+    pub unit: Option<String>,
+}
+
+/// A simulated figure of a built-in model that can stand for a benchmark's headline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelFigure {
+    /// Simulated time until every task of the model ended (hackbench's `Time:`, messaging's
+    /// `Total time`), seconds.
+    ElapsedS,
+    /// The same divided by the model's operation count `ops=N` (`perf bench sched pipe`'s
+    /// usecs/op), µs.
+    ElapsedPerOpUs(u64),
+    /// Wakeup latency percentiles of the model's tasks, µs (schbench).
+    WakeupP50Us,
+    WakeupP99Us,
+    /// The probes' lateness (cyclictest's `diff`), µs.
+    ProbeP50Us,
+    ProbeP99Us,
+    ProbeMaxUs,
+}
+
+impl ModelFigure {
+    pub fn parse(s: &str) -> Result<ModelFigure, String> {
+        let s = s.trim();
+        if let Some(n) = s.strip_prefix("elapsed_per_op_us:ops=") {
+            let n: u64 = n
+                .parse()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| format!("model_figure '{s}': ops must be a positive integer"))?;
+            return Ok(ModelFigure::ElapsedPerOpUs(n));
+        }
+        Ok(match s {
+            "elapsed_s" => ModelFigure::ElapsedS,
+            "wakeup_p50_us" => ModelFigure::WakeupP50Us,
+            "wakeup_p99_us" => ModelFigure::WakeupP99Us,
+            "probe_p50_us" => ModelFigure::ProbeP50Us,
+            "probe_p99_us" => ModelFigure::ProbeP99Us,
+            "probe_max_us" => ModelFigure::ProbeMaxUs,
+            _ => {
+                return Err(format!(
+                    "model_figure '{s}': one of elapsed_s, elapsed_per_op_us:ops=N, wakeup_p50_us, wakeup_p99_us, probe_p50_us, probe_p99_us, probe_max_us"
+                ))
+            }
+        })
+    }
+
+    fn of(self, r: &crate::metrics::RunResult) -> Option<f64> {
+        let m = &r.metrics;
+        match self {
+            ModelFigure::ElapsedS => r.completed.then_some(r.simulated_s),
+            ModelFigure::ElapsedPerOpUs(n) => r.completed.then_some(r.simulated_s * 1e6 / n as f64),
+            ModelFigure::WakeupP50Us => Some(m.wakeup_latency_us.p50),
+            ModelFigure::WakeupP99Us => Some(m.wakeup_latency_us.p99),
+            ModelFigure::ProbeP50Us => m.probe_latency_us.as_ref().map(|l| l.p50),
+            ModelFigure::ProbeP99Us => m.probe_latency_us.as_ref().map(|l| l.p99),
+            ModelFigure::ProbeMaxUs => m.probe_latency_us.as_ref().map(|l| l.max),
+        }
+    }
+}
+
+impl Suite {
+    /// Reads `DIR/suite.toml` (or the file itself), checking every workload's files exist.
+    pub fn load(path: &Path) -> Result<Suite, String> {
+        let (dir, file) = if path.is_dir() {
+            (path.to_path_buf(), path.join("suite.toml"))
+        } else {
+            (
+                path.parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| PathBuf::from(".")),
+                path.to_path_buf(),
+            )
+        };
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| format!("cannot read suite {}: {e}", file.display()))?;
+        let mut suite: Suite =
+            toml::from_str(&text).map_err(|e| format!("suite {}: {e}", file.display()))?;
+        suite.dir = dir;
+        if suite.workloads.is_empty() {
+            return Err(format!("suite {}: no [[workload]]", file.display()));
+        }
+        PolicyKind::parse(&suite.class)
+            .map_err(|e| format!("suite {}: class: {e}", file.display()))?;
+        let mut names = std::collections::BTreeSet::new();
+        for (i, w) in suite.workloads.iter().enumerate() {
+            let at = format!(
+                "suite {}: workload {} ('{}')",
+                file.display(),
+                i + 1,
+                w.name
+            );
+            if w.name.trim().is_empty() {
+                return Err(format!("{at}: empty name"));
+            }
+            if !names.insert(w.name.clone()) {
+                return Err(format!("{at}: the name is used twice"));
+            }
+            let t = suite.dir.join(&w.trace);
+            if !t.is_file() {
+                return Err(format!("{at}: trace {} not found", t.display()));
+            }
+            if let Some(f) = &w.model_figure {
+                ModelFigure::parse(f).map_err(|e| format!("{at}: {e}"))?;
+                if w.model.is_none() || w.headline.is_none() {
+                    return Err(format!("{at}: model_figure needs model and headline"));
+                }
+            }
+            if let Some(m) = &w.model {
+                crate::workload::Workload::parse(m).map_err(|e| format!("{at}: model: {e}"))?;
+            }
+        }
+        Ok(suite)
+    }
+
+    /// The machine profile: a shipped name, or a path relative to the suite.
+    pub fn machine(&self) -> Result<Machine, String> {
+        let rel = self.dir.join(&self.machine);
+        if self.machine.ends_with(".toml") && rel.is_file() {
+            Machine::load(&rel.to_string_lossy()).map_err(|e| e.to_string())
+        } else {
+            Machine::load(&self.machine).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// How close a replayed figure must be to the recorded one.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tolerance {
+    /// |replayed / recorded − 1| ≤ this.
+    Relative(f64),
+    /// replayed / recorded within [1/this, this].
+    Factor(f64),
+    /// Reported only.
+    None,
+}
+
+impl Tolerance {
+    pub fn holds(self, recorded: f64, replayed: f64) -> Option<bool> {
+        match self {
+            Tolerance::None => None,
+            Tolerance::Relative(r) => Some(if recorded == 0.0 {
+                replayed == 0.0
+            } else {
+                (replayed / recorded - 1.0).abs() <= r + 1e-12
+            }),
+            Tolerance::Factor(f) => Some(if recorded <= 0.0 || replayed <= 0.0 {
+                recorded == replayed
+            } else {
+                let q = replayed / recorded;
+                q <= f + 1e-12 && q >= 1.0 / f - 1e-12
+            }),
+        }
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Tolerance::None => "-".into(),
+            Tolerance::Relative(r) => format!("±{:.0}%", r * 100.0),
+            Tolerance::Factor(f) => format!("×{f:.0}"),
+        }
+    }
+}
+
+/// The figures of a validation, in table order, with their targets (issue 28, item 4).
+pub const FIGURES: [(&str, Tolerance); 7] = [
+    ("context switches", Tolerance::Relative(0.15)),
+    ("wakeups", Tolerance::Relative(0.15)),
+    ("migrations", Tolerance::Relative(0.15)),
+    ("busy CPU time (ms)", Tolerance::Relative(0.10)),
+    ("wakeup latency p50 (us)", Tolerance::Factor(2.0)),
+    ("wakeup latency p99 (us)", Tolerance::None),
+    ("CPU time spread (cv)", Tolerance::None),
+];
+
+/// The target of a model's headline figure against the real run's.
+pub const MODEL_TOLERANCE: Tolerance = Tolerance::Relative(0.25);
+
+/// The coefficient of variation of CPU time over the tasks that ran: how unevenly the CPU
+/// was spread (0: every task got the same).
+pub fn cpu_spread(f: &Figures) -> f64 {
+    let v: Vec<f64> = f
+        .tasks
+        .iter()
+        .map(|t| t.cpu_ms)
+        .filter(|&c| c > 0.0)
+        .collect();
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / v.len() as f64;
+    if mean > 0.0 {
+        var.sqrt() / mean
+    } else {
+        0.0
+    }
+}
+
+fn values(f: &Figures) -> [f64; 7] {
+    [
+        f.context_switches as f64,
+        f.wakeups as f64,
+        f.migrations as f64,
+        f.busy_cpu_s * 1e3,
+        f.wakeup_latency_us.p50,
+        f.wakeup_latency_us.p99,
+        cpu_spread(f),
+    ]
+}
+
+/// One figure of one workload.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    pub figure: String,
+    pub recorded: f64,
+    pub replayed: f64,
+    /// replayed / recorded − 1 (None where recorded is 0).
+    pub error: Option<f64>,
+    pub target: Tolerance,
+    /// None: no target.
+    pub within: Option<bool>,
+}
+
+impl Row {
+    fn new(figure: &str, recorded: f64, replayed: f64, target: Tolerance) -> Row {
+        Row {
+            figure: figure.to_string(),
+            recorded,
+            replayed,
+            error: (recorded != 0.0).then(|| replayed / recorded - 1.0),
+            target,
+            within: target.holds(recorded, replayed),
+        }
+    }
+}
+
+/// What a workload of the suite gave.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadResult {
+    pub name: String,
+    pub command: String,
+    pub policy: String,
+    /// The replay finished within its time limit.
+    pub completed: bool,
+    pub rows: Vec<Row>,
+    /// The model's headline figure against the benchmark's, where the suite names a model.
+    pub model: Option<Row>,
+    /// Why the model could not give its figure, if it could not.
+    pub model_error: Option<String>,
+    pub recorded: Figures,
+    pub replayed: Figures,
+    pub replay_stats: replay::ReplayStats,
+}
+
+impl WorkloadResult {
+    /// Figures with a target, and how many of them hold.
+    pub fn score(&self) -> (usize, usize) {
+        let rows = self.rows.iter().chain(self.model.as_ref());
+        let judged: Vec<bool> = rows.filter_map(|r| r.within).collect();
+        (judged.iter().filter(|&&b| b).count(), judged.len())
+    }
+}
+
+/// Options of a validation run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The class to replay under (default: the suite's).
+    pub policy: Option<PolicyKind>,
+    /// The machine (default: the suite's).
+    pub machine: Option<Machine>,
+    pub seed: u64,
+    /// Only these workloads (all when empty).
+    pub only: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            policy: None,
+            machine: None,
+            seed: 1,
+            only: Vec::new(),
+        }
+    }
+}
+
+/// Replays `recorded` under `policy` on `machine`: the run's result and its own trace.
+pub fn replay_trace(
+    recorded: &crate::trace::Trace,
+    name: &str,
+    policy: PolicyKind,
+    machine: &Machine,
+    seed: u64,
+) -> Result<
+    (
+        crate::metrics::RunResult,
+        crate::trace::Trace,
+        replay::Replay,
+    ),
+    String,
+> {
+    let (workload, rep) = replay::workload(recorded, name, &replay::OpPrices::of_machine(machine))?;
+    let span = recorded.end_ns.saturating_sub(recorded.start_ns);
+    let mut rec = TraceRecorder::new(None);
+    let cfg = crate::sim::SimConfig {
+        duration_ns: span.saturating_mul(10).max(1_000_000_000),
+        seed,
+        trace: Some(&mut rec),
+        ..Default::default()
+    };
+    let r = policy
+        .simulate(machine, &workload, cfg)
+        .map_err(|e| format!("replaying {name} under {}: {e}", policy.label()))?;
+    Ok((r, rec.finish(), rep))
+}
+
+/// Validates one workload of `suite`.
+pub fn run_workload(
+    suite: &Suite,
+    w: &SuiteWorkload,
+    policy: PolicyKind,
+    machine: &Machine,
+    seed: u64,
+) -> Result<WorkloadResult, String> {
+    let path = suite.dir.join(&w.trace);
+    let recorded = crate::trace::import::load(&path)?;
+    let (r, t, rep) = replay_trace(&recorded, &w.name, policy, machine, seed)?;
+    let (fr, fs) = (figures(&recorded), figures(&t));
+    let (a, b) = (values(&fr), values(&fs));
+    let rows = FIGURES
+        .iter()
+        .enumerate()
+        .map(|(i, (name, tol))| Row::new(name, a[i], b[i], *tol))
+        .collect();
+    let (mut model, mut model_error) = (None, None);
+    if let (Some(spec), Some(h)) = (&w.model, &w.headline) {
+        let fig = match &w.model_figure {
+            Some(f) => ModelFigure::parse(f)?,
+            None => ModelFigure::ElapsedS,
+        };
+        let wl = crate::workload::Workload::parse(spec).map_err(|e| e.to_string())?;
+        let cfg = crate::sim::SimConfig {
+            duration_ns: 60_000_000_000,
+            seed,
+            ..Default::default()
+        };
+        match policy.simulate(machine, &wl, cfg) {
+            Ok(mr) => match fig.of(&mr) {
+                Some(v) => {
+                    model = Some(Row::new(
+                        &format!("model: {}", h.name),
+                        h.value,
+                        v,
+                        MODEL_TOLERANCE,
+                    ))
+                }
+                None => model_error = Some(format!("{spec} gave no {fig:?} (not completed?)")),
+            },
+            Err(e) => model_error = Some(format!("{spec}: {e}")),
+        }
+    }
+    Ok(WorkloadResult {
+        name: w.name.clone(),
+        command: w.command.clone(),
+        policy: policy.label(),
+        completed: r.completed,
+        rows,
+        model,
+        model_error,
+        recorded: fr,
+        replayed: fs,
+        replay_stats: rep.stats,
+    })
+}
+
+/// Validates every (selected) workload of `suite`, `jobs` at a time; results in suite order.
+pub fn run(
+    suite: &Suite,
+    opts: &Options,
+    jobs: usize,
+    on_done: &(dyn Fn(&str) + Sync),
+) -> Result<Vec<Result<WorkloadResult, String>>, String> {
+    let policy = match opts.policy {
+        Some(p) => p,
+        None => PolicyKind::parse(&suite.class)?,
+    };
+    let machine = match &opts.machine {
+        Some(m) => m.clone(),
+        None => suite.machine()?,
+    };
+    for o in &opts.only {
+        if !suite.workloads.iter().any(|w| &w.name == o) {
+            let names: Vec<&str> = suite.workloads.iter().map(|w| w.name.as_str()).collect();
+            return Err(format!(
+                "--only {o}: no such workload in the suite ({})",
+                names.join(", ")
+            ));
+        }
+    }
+    let picked: Vec<&SuiteWorkload> = suite
+        .workloads
+        .iter()
+        .filter(|w| opts.only.is_empty() || opts.only.contains(&w.name))
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out: std::sync::Mutex<Vec<Option<Result<WorkloadResult, String>>>> =
+        std::sync::Mutex::new(vec![None; picked.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1).min(picked.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(w) = picked.get(i) else { break };
+                let r = run_workload(suite, w, policy, &machine, opts.seed);
+                on_done(&w.name);
+                out.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    Ok(out
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("not run".into())))
+        .collect())
+}
+
+fn num(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1000.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// The text table of a validation.
+pub fn table(suite: &Suite, results: &[Result<WorkloadResult, String>]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "suite {} (kernel {}, recorded {}), machine {}",
+        suite.dir.display(),
+        suite.kernel,
+        suite.recorded,
+        suite.machine
+    );
+    let _ = writeln!(
+        s,
+        "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  ",
+        "workload", "figure", "recorded", "replayed", "error", "target"
+    );
+    let (mut ok, mut all) = (0, 0);
+    for r in results {
+        match r {
+            Err(e) => {
+                let _ = writeln!(s, "error: {e}");
+            }
+            Ok(w) => {
+                let title = format!("{} ({})", w.name, w.policy);
+                for (i, row) in w.rows.iter().chain(w.model.as_ref()).enumerate() {
+                    let _ = writeln!(
+                        s,
+                        "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  {}",
+                        if i == 0 { w.name.as_str() } else { "" },
+                        row.figure,
+                        num(row.recorded),
+                        num(row.replayed),
+                        row.error
+                            .map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
+                        row.target.describe(),
+                        match row.within {
+                            Some(true) => "ok",
+                            Some(false) => "MISS",
+                            None => "",
+                        }
+                    );
+                }
+                if let Some(e) = &w.model_error {
+                    let _ = writeln!(s, "{:<16} model: {e}", "");
+                }
+                if !w.completed {
+                    let _ = writeln!(s, "{:<16} note: {title}'s replay hit its time limit", "");
+                }
+                let (a, b) = w.score();
+                ok += a;
+                all += b;
+            }
+        }
+    }
+    let _ = writeln!(s, "{ok} of {all} figures within their targets");
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The validation as one self-contained HTML page (no script, nothing fetched): what recorded
+/// the suite, an error chart of every figure with a target (its band shaded), and each
+/// workload's table.
+pub fn html(
+    suite: &Suite,
+    policy: &str,
+    machine: &str,
+    results: &[Result<WorkloadResult, String>],
+) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>schedkit validate: {}</title>\
+<style>body{{font:14px sans-serif;margin:2em;max-width:70em}}table{{border-collapse:collapse;margin:.5em 0 1.5em}}\
+td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}td:nth-child(1),th:nth-child(1){{text-align:left}}\
+.ok{{background:#e3f5e3}}.miss{{background:#fbe0e0}}pre{{background:#f6f6f6;padding:.5em;white-space:pre-wrap}}</style></head><body>",
+        esc(&suite.kernel)
+    );
+    let _ = write!(
+        s,
+        "<h1>Replayed against recorded</h1><p>Suite <code>{}</code>, recorded {} on kernel <code>{}</code>; replayed under <b>{}</b> on machine <b>{}</b>. \
+Each figure is measured the same way on the recorded trace and on the replay's own trace (<code>trace/figures.rs</code>).</p>\
+<details><summary>Recording kernel</summary><pre>{}\nHZ {}\npreempt: {}\nautogroup: {}\nsched_features: {}\n{}</pre></details>",
+        esc(&suite.dir.display().to_string()),
+        esc(&suite.recorded),
+        esc(&suite.kernel),
+        esc(policy),
+        esc(machine),
+        esc(&suite.uname),
+        suite.hz.map_or("?".into(), |h| h.to_string()),
+        esc(&suite.preempt),
+        suite.autogroup.map_or("?".into(), |a| a.to_string()),
+        esc(&suite.sched_features),
+        esc(&suite.config)
+    );
+    // The error chart: one line per workload, one marker per targeted figure.
+    let ok: Vec<&WorkloadResult> = results.iter().flatten().collect();
+    let judged: Vec<(usize, &str)> = FIGURES
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, t))| *t != Tolerance::None)
+        .map(|(i, (n, _))| (i, *n))
+        .collect();
+    let (w, lh, left) = (760.0, 22.0, 150.0);
+    let h = 40.0 + lh * ok.len() as f64;
+    let x = |e: f64| left + (w - left - 20.0) * ((e.clamp(-1.0, 1.0) + 1.0) / 2.0);
+    let _ = write!(
+        s,
+        "<h2>Errors</h2><p>replayed / recorded − 1, clipped to ±100 %; the shaded band is ±15 %.</p>\
+<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-size=\"11\">\
+<rect x=\"{:.1}\" y=\"20\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#e3f5e3\"/>\
+<line x1=\"{:.1}\" y1=\"20\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\"/>",
+        x(-0.15),
+        x(0.15) - x(-0.15),
+        h - 30.0,
+        x(0.0),
+        x(0.0),
+        h - 10.0
+    );
+    let colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"];
+    for (k, (_, name)) in judged.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"10\" r=\"4\" fill=\"{}\"/><text x=\"{:.1}\" y=\"14\">{}</text>",
+            left + 120.0 * k as f64,
+            colors[k % colors.len()],
+            left + 120.0 * k as f64 + 7.0,
+            esc(name)
+        );
+    }
+    for (r, wr) in ok.iter().enumerate() {
+        let y = 30.0 + lh * r as f64 + lh / 2.0;
+        let _ = write!(
+            s,
+            "<text x=\"4\" y=\"{:.1}\">{}</text>",
+            y + 4.0,
+            esc(&wr.name)
+        );
+        for (k, (i, _)) in judged.iter().enumerate() {
+            if let Some(e) = wr.rows[*i].error {
+                let _ = write!(
+                    s,
+                    "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{}\"><title>{} {}: {:+.1}%</title></circle>",
+                    x(e),
+                    y,
+                    colors[k % colors.len()],
+                    esc(&wr.name),
+                    esc(&wr.rows[*i].figure),
+                    e * 100.0
+                );
+            }
+        }
+    }
+    s.push_str("</svg>");
+    for r in results {
+        match r {
+            Err(e) => {
+                let _ = write!(s, "<p class=\"miss\">error: {}</p>", esc(e));
+            }
+            Ok(wr) => {
+                let _ = write!(
+                    s,
+                    "<h2>{}</h2><p><code>{}</code></p><table><tr><th>figure</th><th>recorded</th><th>replayed</th><th>error</th><th>target</th></tr>",
+                    esc(&wr.name),
+                    esc(&wr.command)
+                );
+                for row in wr.rows.iter().chain(wr.model.as_ref()) {
+                    let class = match row.within {
+                        Some(true) => " class=\"ok\"",
+                        Some(false) => " class=\"miss\"",
+                        None => "",
+                    };
+                    let _ = write!(
+                        s,
+                        "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        esc(&row.figure),
+                        num(row.recorded),
+                        num(row.replayed),
+                        row.error
+                            .map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
+                        esc(&row.target.describe())
+                    );
+                }
+                s.push_str("</table>");
+                if let Some(e) = &wr.model_error {
+                    let _ = write!(s, "<p>model: {}</p>", esc(e));
+                }
+            }
+        }
+    }
+    let (a, b) = ok.iter().fold((0, 0), |(a, b), w| {
+        let (x, y) = w.score();
+        (a + x, b + y)
+    });
+    let _ = writeln!(
+        s,
+        "<p><b>{a} of {b}</b> figures within their targets.</p></body></html>"
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerances() {
+        assert_eq!(Tolerance::Relative(0.15).holds(100.0, 115.0), Some(true));
+        assert_eq!(Tolerance::Relative(0.15).holds(100.0, 116.0), Some(false));
+        assert_eq!(Tolerance::Relative(0.15).holds(100.0, 85.0), Some(true));
+        assert_eq!(Tolerance::Relative(0.15).holds(0.0, 0.0), Some(true));
+        assert_eq!(Tolerance::Relative(0.15).holds(0.0, 1.0), Some(false));
+        assert_eq!(Tolerance::Factor(2.0).holds(10.0, 20.0), Some(true));
+        assert_eq!(Tolerance::Factor(2.0).holds(10.0, 4.9), Some(false));
+        assert_eq!(Tolerance::None.holds(1.0, 9.0), None);
+    }
+
+    #[test]
+    fn model_figures_parse() {
+        assert_eq!(ModelFigure::parse("elapsed_s"), Ok(ModelFigure::ElapsedS));
+        assert_eq!(
+            ModelFigure::parse("elapsed_per_op_us:ops=100"),
+            Ok(ModelFigure::ElapsedPerOpUs(100))
+        );
+        assert!(ModelFigure::parse("elapsed_per_op_us:ops=0").is_err());
+        assert!(ModelFigure::parse("speed").unwrap_err().contains("one of"));
+    }
+
+    #[test]
+    fn spread_of_cpu_time() {
+        let t = |ms: f64| crate::trace::figures::TaskFigures {
+            pid: 1,
+            comm: "x".into(),
+            cpu_ms: ms,
+            runs: 1,
+            wakeups: 0,
+            max_wakeup_latency_us: 0.0,
+            runqueue_wait_ms: 0.0,
+        };
+        let mut f = figures(&crate::trace::Trace::default());
+        f.tasks = vec![t(1.0), t(3.0), t(0.0)];
+        // Tasks that never ran are left out: mean 2, deviation 1.
+        assert!((cpu_spread(&f) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_bad_suite_is_refused_with_its_place() {
+        let dir = std::env::temp_dir().join(format!("schedkit-suite-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |text: &str| std::fs::write(dir.join("suite.toml"), text).unwrap();
+        write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\n");
+        assert!(Suite::load(&dir).unwrap_err().contains("no [[workload]]"));
+        write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"nope\"\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
+        assert!(Suite::load(&dir).unwrap_err().contains("class"));
+        write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
+        let e = Suite::load(&dir).unwrap_err();
+        assert!(
+            e.contains("workload 1 ('a')") && e.contains("not found"),
+            "{e}"
+        );
+        std::fs::write(dir.join("a.txt"), "").unwrap();
+        write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\nbogus = 1\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
+        assert!(Suite::load(&dir).unwrap_err().contains("bogus"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
