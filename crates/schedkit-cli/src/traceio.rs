@@ -374,6 +374,10 @@ fn import_notes(s: &trace::ImportStats) -> Vec<String> {
         }
     };
     add(s.malformed, "malformed lines (skipped)");
+    add(
+        s.lost_events,
+        "events lost by the ring buffer (pages flagged as missing events)",
+    );
     add(s.truncated_edges, "cut first/last lines (skipped)");
     add(s.unknown_comms, "`<...>` names");
     add(s.pid_reuse, "reused PIDs (new tasks)");

@@ -3,10 +3,15 @@
 //! to `trace::import::parse`. Nothing may panic; every malformed line is reported with its
 //! line number; and whatever is accepted must go through the rest of the pipeline: figures,
 //! the rebuilt workload (whose TOML must parse), the ftrace writer (whose text must read back
-//! as the same events) and the Perfetto writer.
+//! as the same events) and the Perfetto writer. The trace.dat files of `traces/` (versions 6
+//! and 7, zstd and zlib) are mutated byte by byte (bytes set and bit-flipped, words set to
+//! extremes, stretches deleted, duplicated and copied over others, the file cut), half the
+//! time in their last 16 KiB where the CPU data lies, and fed to `import::parse_bytes`: each
+//! is read (its damage counted with the byte it is at) or refused with an error, never a
+//! panic, and what is read goes through the same pipeline.
 //!
-//! The test command runs a short pass (`SCHEDKIT_FUZZ_CASES`, default 2 000 cases). The long
-//! pass, as run for issue 9:
+//! The test command runs a short pass (`SCHEDKIT_FUZZ_CASES`, default 2 000 cases of text and
+//! 300 of trace.dat). The long pass, as run for issue 9:
 //!
 //! ```sh
 //! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --test fuzz_traces -- --nocapture
@@ -167,10 +172,15 @@ fn apply(lines: &mut Vec<String>, m: &Mutation) {
 }
 
 fn cases() -> u32 {
+    cases_or(2_000)
+}
+
+/// `SCHEDKIT_FUZZ_CASES`, or `default` cases.
+fn cases_or(default: u32) -> u32 {
     std::env::var("SCHEDKIT_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000)
+        .unwrap_or(default)
 }
 
 /// Everything downstream of an accepted trace. `exact`: the ftrace text written must read
@@ -196,10 +206,15 @@ fn pipeline(text: &str, exact: bool) -> Result<bool, String> {
             ));
         }
     }
+    downstream(&t, exact)
+}
+
+/// What [`pipeline`] checks of an accepted trace, whatever it was read from.
+fn downstream(t: &trace::Trace, exact: bool) -> Result<bool, String> {
     if t.events.windows(2).any(|w| w[0].ts > w[1].ts) {
         return Err("events not in time order".into());
     }
-    let f = trace::figures::figures(&t);
+    let f = trace::figures::figures(t);
     if !(f.busy_cpu_s.is_finite() && f.idle_fraction.is_finite()) {
         return Err("a figure is not finite".into());
     }
@@ -208,12 +223,12 @@ fn pipeline(text: &str, exact: bool) -> Result<bool, String> {
         fork_ns: 1000,
         exit_ns: 1000,
     };
-    if let Err(e) = trace::replay::workload(&t, "fuzz", &prices) {
+    if let Err(e) = trace::replay::workload(t, "fuzz", &prices) {
         if !e.contains("more than the simulator's limit") {
             return Err(format!("the rebuilt workload does not parse: {e}"));
         }
     }
-    let text2 = trace::ftrace::to_string(&t);
+    let text2 = trace::ftrace::to_string(t);
     let back = import::parse(&text2).map_err(|e| format!("written text unreadable: {e}"))?;
     if back.stats.malformed + back.stats.truncated_edges > 0 {
         return Err(format!(
@@ -245,7 +260,7 @@ fn pipeline(text: &str, exact: bool) -> Result<bool, String> {
             back.stats
         ));
     }
-    let _ = trace::perfetto::encode(&t);
+    let _ = trace::perfetto::encode(t);
     Ok(true)
 }
 
@@ -323,4 +338,178 @@ fn every_shipped_trace_reads_cleanly_and_the_trace_cmd_forms_agree() {
         assert_eq!(f.forks, plugin.forks, "{n}");
         assert_eq!(f.wakeups, plugin.wakeups, "{n}");
     }
+}
+
+/// The trace.dat files of `traces/` (a `.dat.gz` unpacked), by name.
+fn dat_corpus() -> &'static Vec<(String, Vec<u8>)> {
+    static C: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
+    C.get_or_init(|| {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces");
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let n = p.to_string_lossy();
+                n.ends_with(".dat") || n.ends_with(".dat.gz")
+            })
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|p| {
+                let mut b = std::fs::read(p).unwrap();
+                if p.extension().is_some_and(|e| e == "gz") {
+                    b = import::gunzip(&b, 1 << 30).unwrap();
+                }
+                (p.file_name().unwrap().to_string_lossy().into_owned(), b)
+            })
+            .collect()
+    })
+}
+
+const WORDS: &[u64] = &[
+    0,
+    1,
+    3,
+    0x7f,
+    0xff,
+    0x1000,
+    0xffff,
+    0x7fff_ffff,
+    0xffff_ffff,
+    0x8000_0000,
+    0x0800_0000,
+    u64::MAX,
+    i64::MAX as u64,
+];
+
+#[derive(Clone, Debug)]
+enum ByteMutation {
+    Set(usize, u8),
+    Flip(usize, u8),
+    /// A little-endian word of 2, 4 or 8 bytes set to one of [`WORDS`].
+    Word(usize, usize, usize),
+    Delete(usize, usize),
+    Duplicate(usize, usize),
+    /// A stretch copied over another (a page over a page, a format over a format).
+    Copy(usize, usize, usize),
+    Truncate(usize),
+}
+
+/// A position: anywhere, or (`tail`) in the last 16 KiB, where the CPU data lies.
+fn at(len: usize, p: usize, tail: bool) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    if tail {
+        len - 1 - p % len.min(16 << 10)
+    } else {
+        p % len
+    }
+}
+
+fn byte_mutation() -> impl Strategy<Value = (bool, ByteMutation)> {
+    let m = prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(p, b)| ByteMutation::Set(p, b)),
+        (any::<usize>(), 0u8..8).prop_map(|(p, b)| ByteMutation::Flip(p, b)),
+        (any::<usize>(), 0usize..3, 0..WORDS.len()).prop_map(|(p, w, v)| ByteMutation::Word(
+            p,
+            [2, 4, 8][w],
+            v
+        )),
+        (any::<usize>(), 1usize..64).prop_map(|(p, n)| ByteMutation::Delete(p, n)),
+        (any::<usize>(), 1usize..64).prop_map(|(p, n)| ByteMutation::Duplicate(p, n)),
+        (any::<usize>(), any::<usize>(), 1usize..4096)
+            .prop_map(|(a, b, n)| ByteMutation::Copy(a, b, n)),
+        any::<usize>().prop_map(ByteMutation::Truncate),
+    ];
+    (any::<bool>(), m)
+}
+
+fn apply_bytes(b: &mut Vec<u8>, tail: bool, m: &ByteMutation) {
+    let len = b.len();
+    if len == 0 {
+        return;
+    }
+    match *m {
+        ByteMutation::Set(p, v) => b[at(len, p, tail)] = v,
+        ByteMutation::Flip(p, bit) => b[at(len, p, tail)] ^= 1 << bit,
+        ByteMutation::Word(p, n, v) => {
+            let i = at(len, p, tail);
+            let end = (i + n).min(len);
+            let w = WORDS[v].to_le_bytes();
+            b[i..end].copy_from_slice(&w[..end - i]);
+        }
+        ByteMutation::Delete(p, n) => {
+            let i = at(len, p, tail);
+            b.drain(i..(i + n).min(len));
+        }
+        ByteMutation::Duplicate(p, n) => {
+            let i = at(len, p, tail);
+            let s: Vec<u8> = b[i..(i + n).min(len)].to_vec();
+            b.splice(i..i, s);
+        }
+        ByteMutation::Copy(from, to, n) => {
+            let (f, t) = (at(len, from, tail), at(len, to, tail));
+            let n = n.min(len - f).min(len - t);
+            b.copy_within(f..f + n, t);
+        }
+        ByteMutation::Truncate(p) => b.truncate(at(len, p, tail)),
+    }
+}
+
+#[test]
+fn mutated_trace_dat_files_are_read_or_refused_never_crash() {
+    let files = dat_corpus();
+    assert!(files.len() >= 3, "traces/ holds the trace.dat files");
+    for (name, b) in files {
+        let t = import::parse_bytes(b).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(t.stats.malformed, 0, "{name}");
+        assert!(downstream(&t, true).unwrap(), "{name}");
+    }
+    let cases = cases_or(300);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let (accepted, damaged) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
+    let strategy = (
+        0..files.len(),
+        proptest::collection::vec(byte_mutation(), 1..4),
+    );
+    runner
+        .run(&strategy, |(f, muts)| {
+            let (name, orig) = &files[f];
+            let mut b = orig.clone();
+            for (tail, m) in &muts {
+                apply_bytes(&mut b, *tail, m);
+            }
+            match import::parse_bytes(&b) {
+                Ok(t) => {
+                    accepted.set(accepted.get() + 1);
+                    if t.stats.malformed > 0 {
+                        damaged.set(damaged.get() + 1);
+                    }
+                    for ex in &t.stats.malformed_examples {
+                        prop_assert!(
+                            ex.contains("byte ") || ex.starts_with("line "),
+                            "{name}: damage reported without where it is: {ex}"
+                        );
+                    }
+                    if let Err(e) = downstream(&t, false) {
+                        prop_assert!(false, "{name} {muts:?}: {e}");
+                    }
+                }
+                Err(e) => prop_assert!(!e.is_empty(), "{name} {muts:?}: an empty error"),
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!(
+        "trace.dat fuzz: {cases} cases, {} read ({} with damage counted), the rest refused",
+        accepted.get(),
+        damaged.get()
+    );
+    assert!(accepted.get() > 0);
 }

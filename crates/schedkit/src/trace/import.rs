@@ -14,7 +14,11 @@
 //! events of other kinds, malformed lines (with the first few line numbers), cut first and
 //! last lines, `<...>` names, PID reuse, time stamps out of order and the overlapping runs
 //! that clock skew between CPUs produces. Nothing here panics on any input (fuzzed in
-//! `tests/fuzz_inputs.rs`).
+//! `tests/fuzz_traces.rs`).
+//!
+//! The lines become raw events that a `Builder` turns into the trace (tasks, PID reuse,
+//! switches put back); trace-cmd's binary trace.dat ([`super::tracedat`]) feeds the same
+//! builder. [`load`] and [`parse_bytes`] take any of these forms, gzip-compressed or not.
 
 use super::*;
 use regex::Regex;
@@ -79,16 +83,17 @@ fn plugin_wakeup() -> &'static Regex {
     })
 }
 
-/// A task as a line names it: PID and, if known, its name and priority.
+/// A task as an event names it: PID and, if known, its name and priority.
 #[derive(Clone, Debug)]
-struct Ref {
-    pid: u32,
-    comm: Option<String>,
-    prio: Option<i32>,
+pub(crate) struct Ref {
+    pub(crate) pid: u32,
+    pub(crate) comm: Option<String>,
+    pub(crate) prio: Option<i32>,
 }
 
+/// An event as a front end decoded it, before PIDs become tasks.
 #[derive(Clone, Debug)]
-enum RawKind {
+pub(crate) enum RawKind {
     Switch {
         prev: Ref,
         state: PrevState,
@@ -132,14 +137,14 @@ enum RawKind {
 }
 
 #[derive(Clone, Debug)]
-struct Raw {
-    ts: u64,
-    cpu: u32,
+pub(crate) struct Raw {
+    pub(crate) ts: u64,
+    pub(crate) cpu: u32,
     /// The task running where the event fired (the line's header).
-    current: Ref,
-    tgid: Option<u32>,
-    irq: bool,
-    kind: RawKind,
+    pub(crate) current: Ref,
+    pub(crate) tgid: Option<u32>,
+    pub(crate) irq: bool,
+    pub(crate) kind: RawKind,
 }
 
 /// Seconds with a fraction → ns (digits past the ninth are dropped); None on overflow.
@@ -357,32 +362,73 @@ fn parse_event(event: &str, args: &str, ts_cpu: u32) -> Result<Option<RawKind>, 
             }
         }
         "print" | "tracing_mark_write" => {
-            let mut a = args.trim();
-            // tracefs prints `tracing_mark_write: ` before the text; older kernels the ip.
-            a = a.strip_prefix("tracing_mark_write:").unwrap_or(a).trim();
-            let mut parts = a.splitn(3, '|');
-            let (Some(kind), Some(pid)) = (parts.next(), parts.next()) else {
-                return Ok(None);
+            // tracefs prints `tracing_mark_write: ` before the text; `trace-cmd report` the
+            // ip's symbol, or its address where the file has no kallsyms.
+            let a = args.trim();
+            let a = a
+                .strip_prefix("tracing_mark_write:")
+                .unwrap_or(a)
+                .trim_start();
+            let a = match a.split_once(": ") {
+                Some((ip, rest))
+                    if !ip.is_empty() && !ip.contains(|c: char| c.is_whitespace() || c == '|') =>
+                {
+                    rest
+                }
+                _ => a,
             };
-            let begin = match kind {
-                "B" => true,
-                "E" => false,
-                _ => return Ok(None),
-            };
-            let pid = pid.trim().parse().map_err(|_| "marker pid out of range")?;
-            RawKind::Mark {
-                begin,
-                pid,
-                name: parts.next().unwrap_or("").trim().to_string(),
-            }
+            return parse_mark(a);
         }
         _ => return Ok(None),
     }))
 }
 
+/// The text of a `print` event (a write to `trace_marker`): an ATrace slice `B|pid|name` or
+/// `E|pid` is a sleeping-lock wait; anything else is not used (`Ok(None)`).
+pub(crate) fn parse_mark(text: &str) -> Result<Option<RawKind>, String> {
+    let mut parts = text.trim().splitn(3, '|');
+    let (Some(kind), Some(pid)) = (parts.next(), parts.next()) else {
+        return Ok(None);
+    };
+    let begin = match kind {
+        "B" => true,
+        "E" => false,
+        _ => return Ok(None),
+    };
+    let pid = pid.trim().parse().map_err(|_| "marker pid out of range")?;
+    Ok(Some(RawKind::Mark {
+        begin,
+        pid,
+        name: parts.next().unwrap_or("").trim().to_string(),
+    }))
+}
+
+/// The most CPUs a machine may have here (a limit on what a corrupt trace can make the
+/// replay allocate).
+pub(crate) const MAX_CPUS: u32 = 65_536;
+
+/// Every CPU number an event names is one of a machine's.
+pub(crate) fn check_cpus(kind: &RawKind) -> Result<(), String> {
+    let named: &[u32] = match kind {
+        RawKind::Freq { cpu, .. } | RawKind::Idle { cpu, .. } => &[*cpu],
+        RawKind::Wake { cpu, .. } | RawKind::WakeupNew { cpu, .. } => &[*cpu],
+        RawKind::Migrate { orig, dest, .. } => &[*orig, *dest],
+        _ => &[],
+    };
+    match named.iter().find(|&&c| c >= MAX_CPUS) {
+        Some(c) => Err(format!(
+            "CPU {c} is beyond any machine (limit {})",
+            MAX_CPUS - 1
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What one text line is.
 enum Line {
     Header(Option<u32>),
+    /// `CPU:1 [LOST 12 EVENTS]` (tracefs), `CPU:1 [12 EVENTS DROPPED]` (`trace-cmd report`).
+    Lost(u64),
     Event(Box<Raw>),
     Other(String),
 }
@@ -401,9 +447,18 @@ fn parse_line(line: &str) -> Result<Line, String> {
     if let Some(n) = t.strip_prefix("cpus=") {
         return header_cpus(n.trim().parse().ok());
     }
+    if t.starts_with("CPU:") && (t.contains("[LOST ") || t.contains("EVENTS DROPPED]")) {
+        // The count, where the kernel kept it: at least one event was lost.
+        let n = t
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(1);
+        return Ok(Line::Lost(n));
+    }
     if t.starts_with("version =")
-        || (t.starts_with("CPU")
-            && (t.contains("is empty") || t.contains("LOST") || t.contains("data recorded")))
+        || (t.starts_with("CPU") && (t.contains("is empty") || t.contains("data recorded")))
     {
         return Ok(Line::Header(None));
     }
@@ -427,8 +482,11 @@ fn parse_line(line: &str) -> Result<Line, String> {
         pid = g("tid").parse().map_err(|_| "tid out of range")?;
     }
     let cpu: u32 = g("cpu").parse().map_err(|_| "CPU number out of range")?;
-    if cpu >= 65_536 {
-        return Err(format!("CPU {cpu} is beyond any machine (limit 65535)"));
+    if cpu >= MAX_CPUS {
+        return Err(format!(
+            "CPU {cpu} is beyond any machine (limit {})",
+            MAX_CPUS - 1
+        ));
     }
     let ts = parse_ts(g("ts")).ok_or("time stamp out of range")?;
     // ftrace flags: irqs-off, need-resched, hardirq/softirq, preempt depth[, migrate-disable].
@@ -445,18 +503,7 @@ fn parse_line(line: &str) -> Result<Line, String> {
     let event = g("event");
     match parse_event(event, g("args"), cpu).map_err(|e| format!("{event}: {e}"))? {
         Some(kind) => {
-            // Every CPU number an event names is one of a machine's (the limit is generous).
-            let named: &[u32] = match &kind {
-                RawKind::Freq { cpu, .. } | RawKind::Idle { cpu, .. } => &[*cpu],
-                RawKind::Wake { cpu, .. } | RawKind::WakeupNew { cpu, .. } => &[*cpu],
-                RawKind::Migrate { orig, dest, .. } => &[*orig, *dest],
-                _ => &[],
-            };
-            if let Some(c) = named.iter().find(|&&c| c >= 65_536) {
-                return Err(format!(
-                    "{event}: CPU {c} is beyond any machine (limit 65535)"
-                ));
-            }
+            check_cpus(&kind).map_err(|e| format!("{event}: {e}"))?;
             Ok(Line::Event(Box::new(Raw {
                 ts,
                 cpu,
@@ -487,35 +534,32 @@ pub const MAX_LINES: usize = 100_000_000;
 
 /// Parses a trace text. Fails only when it holds no scheduler event at all.
 pub fn parse(text: &str) -> Result<Trace, ImportError> {
-    let mut stats = ImportStats::default();
-    let mut header_cpus: Option<u32> = None;
-    let mut raws: Vec<Raw> = Vec::new();
+    let mut b = Builder::new();
     let mut failures: Vec<(usize, String)> = Vec::new();
     let mut first_data: Option<usize> = None;
     let mut last_line = 0;
-    let mut max_ts = 0u64;
     for (i, line) in text.lines().enumerate().take(MAX_LINES) {
         let no = i + 1;
         last_line = no;
-        stats.lines += 1;
+        b.stats.lines += 1;
         match parse_line(line) {
             Ok(Line::Header(c)) => {
-                stats.header_lines += 1;
-                if c.is_some() {
-                    header_cpus = c;
+                b.stats.header_lines += 1;
+                if let Some(c) = c {
+                    b.cpus(c);
                 }
+            }
+            Ok(Line::Lost(n)) => {
+                b.stats.header_lines += 1;
+                b.lost(n);
             }
             Ok(Line::Event(r)) => {
                 first_data.get_or_insert(no);
-                if r.ts < max_ts {
-                    stats.out_of_order += 1;
-                }
-                max_ts = max_ts.max(r.ts);
-                raws.push(*r);
+                b.event(*r);
             }
             Ok(Line::Other(name)) => {
                 first_data.get_or_insert(no);
-                *stats.other_events.entry(name).or_default() += 1;
+                b.other(&name);
             }
             Err(e) => {
                 first_data.get_or_insert(no);
@@ -526,41 +570,109 @@ pub fn parse(text: &str) -> Result<Trace, ImportError> {
     for (no, e) in failures {
         // A buffer dumped mid-line cuts the first or the last line.
         if Some(no) == first_data || no == last_line {
-            stats.truncated_edges += 1;
+            b.stats.truncated_edges += 1;
             continue;
         }
-        stats.malformed += 1;
-        if stats.malformed_examples.len() < 5 {
-            stats.malformed_examples.push(format!("line {no}: {e}"));
+        b.malformed(format!("line {no}: {e}"));
+    }
+    b.finish("lines")
+}
+
+/// What both front ends (the text lines above, `tracedat`'s records) hand over: the events as
+/// decoded, in file order, and everything not used. [`Builder::finish`] sorts them and turns
+/// PIDs into tasks ([`Resolver`]: PID reuse, switches put back, overlapping runs), so that a
+/// trace.dat and its `trace-cmd report` text give one trace.
+pub(crate) struct Builder {
+    pub(crate) stats: ImportStats,
+    header_cpus: Option<u32>,
+    raws: Vec<Raw>,
+    max_ts: u64,
+}
+
+impl Builder {
+    pub(crate) fn new() -> Builder {
+        Builder {
+            stats: ImportStats::default(),
+            header_cpus: None,
+            raws: Vec::new(),
+            max_ts: 0,
         }
     }
-    if raws.is_empty() {
-        let mut why = format!(
-            "no scheduler events (sched_switch, sched_waking, …) in {} lines",
-            stats.lines
-        );
-        if let Some(ex) = stats.malformed_examples.first() {
-            why += &format!("; {} malformed, first at {ex}", stats.malformed);
+
+    /// The machine's CPUs, as a header gives them (the last one given counts).
+    pub(crate) fn cpus(&mut self, n: u32) {
+        self.header_cpus = Some(n);
+    }
+
+    /// An event of the model, in file order.
+    pub(crate) fn event(&mut self, r: Raw) {
+        if r.ts < self.max_ts {
+            self.stats.out_of_order += 1;
         }
-        return Err(ImportError::Empty(why));
+        self.max_ts = self.max_ts.max(r.ts);
+        self.raws.push(r);
     }
-    raws.sort_by_key(|r| r.ts);
-    let has_waking = raws
-        .iter()
-        .any(|r| matches!(r.kind, RawKind::Wake { waking: true, .. }));
-    let n = raws.len();
-    let t = Resolver::new(stats, header_cpus).run(raws, has_waking);
-    let names_a_task = |e: &Event| match e.kind {
-        EventKind::Switch { prev, next, .. } => prev.is_some() || next.is_some(),
-        EventKind::CpuFrequency { .. } | EventKind::CpuIdle { .. } => false,
-        _ => true,
-    };
-    if !t.events.iter().any(names_a_task) {
-        return Err(ImportError::Empty(format!(
-            "none of the {n} scheduler events names a task other than the idle task"
-        )));
+
+    /// An event of a kind the model does not use.
+    pub(crate) fn other(&mut self, name: &str) {
+        match self.stats.other_events.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                self.stats.other_events.insert(name.to_string(), 1);
+            }
+        }
     }
-    Ok(t)
+
+    /// Something that could not be read, described with where it is.
+    pub(crate) fn malformed(&mut self, example: String) {
+        self.stats.malformed += 1;
+        if self.stats.malformed_examples.len() < 5 {
+            self.stats.malformed_examples.push(example);
+        }
+    }
+
+    /// Events the kernel's ring buffer dropped.
+    pub(crate) fn lost(&mut self, n: u64) {
+        self.stats.lost_events = self.stats.lost_events.saturating_add(n);
+    }
+
+    /// The trace; `unit` names what `stats.lines` counts, for the error when there is no
+    /// scheduler event at all.
+    pub(crate) fn finish(self, unit: &str) -> Result<Trace, ImportError> {
+        let Builder {
+            stats,
+            header_cpus,
+            mut raws,
+            ..
+        } = self;
+        if raws.is_empty() {
+            let mut why = format!(
+                "no scheduler events (sched_switch, sched_waking, …) in {} {unit}",
+                stats.lines
+            );
+            if let Some(ex) = stats.malformed_examples.first() {
+                why += &format!("; {} malformed, first at {ex}", stats.malformed);
+            }
+            return Err(ImportError::Empty(why));
+        }
+        raws.sort_by_key(|r| r.ts);
+        let has_waking = raws
+            .iter()
+            .any(|r| matches!(r.kind, RawKind::Wake { waking: true, .. }));
+        let n = raws.len();
+        let t = Resolver::new(stats, header_cpus).run(raws, has_waking);
+        let names_a_task = |e: &Event| match e.kind {
+            EventKind::Switch { prev, next, .. } => prev.is_some() || next.is_some(),
+            EventKind::CpuFrequency { .. } | EventKind::CpuIdle { .. } => false,
+            _ => true,
+        };
+        if !t.events.iter().any(names_a_task) {
+            return Err(ImportError::Empty(format!(
+                "none of the {n} scheduler events names a task other than the idle task"
+            )));
+        }
+        Ok(t)
+    }
 }
 
 /// Turns PIDs into tasks in time order (a PID seen again after its task died is a new task),
@@ -871,26 +983,62 @@ impl Resolver {
     }
 }
 
-/// Reads a trace file (any of the text forms), naming the file in errors.
+/// The most bytes a compressed trace may unpack to (a gzip file, or the sections and CPU data
+/// of a compressed trace.dat, all together): a limit on memory.
+pub const MAX_DECOMPRESSED: u64 = 4 << 30;
+
+/// The gzip magic.
+const GZIP: [u8; 2] = [0x1f, 0x8b];
+
+/// Reads a trace file, naming the file in errors: any of the text forms, trace-cmd's binary
+/// trace.dat (see [`super::tracedat`]), or either of them gzip-compressed.
 pub fn load(path: &std::path::Path) -> Result<Trace, String> {
     let bytes =
         std::fs::read(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
-    if bytes.starts_with(&[0x17, 0x08, 0x44]) {
-        return Err(format!(
-            "{} is a binary trace-cmd trace.dat; convert it with `trace-cmd report -i {} > trace.txt` (or `-N` for key=value fields) and give the text",
-            path.display(),
-            path.display()
-        ));
+    parse_bytes(&bytes).map_err(|e| format!("trace {}: {e}", path.display()))
+}
+
+/// Reads a trace from its bytes, whatever its form: text, trace.dat, or a gzip of either.
+pub fn parse_bytes(bytes: &[u8]) -> Result<Trace, String> {
+    if bytes.starts_with(&GZIP) {
+        let inner = gunzip(bytes, MAX_DECOMPRESSED)?;
+        if inner.starts_with(&GZIP) {
+            return Err("gzip-compressed twice; unpack it once with `gunzip`".into());
+        }
+        return parse_plain(&inner).map_err(|e| format!("(gzip-compressed) {e}"));
+    }
+    parse_plain(bytes)
+}
+
+fn parse_plain(bytes: &[u8]) -> Result<Trace, String> {
+    if bytes.starts_with(&super::tracedat::MAGIC) {
+        return super::tracedat::parse(bytes).map_err(|e| format!("trace.dat: {e}"));
     }
     if bytes.starts_with(b"PERFILE2") {
+        return Err(
+            "a binary perf.data; convert it with `perf sched script -i FILE > trace.txt`".into(),
+        );
+    }
+    let text = String::from_utf8_lossy(bytes);
+    parse(&text).map_err(|e| e.to_string())
+}
+
+/// A gzip stream (one member or several, as `cat a.gz b.gz` makes) unpacked, refused past
+/// `limit` bytes.
+pub fn gunzip(bytes: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| format!("not a readable gzip stream: {e}"))?;
+    if out.len() as u64 > limit {
         return Err(format!(
-            "{} is a binary perf.data; convert it with `perf sched script -i {} > trace.txt`",
-            path.display(),
-            path.display()
+            "gzip stream unpacks to more than {} GiB, the limit on a trace",
+            limit >> 30
         ));
     }
-    let text = String::from_utf8_lossy(&bytes);
-    parse(&text).map_err(|e| format!("trace {}: {e}", path.display()))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -1073,6 +1221,32 @@ garbage in the middle
 ";
         let t = parse(text).unwrap();
         assert_eq!(t.stats.overlapping_runs, 1);
+    }
+
+    #[test]
+    fn lost_events_and_markers_with_an_address() {
+        let text = "\
+CPU:1 [LOST 12 EVENTS]
+   a-5 [000] d..2. 1.000000: sched_switch: prev_comm=a prev_pid=5 prev_prio=120 prev_state=R+ ==> next_comm=b next_pid=6 next_prio=120
+CPU:0 [3 EVENTS DROPPED]
+   b-6 [000]   1.000100: print:                0xffffffff81498b1a: B|6|lock x
+CPU:0 [EVENTS DROPPED]
+   b-6 [000]   1.000200: print:                tracing_mark_write: E|6
+   b-6 [000]   1.000300: print:                0xffffffff81498b1a: not|a slice
+";
+        let t = parse(text).unwrap();
+        assert_eq!(t.stats.lost_events, 12 + 3 + 1);
+        assert_eq!(t.stats.malformed, 0, "{:?}", t.stats.malformed_examples);
+        assert_eq!(t.stats.other_events.get("print"), Some(&1));
+        let marks: Vec<_> = t
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::LockWait { lock, begin, .. } => Some((lock.as_str(), *begin)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(marks, [("lock x", true), ("", false)]);
     }
 
     #[test]

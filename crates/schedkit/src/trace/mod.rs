@@ -3,7 +3,8 @@
 //!
 //! - [`import`]: tracefs text, `trace-cmd report` (plugin, `-N`, `-R`) and `perf sched script`
 //!   text → a [`Trace`], defensively (every line that is not used is counted, with its line
-//!   number; nothing panics).
+//!   number; nothing panics); [`tracedat`], trace-cmd's binary `trace.dat` (versions 6 and 7)
+//!   through the same builder; either of them gzip-compressed.
 //! - [`figures`]: what a trace says happened (per-task CPU time, context switches, wakeup
 //!   latency, migrations, runqueue wait), computed the same way for a recorded trace and for
 //!   a simulated run, so that `replay --policies recorded` sits beside the policies.
@@ -21,6 +22,7 @@ pub mod import;
 pub mod perfetto;
 pub mod replay;
 pub mod timeline;
+pub mod tracedat;
 
 /// A task of a trace: one *incarnation* of a PID (a PID reused after an exit is a new task).
 #[derive(Clone, Debug, PartialEq)]
@@ -127,6 +129,7 @@ pub struct Event {
 /// What the importer met that it did not turn into events: counted, never silently dropped.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ImportStats {
+    /// Lines read (records, for a trace.dat).
     pub lines: u64,
     /// Lines that became events.
     pub events: u64,
@@ -156,6 +159,10 @@ pub struct ImportStats {
     /// Switches put back where a CPU's events show another task running than the last
     /// recorded switch left there (a switch the kernel did not record, or a lost event).
     pub inferred_switches: u64,
+    /// Events the kernel's ring buffer dropped before they were read (`[LOST n EVENTS]`,
+    /// `[n EVENTS DROPPED]`, a trace.dat page flagged with missed events; 1 where the count
+    /// was not kept).
+    pub lost_events: u64,
 }
 
 /// A scheduler trace: tasks, time-ordered events, and the machine's size.
