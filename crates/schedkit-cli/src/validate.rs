@@ -38,6 +38,10 @@ pub struct ValidateArgs {
     /// Also write the validation as a self-contained HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Print the summary as a Markdown table (the shape of docs/validation.md) instead of
+    /// the full table.
+    #[arg(long)]
+    pub markdown: bool,
     /// No progress line.
     #[arg(long)]
     pub quiet: bool,
@@ -113,7 +117,11 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         }
     };
     let results = validate::run(&suite, &opts, jobs, &on_done).map_err(anyhow::Error::msg)?;
-    crate::out(&validate::table(&suite, &results));
+    if a.markdown {
+        crate::out(&validate::markdown(&results));
+    } else {
+        crate::out(&validate::table(&suite, &results));
+    }
     if let Some(p) = &a.json {
         let workloads = suite
             .workloads

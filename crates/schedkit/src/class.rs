@@ -348,6 +348,23 @@ pub enum DequeueKind {
     Exit,
 }
 
+/// Why a CPU balances (the kernel's `enum cpu_idle_type`): it is busy (the periodic balancer
+/// at a tick), idle (the periodic balancer of an idle CPU, or the NO_HZ idle balancer it was
+/// kicked to run), or about to go idle in `schedule()` (new-idle balance).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuIdle {
+    NotIdle,
+    Idle,
+    NewlyIdle,
+}
+
+impl CpuIdle {
+    /// Idle or newly idle: the CPU has nothing to run.
+    pub fn is_idle(self) -> bool {
+        self != CpuIdle::NotIdle
+    }
+}
+
 /// Why a CPU is being chosen for a task.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum WakeKind {
@@ -673,7 +690,7 @@ pub trait SchedClass: Send + Sync + 'static {
         _this_rq: &mut Rq<Self::Rq>,
         _this_cpu: CpuId,
         _view: &CpuView,
-        _idle: bool,
+        _idle: CpuIdle,
     ) -> Option<Busiest> {
         None
     }
@@ -687,7 +704,7 @@ pub trait SchedClass: Send + Sync + 'static {
         _this_cpu: CpuId,
         _src_rq: &mut Rq<Self::Rq>,
         _src_cpu: CpuId,
-        _idle: bool,
+        _idle: CpuIdle,
         _imbalance: usize,
     ) -> PullOutcome {
         PullOutcome::default()

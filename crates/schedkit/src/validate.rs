@@ -757,6 +757,93 @@ Each figure is measured the same way on the recorded trace and on the replay's o
     s
 }
 
+/// The summary as a Markdown table (`validate --markdown`), one row per workload: the
+/// shape of `docs/validation.md`'s table, so the docs print from the command.
+pub fn markdown(results: &[Result<WorkloadResult, String>]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "| workload | switches | wakeups | migrations | busy CPU | wakeup p50 | model |\n|---|---|---|---|---|---|---|\n",
+    );
+    let int = |v: f64| {
+        let n = v.round() as i64;
+        let digits = n.abs().to_string();
+        let mut out = String::new();
+        for (i, ch) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push('\u{202f}');
+            }
+            out.push(ch);
+        }
+        if n < 0 {
+            format!("−{out}")
+        } else {
+            out
+        }
+    };
+    let pct = |e: Option<f64>| match e {
+        Some(e) => {
+            let p = (e * 100.0).round() as i64;
+            if p < 0 {
+                format!("−{} %", -p)
+            } else {
+                format!("+{p} %")
+            }
+        }
+        None => "-".into(),
+    };
+    let us = |v: f64| {
+        if v >= 100.0 {
+            int(v)
+        } else if v >= 1.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
+    for r in results {
+        let Ok(w) = r else {
+            let _ = writeln!(
+                s,
+                "| {} | error | | | | | |",
+                r.as_ref().err().unwrap_or(&String::new())
+            );
+            continue;
+        };
+        let row = |i: usize| &w.rows[i];
+        let count = |i: usize| {
+            format!(
+                "{} → {} ({})",
+                int(row(i).recorded),
+                int(row(i).replayed),
+                pct(row(i).error)
+            )
+        };
+        let model = match &w.model {
+            Some(m) => format!(
+                "{} → {} ({})",
+                m.recorded,
+                (m.replayed * 1000.0).round() / 1000.0,
+                pct(m.error)
+            ),
+            None => "—".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} → {} | {} | {} → {} µs | {} |",
+            w.name,
+            count(0),
+            count(1),
+            int(row(2).recorded),
+            int(row(2).replayed),
+            pct(row(3).error),
+            us(row(4).recorded),
+            us(row(4).replayed),
+            model
+        );
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

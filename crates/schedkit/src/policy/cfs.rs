@@ -625,8 +625,9 @@ impl SchedClass for Cfs {
         this: &mut Rq<CfsRq>,
         this_cpu: CpuId,
         view: &CpuView,
-        idle: bool,
+        kind: CpuIdle,
     ) -> Option<Busiest> {
+        let idle = kind.is_idle();
         this.class
             .domains
             .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
@@ -639,9 +640,10 @@ impl SchedClass for Cfs {
         this_cpu: CpuId,
         src: &mut Rq<CfsRq>,
         _src_cpu: CpuId,
-        idle: bool,
+        kind: CpuIdle,
         imbalance: usize,
     ) -> PullOutcome {
+        let idle = kind.is_idle();
         let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
         let mut x = src.class.timeline.first();

@@ -624,8 +624,9 @@ impl SchedClass for CfsFairClock {
         this: &mut Rq<FairClockRq>,
         this_cpu: CpuId,
         view: &CpuView,
-        idle: bool,
+        kind: CpuIdle,
     ) -> Option<Busiest> {
+        let idle = kind.is_idle();
         this.class
             .domains
             .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
@@ -638,9 +639,10 @@ impl SchedClass for CfsFairClock {
         this_cpu: CpuId,
         src: &mut Rq<FairClockRq>,
         _src_cpu: CpuId,
-        idle: bool,
+        kind: CpuIdle,
         imbalance: usize,
     ) -> PullOutcome {
+        let idle = kind.is_idle();
         let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
         let mut x = src.class.timeline.first();

@@ -28,8 +28,8 @@
 //! `eevdf:era=6.18` (plain `eevdf` is 6.6 until the validation suite says otherwise; see
 //! the README) is the class as Linux 6.18 has it (`kernel/sched/fair.c`, `features.h` of
 //! v6.18), which differs in these rules, each behind its `sched_features` default:
-//! - the base slice is 0.70 ms × (1 + ilog2(min(ncpus, 8))) ("sched/fair: Reduce the default
-//!   slice to avoid tasks getting an extra tick", 6.17);
+//! - the base slice is 0.70 ms × (1 + ilog2(min(ncpus, 8))) ("sched: Reduce the default
+//!   slice to avoid tasks getting an extra tick", 2ae891b82695, v6.15);
 //! - DELAY_DEQUEUE + DELAY_ZERO ("sched/fair: Implement delayed dequeue", 6.12): a task going
 //!   to sleep while not eligible stays queued (`sched_delayed`), competing until it is picked
 //!   (then it is dequeued and the pick repeated: `pick_next_entity`) or woken (then it is
@@ -60,6 +60,8 @@
 //! SCHED_IDLE tasks, no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
 //! SCHED_IDLE tasks weigh 3 and follow `check_preempt_wakeup_fair`'s two rules.
 
+use super::fair_lb::{self, Migration};
+use super::list::{Linked, TaskList};
 use super::pelt::Pelt;
 use super::rbtree::{before, RbEntry, RbNode, RbTree};
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
@@ -96,10 +98,25 @@ pub struct EevdfTask {
     pub custom_slice: bool,
     /// 6.18 PLACE_REL_DEADLINE: `deadline` holds deadline − vruntime until placed again.
     pub rel_deadline: bool,
+    /// 6.18.y: queued by `wake_up_new_task` and not yet run (the WF_FORK of its preemption
+    /// check, which a forked task passes only through PREEMPT_SHORT).
+    pub wf_fork: bool,
     /// `wakee_flips`, `last_wakee`, `wakee_flip_decay_ts` (what `wake_wide` reads). Written
     /// by the task itself when it wakes another (as the kernel writes `current`'s), read by
     /// wakeups of it: relaxed atomics, so a select path that holds no lock may touch them.
     pub wakee: WakeeFlips,
+    /// 6.18: the task's place on its runqueue's `cfs_tasks` (most recently queued first),
+    /// the order the balancer detaches in.
+    pub group_node: crate::task::Link,
+}
+
+impl Linked for EevdfTask {
+    fn link(&self) -> &crate::task::Link {
+        &self.group_node
+    }
+    fn link_mut(&mut self) -> &mut crate::task::Link {
+        &mut self.group_node
+    }
 }
 
 /// `record_wakee`'s state of a task.
@@ -195,11 +212,17 @@ pub struct EevdfRq {
     /// The task `put_prev` just put back: picking it again is no fresh pick (the kernel's
     /// `put_prev_set_next_task` does nothing when next == prev).
     pub last_put: Option<TaskId>,
+    /// 6.18: `update_curr` asked to reschedule the running task (TIF_NEED_RESCHED), from a
+    /// path whose caller does not hear it (an enqueue); the preemption check reports it.
+    pub need_resched: bool,
     pub curr: Option<TaskId>,
     /// PELT average of the runqueue's runnable weight: the load it publishes for balancing.
     pub pelt: Pelt,
-    /// This CPU's scheduling domains and their balancing state.
+    /// This CPU's scheduling domains and their balancing state (6.6).
     pub domains: SchedDomains,
+    /// 6.18: the domains of today's balancer (`fair_lb`) and `rq->cfs_tasks`.
+    pub lb: fair_lb::Domains,
+    pub cfs_tasks: TaskList,
 }
 
 /// Which kernel's EEVDF.
@@ -396,7 +419,11 @@ impl Eevdf {
                 return false;
             }
             let se = &ctx.tasks[c].data;
-            return rq.nr_queued > 1 && (resched || !Self::protect_slice(se));
+            let ask = rq.nr_queued > 1 && (resched || !Self::protect_slice(se));
+            // `resched_curr_lazy` from whichever path charged the runner (the tick, a
+            // wakee's enqueue, the preemption check): kept until the CPU schedules.
+            rq.need_resched |= ask;
+            return ask;
         }
         resched
     }
@@ -551,14 +578,35 @@ impl Eevdf {
         se.deadline = se.vruntime.wrapping_add(vslice);
     }
 
-    /// `update_entity_lag`: `vlag = V - v`, within `max(2 * slice, tick)` of virtual time.
-    fn update_entity_lag(ctx: &mut Ctx<EevdfTask>, rq: &EevdfRq, t: TaskId) {
+    /// `update_entity_lag`: `vlag = V - v`, within `max(2 * slice, tick)` of virtual time
+    /// (6.6); 6.18.y: within the longest slice queued plus a tick ("sched/fair: Fix lag
+    /// clamp", v6.19, in 6.18.y stable).
+    fn update_entity_lag(&self, ctx: &mut Ctx<EevdfTask>, rq: &EevdfRq, t: TaskId) {
         let tick_ns = 1_000_000_000 / ctx.hz.max(1) as u64;
         let v = Self::avg_vruntime(&ctx.tasks, rq);
+        let max_slice = self.is_618().then(|| Self::max_slice(&ctx.tasks, rq));
         let se = &mut ctx.tasks[t].data;
         let lag = v.wrapping_sub(se.vruntime) as i64;
-        let limit = Self::delta_fair((2 * se.slice).max(tick_ns), se) as i64;
+        let span = match max_slice {
+            Some(m) => m.saturating_add(tick_ns),
+            None => (2 * se.slice).max(tick_ns),
+        };
+        let limit = Self::delta_fair(span, se) as i64;
         se.vlag = lag.clamp(-limit, limit);
+    }
+
+    /// `cfs_rq_max_slice`: the longest slice among the running task and the queued ones.
+    fn max_slice(tasks: &TaskView<'_, EevdfTask>, rq: &EevdfRq) -> u64 {
+        let mut m = 0;
+        if let Some(c) = rq.curr {
+            if tasks[c].data.on_rq {
+                m = tasks[c].data.slice;
+            }
+        }
+        if let Some((&s, _)) = rq.slices.last_key_value() {
+            m = m.max(s);
+        }
+        m
     }
 
     /// `__enqueue_entity`: into the tree and the sums behind V (and the slice multiset).
@@ -582,6 +630,10 @@ impl Eevdf {
     }
 
     fn enqueue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
+        if !rq.class.lb.levels.is_empty() {
+            // account_entity_enqueue: list_add(&se->group_node, &rq->cfs_tasks).
+            rq.class.cfs_tasks.push_front(&mut ctx.tasks, t, ctx.ops);
+        }
         let w = ctx.tasks[t].data.load.weight;
         // The runqueue's PELT signal up to now, at the weight it had until now.
         let weight_so_far = rq.class.load.weight;
@@ -598,6 +650,9 @@ impl Eevdf {
     /// The entity leaves the runqueue for good (`account_entity_dequeue`); a delayed one was
     /// already out of the core's count.
     fn dequeue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
+        if !rq.class.lb.levels.is_empty() {
+            rq.class.cfs_tasks.remove(&mut ctx.tasks, t, ctx.ops);
+        }
         let w = ctx.tasks[t].data.load.weight;
         let weight_so_far = rq.class.load.weight;
         rq.class.pelt.update(ctx.now, weight_so_far);
@@ -620,13 +675,96 @@ impl Eevdf {
     /// `finish_delayed_dequeue_entity`): the lag is taken, positive lag clipped to 0.
     fn finish_delayed_dequeue(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         self.update_curr(ctx, &mut rq.class);
-        Self::update_entity_lag(ctx, &rq.class, t);
+        self.update_entity_lag(ctx, &rq.class, t);
         Eevdf::dequeue_entity(ctx, rq, t);
         Self::update_min_vruntime(&ctx.tasks, &mut rq.class);
         let se = &mut ctx.tasks[t].data;
         if self.features.delay_zero && se.vlag > 0 {
             se.vlag = 0;
         }
+    }
+
+    /// 6.18's `detach_tasks` + `can_migrate_task` + `attach_tasks`, moving what the pending
+    /// `find_busiest` decided (`fair_lb`'s module doc has the rules).
+    fn detach_tasks(
+        &self,
+        ctx: &mut Ctx<EevdfTask>,
+        this: &mut Rq<EevdfRq>,
+        this_cpu: CpuId,
+        src: &mut Rq<EevdfRq>,
+        kind: CpuIdle,
+    ) -> PullOutcome {
+        let mut out = PullOutcome::default();
+        let Some((m, failed, nice_tries)) = this.class.lb.pending() else {
+            return out;
+        };
+        let (mut left, by_load) = match m {
+            Migration::Tasks(n) => (n, false),
+            Migration::Load(w) => (w, true),
+        };
+        let now = ctx.now;
+        let loop_max = fair_lb::NR_MIGRATE.min(src.class.nr_queued);
+        let mut looked = 0;
+        while left > 0 && looked < loop_max {
+            if kind.is_idle() && src.nr_running <= 1 {
+                break;
+            }
+            looked += 1;
+            let Some(p) = src.class.cfs_tasks.back() else {
+                break;
+            };
+            ctx.ops.remote_touches += 1;
+            let task = &ctx.tasks[p];
+            let se = &task.data;
+            let ineligible = failed == 0
+                && this.class.nr_queued > 0
+                && !Self::vruntime_eligible(&ctx.tasks, &src.class, se.vruntime);
+            let hot = self.task_hot(task, now) && failed <= nice_tries;
+            let weight = se.load.weight.max(1);
+            // A delayed task is asleep as far as the hosts know, and they move runnable
+            // tasks only: it is never moved (the kernel moves one when migrating load).
+            let ok = !se.sched_delayed
+                && !ineligible
+                && task.cpus_allowed.contains(this_cpu)
+                && src.class.curr != Some(p)
+                && !hot
+                && (!by_load || (weight >> failed.min(63)) <= left);
+            if !ok {
+                // list_move(&p->se.group_node, tasks): to the head, look at the next.
+                src.class.cfs_tasks.remove(&mut ctx.tasks, p, ctx.ops);
+                src.class.cfs_tasks.push_front(&mut ctx.tasks, p, ctx.ops);
+                continue;
+            }
+            left = if by_load {
+                left.saturating_sub(weight)
+            } else {
+                left - 1
+            };
+            // Detach with its lag (deadline kept relative), attach placed by it.
+            self.update_curr(ctx, &mut src.class);
+            self.update_entity_lag(ctx, &src.class, p);
+            if self.features.place_rel_deadline {
+                let se = &mut ctx.tasks[p].data;
+                se.deadline = se.deadline.wrapping_sub(se.vruntime);
+                se.rel_deadline = true;
+            }
+            Eevdf::dequeue_entity(ctx, src, p);
+            Self::update_min_vruntime(&ctx.tasks, &mut src.class);
+            ctx.tasks[p].cpu = this_cpu;
+            self.update_curr(ctx, &mut this.class);
+            let mut se = std::mem::take(&mut ctx.tasks[p].data);
+            self.place_entity(&ctx.tasks, &this.class, &mut se, false);
+            ctx.tasks[p].data = se;
+            Eevdf::enqueue_entity(ctx, this, p);
+            out.moved += 1;
+            // CONFIG_PREEMPTION: a new-idle balance takes one task and runs it.
+            if kind == CpuIdle::NewlyIdle {
+                break;
+            }
+        }
+        this.class.lb.balanced(out.moved, kind);
+        out.resched = out.moved > 0 && this.curr().is_some();
+        out
     }
 
     fn task_hot(&self, p: &T, now: u64) -> bool {
@@ -675,8 +813,10 @@ impl SchedClass for Eevdf {
         }
         let is_curr = rq.class.curr == Some(t);
         if self.features.delay_zero {
-            self.update_curr(ctx, &mut rq.class);
-            Self::update_entity_lag(ctx, &rq.class, t);
+            // No update_curr first: ttwu_runnable → enqueue_task_fair(ENQUEUE_DELAYED) →
+            // requeue_delayed_entity (fair.c of v6.18 L6884, of 6.18.35 L6943) reads V with
+            // the running task's vruntime as last charged; the preemption check charges it.
+            self.update_entity_lag(ctx, &rq.class, t);
             if ctx.tasks[t].data.vlag > 0 {
                 rq.class.nr_queued -= 1;
                 if !is_curr {
@@ -702,6 +842,12 @@ impl SchedClass for Eevdf {
 
     fn new_rq(&self, domain: usize, topology: &Topology) -> EevdfRq {
         // Per-CPU layout: the lock domain is the CPU.
+        if self.is_618() {
+            return EevdfRq {
+                lb: fair_lb::Domains::build(domain, topology),
+                ..EevdfRq::default()
+            };
+        }
         EevdfRq {
             domains: SchedDomains::build(domain, topology),
             ..EevdfRq::default()
@@ -773,6 +919,7 @@ impl SchedClass for Eevdf {
         let is_curr = rq.class.curr == Some(t);
         let mut se = std::mem::take(&mut ctx.tasks[t].data);
         let initial = kind == EnqueueKind::New;
+        se.wf_fork = initial && self.is_618();
         if is_curr {
             self.place_entity(&ctx.tasks, &rq.class, &mut se, initial);
         }
@@ -812,7 +959,7 @@ impl SchedClass for Eevdf {
             rq.nr_running -= 1;
             return;
         }
-        Self::update_entity_lag(ctx, &rq.class, t);
+        self.update_entity_lag(ctx, &rq.class, t);
         let sleep = matches!(kind, DequeueKind::Sleep | DequeueKind::Exit);
         if self.features.place_rel_deadline && !sleep {
             let se = &mut ctx.tasks[t].data;
@@ -852,6 +999,7 @@ impl SchedClass for Eevdf {
         _cpu: CpuId,
     ) -> Option<TaskId> {
         let again = rq.class.last_put.take();
+        rq.class.need_resched = false;
         let next = loop {
             let next = self.pick_eevdf(&ctx.tasks, &rq.class)?;
             if ctx.tasks[next].data.sched_delayed {
@@ -875,6 +1023,7 @@ impl SchedClass for Eevdf {
                 se.prev_sum_exec = se.sum_exec;
             }
             se.picked_deadline = Some(se.deadline);
+            se.wf_fork = false;
         }
         if self.is_618() && fresh {
             self.set_protect_slice(&mut ctx.tasks, &rq.class, next);
@@ -936,6 +1085,11 @@ impl SchedClass for Eevdf {
         if curr == woken {
             return false;
         }
+        // 6.18: "We can come here with TIF_NEED_RESCHED already set" (an enqueue's
+        // update_curr found the runner past its protected slice): it is preempted anyway.
+        if self.is_618() && rq.class.need_resched {
+            return true;
+        }
         // "Idle tasks are by definition preempted by non-idle tasks"; "Batch and idle tasks
         // do not preempt non-idle tasks" (check_preempt_wakeup_fair).
         let woken_policy = ctx.tasks[woken].policy;
@@ -953,7 +1107,9 @@ impl SchedClass for Eevdf {
         if woken_policy != SchedPolicy::Normal {
             return false;
         }
-        self.update_curr(ctx, &mut rq.class);
+        if self.update_curr(ctx, &mut rq.class) && self.is_618() {
+            return true;
+        }
         if !self.is_618() {
             // RUN_TO_PARITY holds here too: "sched/eevdf: Curb wakeup-preemption" (Aug 2023,
             // in 6.6) added it precisely so that a woken task placed left of the running one
@@ -961,16 +1117,22 @@ impl SchedClass for Eevdf {
             return self.pick_eevdf(&ctx.tasks, &rq.class) == Some(woken);
         }
         // 6.18: PREEMPT_SHORT lets a woken task with a shorter slice ignore the running
-        // task's protection; if it wins, the protection is cancelled, else shortened.
+        // task's protection; if it wins, the protection is cancelled. 6.18.y ("sched/fair:
+        // Reimplement NEXT_BUDDY to align with EEVDF goals", v6.19, in 6.18.y stable): a
+        // forked task (WF_FORK) preempts only that way, and a wakee that does not win
+        // shortens the running task's protection to the shortest slice queued.
         let short =
             self.features.preempt_short && ctx.tasks[woken].data.slice < ctx.tasks[curr].data.slice;
+        if !short && ctx.tasks[woken].data.wf_fork {
+            return false;
+        }
         if self.pick_eevdf_protect(&ctx.tasks, &rq.class, !short) == Some(woken) {
             if short {
                 Self::cancel_protect_slice(&mut ctx.tasks[curr].data);
             }
             return true;
         }
-        if self.run_to_parity && short {
+        if self.run_to_parity {
             Self::update_protect_slice(&mut ctx.tasks, &rq.class, curr);
         }
         false
@@ -1034,6 +1196,12 @@ impl SchedClass for Eevdf {
     }
 
     fn balance_interval_ticks(&self, idle: bool, hz: u32) -> Option<u64> {
+        if self.is_618() {
+            // The soonest any 6.18 level can be due: the smallest span (2 CPUs) in ms,
+            // x busy_factor 16 on a busy CPU; each level keeps its own interval.
+            let ms: u64 = if idle { 2 } else { 2 * 16 };
+            return Some((ms * hz as u64 / 1000).max(1));
+        }
         sched_domains::balance_interval_ticks(idle, hz)
     }
 
@@ -1043,8 +1211,15 @@ impl SchedClass for Eevdf {
         this: &mut Rq<EevdfRq>,
         this_cpu: CpuId,
         view: &CpuView,
-        idle: bool,
+        kind: CpuIdle,
     ) -> Option<Busiest> {
+        let idle = kind.is_idle();
+        if self.is_618() {
+            return this
+                .class
+                .lb
+                .find_busiest(ctx.ops, ctx.now, this_cpu, view, kind);
+        }
         this.class
             .domains
             .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
@@ -1057,9 +1232,13 @@ impl SchedClass for Eevdf {
         this_cpu: CpuId,
         src: &mut Rq<EevdfRq>,
         _src_cpu: CpuId,
-        idle: bool,
+        kind: CpuIdle,
         imbalance: usize,
     ) -> PullOutcome {
+        let idle = kind.is_idle();
+        if self.is_618() {
+            return self.detach_tasks(ctx, this, this_cpu, src, kind);
+        }
         let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
         let mut x = src.class.tree.first();
@@ -1078,7 +1257,7 @@ impl SchedClass for Eevdf {
             }
             // Detach with its lag, attach placed by it: lag-preserving migration.
             self.update_curr(ctx, &mut src.class);
-            Self::update_entity_lag(ctx, &src.class, t);
+            self.update_entity_lag(ctx, &src.class, t);
             if self.features.place_rel_deadline {
                 let se = &mut ctx.tasks[t].data;
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);

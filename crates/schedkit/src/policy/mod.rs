@@ -6,6 +6,7 @@ pub mod bfs;
 pub mod cfs;
 pub mod cfs_fair_clock;
 pub mod eevdf;
+pub mod fair_lb;
 pub mod goodness;
 pub mod list;
 pub mod o1;

@@ -793,4 +793,124 @@ mod tests {
         );
         assert_eq!(fork(IdleSiblings::Llc), 2);
     }
+
+    // ----- select_cpu_v6_18 (fair.c of v6.18: wake_affine_idle L7333, wake_affine_weight
+    // L7364, select_idle_sibling L7823) -----
+
+    /// A busy CPU: `nr` runnable, a task running, PELT load `load`.
+    fn busy(nr: usize, load: u64) -> crate::class::CpuStatus {
+        crate::class::CpuStatus {
+            curr: Some(TaskId(99)),
+            ..cpu(nr, load)
+        }
+    }
+
+    /// The CPU a wakeup of a task last on `prev`, of load `task_load`, from `waker`, picks.
+    fn wake_618(
+        t: &Topology,
+        st: &[crate::class::CpuStatus],
+        prev: CpuId,
+        waker: CpuId,
+        sync: bool,
+        task_load: u64,
+        wide: bool,
+    ) -> CpuId {
+        use crate::task::Tasks;
+        let mut tasks: Tasks<()> = Tasks::new();
+        let p = tasks.spawn();
+        tasks[p].cpu = prev;
+        let v = view_of(st, t);
+        let kind = WakeKind::Wakeup { sync };
+        select_cpu_v6_18(&tasks.view(), &v, p, waker, kind, task_load, wide)
+    }
+
+    #[test]
+    fn v6_18_imbalance_pct_by_the_lowest_shared_level() {
+        // sd_init: SMT 110, MC (one LLC) 117, above 125. 8 CPUs: cores of 2 threads, LLCs of 4.
+        let t = topo(8, 2, 4, None);
+        assert_eq!(pct_between_v6_18(&t, 0, 1), 110);
+        assert_eq!(pct_between_v6_18(&t, 0, 2), 117);
+        assert_eq!(pct_between_v6_18(&t, 0, 4), 125);
+        assert_eq!(pct_between_v6_18(&t, 7, 3), 125);
+    }
+
+    #[test]
+    fn v6_18_wakeups_on_two_cpus_sharing_a_cache() {
+        let t = topo(2, 1, 2, None);
+        // p last ran on CPU 1; the wakeup runs on CPU 0.
+        let wake = |st: &[_], sync, wide| wake_618(&t, st, 1, 0, sync, 1024, wide);
+        // wake_affine_idle 1: the waker's CPU is idle (an interrupt woke p) and shares the
+        // cache: it takes p unless p's own CPU is idle too. select_idle_sibling: the target
+        // is idle, taken.
+        assert_eq!(wake(&[cpu(0, 0), busy(1, 1024)], false, false), 0);
+        assert_eq!(wake(&[cpu(0, 0), cpu(0, 0)], false, false), 1);
+        // wake_affine_idle 3: the waker's CPU busy, p's previous CPU idle: it stays there.
+        assert_eq!(wake(&[busy(1, 1024), cpu(0, 0)], false, false), 1);
+        // Both busy: waker alone on CPU 0 (load 1024), CPU 1 runs 2 (2048).
+        let st = [busy(1, 1024), busy(2, 2048)];
+        // wake_affine_idle 2: a sync waker alone on its CPU takes p (it is about to sleep).
+        assert_eq!(wake(&st, true, false), 0);
+        // Not sync: wake_affine_weight, 117 % halved to 108 %: this = (1024 + 1024) * 100 =
+        // 204 800 against prev = (2048 - 1024) * 108 = 110 592: not lighter, p stays on 1.
+        assert_eq!(wake(&st, false, false), 1);
+        // wake_wide: no affine wakeup at all, even sync: p's previous CPU, busy, no idle one.
+        assert_eq!(wake(&st, true, true), 1);
+    }
+
+    #[test]
+    fn v6_18_wake_affine_weight_biases_by_half_the_imbalance_pct() {
+        // 4 CPUs, two LLCs {0, 1} and {2, 3}, all busy (two tasks each, so neither the idle
+        // nor the sync-alone test decides). p (load 100) last ran on CPU 1 or 2.
+        let t = topo(4, 1, 2, None);
+        let st = |l0: u64, l1: u64, l2: u64| [busy(2, l0), busy(2, l1), busy(2, l2), busy(2, 0)];
+        let wake = |st: &[_], prev, sync| wake_618(&t, st, prev, 0, sync, 100, false);
+        // Within an LLC (117 -> 108 %), prev CPU 1 at 1100: prev_eff = (1100 - 100) * 108 =
+        // 108 000. this_eff = (l0 + 100) * 100 must be strictly less: l0 = 979 -> 107 900
+        // (the waker's CPU 0), l0 = 980 -> 108 000 (p stays on 1). Unbiased (100 %) 979
+        // would lose; at the full 117 % 980 would win.
+        assert_eq!(wake(&st(979, 1100, 0), 1, false), 0);
+        assert_eq!(wake(&st(980, 1100, 0), 1, false), 1);
+        // Across LLCs (125 -> 112 %), prev CPU 2 at 1100: prev_eff = 1000 * 112 = 112 000;
+        // l0 = 1019 -> 111 900 wins, 1020 -> 112 000 does not.
+        assert_eq!(wake(&st(1019, 0, 1100), 2, false), 0);
+        assert_eq!(wake(&st(1020, 0, 1100), 2, false), 2);
+        // Sync: the waker's own nice-0 load leaves CPU 0 and prev_eff gains 1 (a tie goes
+        // to the waker): l0 = 2004 -> (2004 - 1024 + 100) * 100 = 108 000 < 108 001.
+        assert_eq!(wake(&st(2004, 1100, 0), 1, true), 0);
+        assert_eq!(wake(&st(2004, 1100, 0), 1, false), 1);
+        // Sync with less on the waker's CPU than the waker itself: the waker's CPU at once.
+        assert_eq!(wake(&st(1000, 0, 0), 1, true), 0);
+    }
+
+    #[test]
+    fn v6_18_select_idle_sibling_searches_the_targets_llc() {
+        let t = topo(4, 1, 2, None);
+        let wake = |st: &[_]| wake_618(&t, st, 2, 0, false, 100, false);
+        // The waker's CPU 0 wins wake_affine_weight (as above, 1019 against 1100); it is busy.
+        // An idle CPU of its LLC (1) is taken; an idle CPU of the other LLC (3) is not looked at.
+        assert_eq!(
+            wake(&[busy(2, 1019), cpu(0, 0), busy(2, 1100), busy(2, 0)]),
+            1
+        );
+        assert_eq!(
+            wake(&[busy(2, 1019), busy(2, 0), busy(2, 1100), cpu(0, 0)]),
+            0
+        );
+        // p's previous CPU wins (1020): then the idle CPU 3 of its LLC is taken.
+        assert_eq!(
+            wake(&[busy(2, 1020), busy(2, 0), busy(2, 1100), cpu(0, 0)]),
+            3
+        );
+        // wake_affine_idle 3 across LLCs: p's previous CPU 2 idle keeps it, whatever the loads.
+        assert_eq!(wake(&[busy(2, 0), busy(2, 0), cpu(0, 5000), busy(2, 0)]), 2);
+        // But a sync waker alone on its CPU is asked first (wake_affine_idle 2 before 3): the
+        // target is CPU 0, busy; p's idle previous CPU is in another LLC, so not taken.
+        let st = [busy(1, 1024), busy(2, 0), cpu(0, 0), busy(2, 0)];
+        assert_eq!(wake_618(&t, &st, 2, 0, true, 100, false), 0);
+        // Sharing the cache (4 CPUs, one LLC), the idle previous CPU 3 is select_idle_sibling's
+        // second choice, before the scan of the LLC that would find CPU 1 first.
+        let one_llc = topo(4, 1, 4, None);
+        let st = [busy(1, 1024), cpu(0, 0), busy(2, 0), cpu(0, 0)];
+        assert_eq!(wake_618(&one_llc, &st, 3, 0, true, 100, false), 3);
+    }
 }

@@ -4,9 +4,13 @@
 use super::*;
 use crate::policy::rt::{PushTarget, RT_MAX_TRIES};
 
-/// One balancing pass for `cpu` (`idle`: it has nothing to run). Per-CPU layouts only; a
-/// global runqueue has nothing to balance.
-pub fn load_balance<H: Host>(h: &mut H, cpu: CpuId, idle: bool) -> Result<PullOutcome, CoreError> {
+/// One balancing pass for `cpu` (`idle`: busy, idle, or about to go idle). Per-CPU layouts
+/// only; a global runqueue has nothing to balance.
+pub fn load_balance<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    idle: CpuIdle,
+) -> Result<PullOutcome, CoreError> {
     if h.sched().layout() != LockLayout::PerCpu || h.ncpus() == 1 {
         return Ok(PullOutcome::default());
     }

@@ -54,7 +54,7 @@ pub fn schedule<H: Host>(
             .saturating_sub(usize::from(leaving))
             == 0
     {
-        super::balance::load_balance(h, cpu, true)?;
+        super::balance::load_balance(h, cpu, CpuIdle::NewlyIdle)?;
     }
 
     // Under the runqueue lock: prev leaves if it blocks, exits or may no longer run here;

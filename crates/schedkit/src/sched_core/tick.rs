@@ -38,7 +38,12 @@ pub fn scheduler_tick<H: Host>(
     if let Some(every) = every.filter(|&e| e > 0) {
         let before = jiffies.saturating_sub(n as u64);
         if h.ncpus() > 1 && jiffies / every != before / every {
-            let out = super::balance::load_balance(h, cpu, idle)?;
+            let kind = if idle {
+                CpuIdle::Idle
+            } else {
+                CpuIdle::NotIdle
+            };
+            let out = super::balance::load_balance(h, cpu, kind)?;
             if out.moved > 0 && (idle || out.resched) {
                 h.set_need_resched(cpu);
             }

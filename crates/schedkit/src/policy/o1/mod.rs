@@ -859,8 +859,9 @@ impl SchedClass for O1 {
         this: &mut Rq<O1Rq>,
         this_cpu: CpuId,
         view: &CpuView,
-        idle: bool,
+        kind: CpuIdle,
     ) -> Option<Busiest> {
+        let idle = kind.is_idle();
         // find_busiest_queue (2.6.0): loads smoothed against the previous sample, the remote
         // ones downward and our own upward, so short spikes do not trigger migrations.
         let nr_running = if idle || this.nr_running > this.prev_cpu_load[this_cpu] {
@@ -909,9 +910,10 @@ impl SchedClass for O1 {
         this_cpu: CpuId,
         src: &mut Rq<O1Rq>,
         _src_cpu: CpuId,
-        idle: bool,
+        kind: CpuIdle,
         imbalance: usize,
     ) -> PullOutcome {
+        let idle = kind.is_idle();
         // Re-check under both locks: nothing to do if the source is no longer busier.
         if src.nr_running <= this.nr_running + 1 {
             return PullOutcome::default();

@@ -363,9 +363,12 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
     };
     let (mut c, rq, o1) = fx.ctx(1);
     // The first call only primes prev_cpu_load (smoothing): loads read low.
-    let _ = o1.class.find_busiest(&mut c, rq, 1, &view, false);
+    let _ = o1
+        .class
+        .find_busiest(&mut c, rq, 1, &view, CpuIdle::NotIdle);
     assert_eq!(
-        o1.class.find_busiest(&mut c, rq, 1, &view, false),
+        o1.class
+            .find_busiest(&mut c, rq, 1, &view, CpuIdle::NotIdle),
         None,
         "20% is below the threshold"
     );
@@ -389,7 +392,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
     let (mut c, rq1, o1) = fx.ctx(1);
     assert_eq!(
         o1.class
-            .find_busiest(&mut c, rq1, 1, &view, true)
+            .find_busiest(&mut c, rq1, 1, &view, CpuIdle::Idle)
             .map(|b| b.cpu),
         Some(0)
     );
@@ -404,7 +407,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
     };
     let out =
         fx.s.class
-            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 3);
+            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::NotIdle, 3);
     assert_eq!(out.moved, 1, "only the one task allowed on CPU 1 can move");
     assert_eq!(fx.tasks[pinned[4]].cpu, 1);
     assert!(
@@ -431,13 +434,13 @@ fn cache_hot_tasks_stay_unless_idle() {
     };
     assert_eq!(
         fx.s.class
-            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, false, 4)
+            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::NotIdle, 4)
             .moved,
         0
     );
     assert_eq!(
         fx.s.class
-            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 4)
+            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::Idle, 4)
             .moved,
         1,
         "an idle CPU takes one"
@@ -631,7 +634,7 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
         };
         assert_eq!(
             fx.s.class
-                .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, true, 0)
+                .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::Idle, 0)
                 .moved,
             expect,
             "{mode:?}"
