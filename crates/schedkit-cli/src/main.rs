@@ -15,6 +15,7 @@ use schedkit::trace::TraceRecorder;
 use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::{Path, PathBuf};
 
+mod calibrate;
 mod rtbench;
 mod sweep;
 mod traceio;
@@ -56,6 +57,10 @@ enum Cmd {
     /// (context switches, wakeups, migrations, busy CPU time, wakeup latency, CPU spread) with
     /// their errors and targets (`scripts/record-suite.sh` records a suite on your machine).
     Validate(validate::ValidateArgs),
+    /// Measure this machine (topology from /sys, clock and tick, system calls, pipes, context
+    /// switches, wakeups across CPUs, fork/exec, memory) and write a machine profile whose every
+    /// value says how it was measured; load it with `--machine FILE`.
+    Calibrate(calibrate::CalibrateArgs),
     /// Turn result files (`--json` of sim, compare or replay) into one self-contained HTML
     /// page with plots: wakeup-latency CDFs, throughput bars, CPU-time breakdowns, per-CPU
     /// timelines and the runs' parameters.
@@ -313,6 +318,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Replay(a) => traceio::replay(a)?,
         Cmd::Validate(a) => validate::run(a)?,
+        Cmd::Calibrate(a) => calibrate::run(a)?,
         Cmd::Sweep(a) => sweep::run(a)?,
         Cmd::Report(a) => {
             let mut input = schedkit::report::html::Input::new();

@@ -19,6 +19,7 @@
 //! ```
 
 pub mod bench;
+pub mod calibrate;
 pub mod class;
 pub mod machine;
 pub mod metrics;
