@@ -804,10 +804,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
     pub(super) fn ipi(&mut self, cpu: CpuId) -> Result<(), SimError> {
         self.cpus[cpu].ipi_pending = false;
+        let costs = &self.machine.profile.costs;
         let entry = if self.now == 0 {
             0
         } else {
-            self.machine.profile.costs.timer_irq_ns as u64
+            costs.ipi_irq_ns.unwrap_or(costs.timer_irq_ns) as u64
         };
         match self.cpus[cpu].seg {
             SegKind::Idle => {
