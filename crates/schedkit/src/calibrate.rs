@@ -3145,7 +3145,11 @@ mod tests {
         assert!(close(get(&k, "sock_recv_ns").value, 690.0));
         for e in c.iter().chain(&k) {
             // The IPI's handling alone is an estimate (no round trip separates it).
-            let how = if e.key == "ipi_irq_ns" { "estimate" } else { "measured" };
+            let how = if e.key == "ipi_irq_ns" {
+                "estimate"
+            } else {
+                "measured"
+            };
             assert!(e.note.starts_with(how), "{}: {}", e.key, e.note);
         }
     }

@@ -222,6 +222,8 @@ fn downstream(t: &trace::Trace, exact: bool) -> Result<bool, String> {
         syscall_ns: 100,
         fork_ns: 1000,
         exit_ns: 1000,
+        switch_ns: 500,
+        ipi_send_ns: 2000,
     };
     if let Err(e) = trace::replay::workload(t, "fuzz", &prices) {
         if !e.contains("more than the simulator's limit") {

@@ -117,6 +117,8 @@ fn a_trace_dat_and_its_report_text_are_one_trace() {
         syscall_ns: 100,
         fork_ns: 1000,
         exit_ns: 1000,
+        switch_ns: 500,
+        ipi_send_ns: 2000,
     };
     let w = |t: &Trace| trace::replay::workload(t, "pipe", &prices).unwrap().1.toml;
     let dat = load("trace-cmd-pipe.dat");

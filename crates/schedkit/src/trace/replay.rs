@@ -15,12 +15,14 @@
 //!   the same thread group); exit ends the program.
 //!
 //! A recorded run already contains the kernel work of the system calls around it (the real
-//! pipe read before a sleep, the real `exit()`), and the simulator charges its own price for
-//! the statements that stand for them (`recv`, `send`, `sleep`, `fork`, `exit`). As `perf
-//! sched replay` subtracts its measured overheads from each burn, the price of each such
-//! statement on the target machine ([`OpPrices`]) is taken off the run before it (what a run
-//! is too short to pay comes off the next one), so that the replay's CPU time is the
-//! recorded one, not the recorded one plus the model's system calls twice.
+//! pipe read before a sleep, the real `exit()`), the switch that began it, and, for a waker,
+//! the IPI its wakeup of a task on another CPU sent; the simulator charges its own price for
+//! the statements that stand for the calls (`recv`, `send`, `sleep`, `fork`, `exit`), for each
+//! switch and for each IPI its schedule sends. As `perf sched replay` subtracts its measured
+//! overheads from each burn, the target machine's price ([`OpPrices`]) of each such statement
+//! is taken off the run before it, and those of the recorded switch and IPI off the run that
+//! holds them (what a run is too short to pay comes off the next one), so that the replay's
+//! CPU time is the recorded one, not the recorded one plus the model's costs twice.
 //!
 //! Simplifications, counted in [`ReplayStats`]: a task's CPU affinity is not in the trace
 //! events, so every task may run anywhere (per-CPU kernel threads included); a wakeup of a
@@ -55,13 +57,20 @@ pub struct ReplayStats {
     pub undeducted_ns: u64,
 }
 
-/// What the target machine charges for the statements a replay inserts, ns.
+/// What the target machine charges for the statements a replay inserts, and for the
+/// mechanisms it models itself that the recorded runs already paid for, ns.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct OpPrices {
     /// `send`/`recv` on a semaphore, `sleep`, `io`.
     pub syscall_ns: u64,
     pub fork_ns: u64,
     pub exit_ns: u64,
+    /// The switch itself, which the simulator charges at each switch-in and which each
+    /// recorded run that began with a switch-in already holds.
+    pub switch_ns: u64,
+    /// Sending the IPI of a wakeup on another CPU, which the simulator charges the waker and
+    /// which a recorded wakeup of a task on another CPU already cost its waker.
+    pub ipi_send_ns: u64,
 }
 
 impl OpPrices {
@@ -70,20 +79,24 @@ impl OpPrices {
             syscall_ns: m.profile.costs.syscall_ns as u64,
             fork_ns: m.profile.kernel.fork_ns as u64,
             exit_ns: m.profile.kernel.exit_ns as u64,
+            switch_ns: m.profile.costs.context_switch_ns as u64,
+            ipi_send_ns: m.profile.costs.ipi_send_ns as u64,
         }
     }
 
     fn of(&self, a: &Atom) -> u64 {
         match a {
-            Atom::Run(_) => 0,
-            Atom::WaitWake | Atom::Sleep { .. } | Atom::Wake(_) => self.syscall_ns,
+            Atom::Run(_) | Atom::Paid(_) => 0,
+            Atom::WaitWake | Atom::Sleep { .. } | Atom::Wake(_, false) => self.syscall_ns,
+            Atom::Wake(_, true) => self.syscall_ns + self.ipi_send_ns,
             Atom::Fork(_) => self.fork_ns,
             Atom::Exit => self.exit_ns,
         }
     }
 }
 
-/// Takes each statement's price off the run before it (a deficit carries to the next run).
+/// Takes each statement's price off the run before it (a deficit carries to the next run),
+/// and each `Paid` cost off the run after it.
 fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
     let mut last_run: Option<usize> = None;
     let mut deficit = 0u64;
@@ -94,6 +107,10 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
             deficit -= take;
             st.deducted_ns = st.deducted_ns.saturating_add(take);
             last_run = Some(i);
+            continue;
+        }
+        if let Atom::Paid(ns) = atoms[i] {
+            deficit = deficit.saturating_add(ns);
             continue;
         }
         let mut price = prices.of(&atoms[i]);
@@ -114,8 +131,16 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
 enum Atom {
     Run(u64),
     WaitWake,
-    Sleep { ns: u64, io: bool },
-    Wake(TaskIdx),
+    Sleep {
+        ns: u64,
+        io: bool,
+    },
+    /// Wake a task; `true` where the recorded wakeup was of a task on another CPU (its waker
+    /// paid an IPI).
+    Wake(TaskIdx, bool),
+    /// A cost the recorded run that follows already holds and the simulator charges itself
+    /// (the switch that began it): taken off that run, never written out.
+    Paid(u64),
     Fork(TaskIdx),
     Exit,
 }
@@ -193,11 +218,16 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         });
                         st.sleeps_without_wakeup += 1;
                     }
+                    // The recorded run starting here holds the switch's own cost.
+                    t.atoms.push(Atom::Paid(prices.switch_ns));
                     t.clock.start(ts);
                 }
             }
             EventKind::Waking {
-                waker, task, irq, ..
+                waker,
+                task,
+                irq,
+                target_cpu,
             } => {
                 {
                     let t = &mut ts_[task];
@@ -215,7 +245,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                     Some(w) if !irq && w != task && !ts_[w].exited => {
                         let wt = &mut ts_[w];
                         wt.flush(ts, start);
-                        wt.atoms.push(Atom::Wake(task));
+                        wt.atoms.push(Atom::Wake(task, target_cpu != e.cpu));
                         let t = &mut ts_[task];
                         t.atoms.push(Atom::WaitWake);
                         t.woken_by_task = true;
@@ -275,7 +305,9 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         "# Rebuilt by `schedkit replay` from a trace of {} CPUs, {:.6} s, {} tasks\n\
          # (perf sched replay's atoms: run, sleep, wake a task, fork, exit; see docs/traces.md).\n\
          # Runs are net of the target machine's prices of the statements after them\n\
-         # (system call {} ns, fork {} ns, exit {} ns).\n\
+         # (system call {} ns, fork {} ns, exit {} ns), of the switch that began them ({} ns)\n\
+         # and of the IPI of a recorded wakeup on another CPU ({} ns): the simulator charges\n\
+         # its own.\n\
          name = {}\nthroughput = \"tasks/s\"\n",
         trace.ncpus,
         (end - start) as f64 / 1e9,
@@ -283,6 +315,8 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         prices.syscall_ns,
         prices.fork_ns,
         prices.exit_ns,
+        prices.switch_ns,
+        prices.ipi_send_ns,
         toml_str(name)
     );
     if nchan > 0 {
@@ -319,7 +353,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         out.push_str("program = [\n");
         for a in &t.atoms {
             let line = match a {
-                Atom::Run(0) => continue,
+                Atom::Run(0) | Atom::Paid(_) => continue,
                 Atom::Run(ns) => {
                     st.run_atoms += 1;
                     st.run_ns = st.run_ns.saturating_add(*ns);
@@ -329,7 +363,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 Atom::Sleep { ns, io } => {
                     format!("{} {}ns", if *io { "io" } else { "sleep" }, ns)
                 }
-                Atom::Wake(y) => match wake_chan[*y] {
+                Atom::Wake(y, _) => match wake_chan[*y] {
                     Some(c) => format!("send wake.{c}"),
                     None => continue,
                 },
@@ -431,7 +465,7 @@ mod tests {
     fn prices_come_off_the_run_before() {
         let mut atoms = vec![
             Atom::Run(1000),
-            Atom::Wake(0),
+            Atom::Wake(0, false),
             Atom::Run(50),
             Atom::Exit,
             Atom::Run(500),
@@ -440,6 +474,8 @@ mod tests {
             syscall_ns: 100,
             fork_ns: 0,
             exit_ns: 300,
+            switch_ns: 40,
+            ipi_send_ns: 1000,
         };
         let mut st = ReplayStats::default();
         deduct(&mut atoms, &prices, &mut st);
@@ -448,7 +484,7 @@ mod tests {
             atoms,
             [
                 Atom::Run(900),
-                Atom::Wake(0),
+                Atom::Wake(0, false),
                 Atom::Run(0),
                 Atom::Exit,
                 Atom::Run(250)
@@ -458,5 +494,64 @@ mod tests {
         let mut short = vec![Atom::Exit];
         deduct(&mut short, &prices, &mut st);
         assert_eq!(st.undeducted_ns, 300);
+        // A switch-in's price comes off the run it began; a wakeup of a task on another CPU
+        // costs its waker the IPI too: 100 + 1000 off the run before it.
+        let mut atoms = vec![
+            Atom::Paid(40),
+            Atom::Run(2000),
+            Atom::Wake(0, true),
+            Atom::Paid(40),
+            Atom::Run(30),
+            Atom::Run(30),
+        ];
+        let mut st = ReplayStats::default();
+        deduct(&mut atoms, &prices, &mut st);
+        assert_eq!(
+            atoms,
+            [
+                Atom::Paid(40),
+                Atom::Run(2000 - 40 - 1100),
+                Atom::Wake(0, true),
+                Atom::Paid(40),
+                Atom::Run(0),
+                Atom::Run(20)
+            ]
+        );
+        assert_eq!((st.deducted_ns, st.undeducted_ns), (1180, 0));
+    }
+
+    #[test]
+    fn a_replay_takes_the_recorded_switches_and_ipis_off_the_runs() {
+        // a (CPU 0) runs 100 us and wakes b on CPU 1; b runs 50 us there and sleeps.
+        let text = "\
+# #P:2
+ a-1 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] d..4. 0.000100: sched_waking: comm=b pid=2 prio=120 target_cpu=001
+ a-1 [000] d..2. 0.000150: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d..2. 0.000110: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [001] d..2. 0.000160: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+";
+        let t = import::parse(text).unwrap();
+        let prices = OpPrices {
+            syscall_ns: 100,
+            fork_ns: 0,
+            exit_ns: 0,
+            switch_ns: 1000,
+            ipi_send_ns: 3000,
+        };
+        let r = to_workload(&t, "hand", &prices);
+        // a: 100 us less its switch-in (1 us), the send (0.1 us) and the IPI (3 us).
+        assert!(
+            r.toml.contains("\"compute 95900ns\",\n  \"send wake.0\""),
+            "{}",
+            r.toml
+        );
+        // b: 50 us less its switch-in (1 us) and the system call of its recv (0.1 us), which
+        // has no run before it to come off and so comes off the next.
+        assert!(
+            r.toml.contains("\"recv wake.0\",\n  \"compute 48900ns\""),
+            "{}",
+            r.toml
+        );
     }
 }
