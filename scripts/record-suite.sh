@@ -253,7 +253,12 @@ headline() {
 
 kver=$(uname -r)
 major=${kver%%.*}; rest=${kver#*.}; minor=${rest%%.*}; minor=${minor%%[^0-9]*}
-if (( major > 6 || (major == 6 && minor >= 6) )); then class="eevdf:era=$major.$minor"; else class="cfs:era=$major.$minor"; fi
+# The nearest class schedkit models (`schedkit list policies`): 6.18's EEVDF from 6.12 on
+# (DELAY_DEQUEUE and PREEMPT_SHORT arrived in 6.12), 6.6's EEVDF for 6.6-6.11, CFS of 2.6.32
+# before that. Edit suite.toml, or pass --policy to validate, for another.
+if (( major > 6 || (major == 6 && minor >= 12) )); then class="eevdf:era=6.18"
+elif (( major == 6 && minor >= 6 )); then class="eevdf:era=6.6"
+else class="cfs:era=2.6.32"; fi
 hz=$( (zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$kver" 2>/dev/null) | sed -n 's/^CONFIG_HZ=//p')
 config=$( (zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$kver" 2>/dev/null) \
   | grep -E '^(# )?CONFIG_(HZ|PREEMPT|SCHED_|NO_HZ|NUMA|SMP|NR_CPUS)|AUTOGROUP' | grep -v TRACER || true)

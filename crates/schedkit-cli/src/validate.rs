@@ -80,13 +80,20 @@ pub fn run(a: ValidateArgs) -> Result<()> {
         None => None,
     };
     let machine = match &a.machine {
-        Some(m) => Some(Machine::load(m).context("--machine")?),
-        None => None,
+        Some(m) => Machine::load(m).context("--machine")?,
+        None => suite
+            .machine()
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("the suite's machine '{}'", suite.machine))?,
     };
-    let machine_name = match &machine {
-        Some(m) => m.name().to_string(),
-        None => suite.machine.clone(),
-    };
+    let machine_name = machine.name().to_string();
+    if let Some(hz) = suite.hz.filter(|&hz| hz != machine.hz()) {
+        eprintln!(
+            "note: the recording kernel ticked at HZ={hz}, machine {machine_name} at HZ={}: tick-driven figures (preemption at the tick, balancing intervals) will differ",
+            machine.hz()
+        );
+    }
+    let machine = Some(machine);
     let policy_name = match policy {
         Some(p) => p.label(),
         None => suite.class.clone(),
@@ -120,7 +127,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     if a.markdown {
         crate::out(&validate::markdown(&results));
     } else {
-        crate::out(&validate::table(&suite, &results));
+        crate::out(&validate::table(&suite, &machine_name, &results));
     }
     if let Some(p) = &a.json {
         let workloads = suite

@@ -191,8 +191,6 @@ impl Suite {
         if suite.workloads.is_empty() {
             return Err(format!("suite {}: no [[workload]]", file.display()));
         }
-        PolicyKind::parse(&suite.class)
-            .map_err(|e| format!("suite {}: class: {e}", file.display()))?;
         let mut names = std::collections::BTreeSet::new();
         for (i, w) in suite.workloads.iter().enumerate() {
             let at = format!(
@@ -495,7 +493,12 @@ pub fn run(
 ) -> Result<Vec<Result<WorkloadResult, String>>, String> {
     let policy = match opts.policy {
         Some(p) => p,
-        None => PolicyKind::parse(&suite.class)?,
+        None => PolicyKind::parse(&suite.class).map_err(|e| {
+            format!(
+                "suite {}: class: {e}; name another with --policy",
+                suite.dir.display()
+            )
+        })?,
     };
     let machine = match &opts.machine {
         Some(m) => m.clone(),
@@ -550,7 +553,7 @@ fn num(v: f64) -> String {
 }
 
 /// The text table of a validation.
-pub fn table(suite: &Suite, results: &[Result<WorkloadResult, String>]) -> String {
+pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, String>]) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(
@@ -559,7 +562,7 @@ pub fn table(suite: &Suite, results: &[Result<WorkloadResult, String>]) -> Strin
         suite.dir.display(),
         suite.kernel,
         suite.recorded,
-        suite.machine
+        machine
     );
     let _ = writeln!(
         s,
@@ -895,8 +898,6 @@ mod tests {
         let write = |text: &str| std::fs::write(dir.join("suite.toml"), text).unwrap();
         write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\n");
         assert!(Suite::load(&dir).unwrap_err().contains("no [[workload]]"));
-        write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"nope\"\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
-        assert!(Suite::load(&dir).unwrap_err().contains("class"));
         write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
         let e = Suite::load(&dir).unwrap_err();
         assert!(
@@ -906,6 +907,11 @@ mod tests {
         std::fs::write(dir.join("a.txt"), "").unwrap();
         write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\nbogus = 1\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
         assert!(Suite::load(&dir).unwrap_err().contains("bogus"));
+        // A class schedkit does not model loads (--policy may name another) but does not run.
+        write("kernel = \"5.15\"\nmachine = \"host\"\nclass = \"cfs:era=5.15\"\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
+        let suite = Suite::load(&dir).unwrap();
+        let e = run(&suite, &Options::default(), 1, &|_| {}).unwrap_err();
+        assert!(e.contains("class") && e.contains("--policy"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -209,9 +209,6 @@ pub struct EevdfRq {
     /// Slices of the entities in the tree, counted (`cfs_rq_min_slice`'s augmented minimum,
     /// kept as a multiset).
     pub slices: BTreeMap<u64, u32>,
-    /// The task `put_prev` just put back: picking it again is no fresh pick (the kernel's
-    /// `put_prev_set_next_task` does nothing when next == prev).
-    pub last_put: Option<TaskId>,
     /// 6.18: `update_curr` asked to reschedule the running task (TIF_NEED_RESCHED), from a
     /// path whose caller does not hear it (an enqueue); the preemption check reports it.
     pub need_resched: bool,
@@ -695,7 +692,7 @@ impl Eevdf {
         kind: CpuIdle,
     ) -> PullOutcome {
         let mut out = PullOutcome::default();
-        let Some((m, failed, nice_tries)) = this.class.lb.pending() else {
+        let Some((m, failed, nice_tries, smt)) = this.class.lb.pending() else {
             return out;
         };
         let (mut left, by_load) = match m {
@@ -719,7 +716,12 @@ impl Eevdf {
             let ineligible = failed == 0
                 && this.class.nr_queued > 0
                 && !Self::vruntime_eligible(&ctx.tasks, &src.class, se.vruntime);
-            let hot = self.task_hot(task, now) && failed <= nice_tries;
+            // task_hot: never a SCHED_IDLE task, never between SMT siblings (they share the
+            // cache); tolerated once balancing failed more than cache_nice_tries times.
+            let hot = task.policy != SchedPolicy::Idle
+                && !smt
+                && self.task_hot(task, now)
+                && failed <= nice_tries;
             let weight = se.load.weight.max(1);
             // A delayed task is asleep as far as the hosts know, and they move runnable
             // tasks only: it is never moved (the kernel moves one when migrating load).
@@ -756,14 +758,22 @@ impl Eevdf {
             self.place_entity(&ctx.tasks, &this.class, &mut se, false);
             ctx.tasks[p].data = se;
             Eevdf::enqueue_entity(ctx, this, p);
+            // ENQUEUE_MIGRATED: "se->exec_start = 0", so a task just moved is never hot.
+            ctx.tasks[p].data.exec_start = 0;
             out.moved += 1;
+            // attach_task: wakeup_preempt(rq, p, 0) decides whether this CPU's runner yields
+            // (a new-idle pass picks next anyway).
+            if kind != CpuIdle::NewlyIdle
+                && self.check_preempt_wakeup(ctx, this, this_cpu, p, false)
+            {
+                out.resched = true;
+            }
             // CONFIG_PREEMPTION: a new-idle balance takes one task and runs it.
             if kind == CpuIdle::NewlyIdle {
                 break;
             }
         }
         this.class.lb.balanced(out.moved, kind);
-        out.resched = out.moved > 0 && this.curr().is_some();
         out
     }
 
@@ -978,10 +988,6 @@ impl SchedClass for Eevdf {
             self.update_curr(ctx, &mut rq.class);
             rq.class.curr = None;
             Self::tree_insert(ctx, &mut rq.class, prev);
-            // Still runnable (not delayed): picking it again is no fresh pick.
-            if !ctx.tasks[prev].data.sched_delayed {
-                rq.class.last_put = Some(prev);
-            }
         } else {
             rq.class.curr = None;
         }
@@ -996,9 +1002,12 @@ impl SchedClass for Eevdf {
         &self,
         ctx: &mut Ctx<EevdfTask>,
         rq: &mut Rq<EevdfRq>,
-        _cpu: CpuId,
+        cpu: CpuId,
     ) -> Option<TaskId> {
-        let again = rq.class.last_put.take();
+        // The core's current task is still prev while the class picks: picking it again is
+        // no fresh pick (the kernel's `put_prev_set_next_task` does nothing when next ==
+        // prev, so `set_next_entity` does not renew its protection).
+        let prev = rq.curr_on(cpu);
         rq.class.need_resched = false;
         let next = loop {
             let next = self.pick_eevdf(&ctx.tasks, &rq.class)?;
@@ -1015,7 +1024,7 @@ impl SchedClass for Eevdf {
             rq.class.curr = Some(next);
         }
         let now = ctx.now;
-        let fresh = again != Some(next);
+        let fresh = prev != Some(next);
         {
             let se = &mut ctx.tasks[next].data;
             se.exec_start = now;
@@ -1027,6 +1036,12 @@ impl SchedClass for Eevdf {
         }
         if self.is_618() && fresh {
             self.set_protect_slice(&mut ctx.tasks, &rq.class, next);
+            // __set_next_task_fair: list_move(&p->se.group_node, &rq->cfs_tasks), so the
+            // balancer detaches the task that least recently ran first.
+            if !rq.class.lb.levels.is_empty() {
+                rq.class.cfs_tasks.remove(&mut ctx.tasks, next, ctx.ops);
+                rq.class.cfs_tasks.push_front(&mut ctx.tasks, next, ctx.ops);
+            }
         }
         Some(next)
     }
@@ -1126,7 +1141,17 @@ impl SchedClass for Eevdf {
         if !short && ctx.tasks[woken].data.wf_fork {
             return false;
         }
-        if self.pick_eevdf_protect(&ctx.tasks, &rq.class, !short) == Some(woken) {
+        // 6.18.y picks through pick_next_entity: a delayed task it picks is dequeued there
+        // and the pick repeated (`if (!nse && cfs_rq->nr_queued) goto pick`).
+        let picked = loop {
+            match self.pick_eevdf_protect(&ctx.tasks, &rq.class, !short) {
+                Some(p) if p != curr && ctx.tasks[p].data.sched_delayed => {
+                    self.finish_delayed_dequeue(ctx, rq, p);
+                }
+                other => break other,
+            }
+        };
+        if picked == Some(woken) {
             if short {
                 Self::cancel_protect_slice(&mut ctx.tasks[curr].data);
             }
@@ -1152,8 +1177,10 @@ impl SchedClass for Eevdf {
             // select_task_rq_fair: record_wakee on the waker (the task current where the
             // wakeup runs), then wake_wide decides whether an affine wakeup is tried.
             let mut wide = false;
+            let mut waker_load = NICE_0_LOAD;
             if let WakeKind::Wakeup { .. } = kind {
                 if let Some(waker) = view.cpu(waker_cpu).curr.filter(|&c| c != t) {
+                    waker_load = tasks[waker].data.load.weight;
                     let wf = &tasks[waker].data.wakee;
                     wf.record(t, view.now);
                     let topo = view.topology;
@@ -1163,7 +1190,9 @@ impl SchedClass for Eevdf {
                     wide = wake_wide(wf.flips(), tasks[t].data.wakee.flips(), llc);
                 }
             }
-            return sched_domains::select_cpu_v6_18(tasks, view, t, waker_cpu, kind, w, wide);
+            return sched_domains::select_cpu_v6_18(
+                tasks, view, t, waker_cpu, kind, w, waker_load, wide,
+            );
         }
         sched_domains::select_cpu(tasks, view, t, waker_cpu, kind, w, IdleSiblings::Llc)
     }

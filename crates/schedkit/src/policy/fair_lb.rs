@@ -4,14 +4,16 @@
 //! one first classifies each group by how busy it is and moves tasks by count or by load
 //! according to the pair of classes.
 //!
-//! - Domains (`sd_init`): the spans of `sched_domains` with today's constants: `busy_factor`
-//!   16, `imbalance_pct` 110 between SMT siblings, 117 within a last-level cache, 125 above;
+//! - Domains (`sd_init`, topology.c 1625): the spans of `sched_domains` with today's
+//!   constants: `busy_factor` 16, `imbalance_pct` 117 (110 between SMT siblings);
 //!   `min_interval` = the span's CPU count in ms, `max_interval` twice that, the balance
-//!   interval starting at `min_interval`; `cache_nice_tries` 1 (0 between SMT siblings).
+//!   interval starting at `min_interval`; `cache_nice_tries` 1 (0 between SMT siblings, 2
+//!   across NUMA nodes).
 //! - When (`get_sd_balance_interval`, `sched_balance_domains`): each level every
-//!   `balance_interval` ms, × `busy_factor` on a busy CPU; the interval doubles up to
-//!   `max_interval` while the level finds nothing to do and returns to `min_interval` when it
-//!   moves something (as `sched_balance_rq` resets `sd->balance_interval`).
+//!   `balance_interval` ms, × `busy_factor` less a jiffy on a busy CPU; the interval doubles up
+//!   to `max_interval` while a periodic pass finds the level balanced (not after a new-idle
+//!   pass) and returns to `min_interval` whenever a pass finds an imbalance
+//!   (`sched_balance_rq`, fair.c 11972 and 12013).
 //! - `update_sg_lb_stats` + `group_classify`: per group, its PELT load, its runnable tasks,
 //!   idle CPUs; `group_overloaded` when it runs more tasks than CPUs and its runnable load
 //!   exceeds its capacity by `imbalance_pct`; `group_fully_busy` when it has no spare
@@ -27,13 +29,15 @@
 //!   domain average and the local group's shortfall.
 //! - `sched_balance_find_src_rq`: the busiest group's runqueue with the most runnable tasks
 //!   (by count) or the highest load (by load).
-//! - `detach_tasks` + `can_migrate_task`: from the least recently queued task on
-//!   (`cfs_tasks`' tail), at most `sysctl_sched_nr_migrate` (32) looked at; skipped: a task
+//! - `detach_tasks` + `can_migrate_task`: from the task least recently queued or run on
+//!   (`cfs_tasks`' tail: a task goes to its head when queued and when picked to run), at most
+//!   `sysctl_sched_nr_migrate` (32) looked at; skipped: a task
 //!   not allowed here, a delayed one (the kernel moves one when it migrates load; here never:
 //!   it is asleep as far as the hosts know, and they move runnable tasks only), one not
 //!   eligible on its runqueue while this one has tasks (`task_is_ineligible_on_dst_cpu`),
 //!   unless balancing failed before, and one that ran within `sysctl_sched_migration_cost`
-//!   (0.5 ms, `task_hot`) unless balancing failed more than `cache_nice_tries` times; a
+//!   (0.5 ms, `task_hot`; never a SCHED_IDLE task, never between SMT siblings, never a task
+//!   just migrated) unless balancing failed more than `cache_nice_tries` times; a
 //!   new-idle balance moves one task (CONFIG_PREEMPTION, as the recording kernel has).
 //!   `nr_balance_failed` counts passes that found an imbalance and moved nothing.
 //!
@@ -41,8 +45,10 @@
 //! utilisation averages alike (the kernel keeps three signals, per entity); loads by weight
 //! in `detach_tasks` use the task's weight, not its PELT load; no active balancing (the
 //! migration thread pushing a running task), no misfit, asymmetric-packing or SMT-balance
-//! classes, no NUMA imbalance allowance; the new-idle balance is not skipped on `avg_idle`
-//! against the measured cost of balancing (`max_newidle_lb_cost`).
+//! classes, no `migrate_util` case (a local group with spare capacity against an overloaded
+//! one across a domain that shares no cache: fair.c 11146), no NUMA imbalance allowance; the
+//! new-idle balance is not skipped on `avg_idle` against the measured cost of balancing
+//! (`max_newidle_lb_cost`), nor drawn at random by its success (6.18.y's NI_RANDOM).
 
 use super::sched_domains::SchedDomains;
 use crate::class::{Busiest, CpuIdle, CpuView, OpCounter};
@@ -141,10 +147,12 @@ impl Domains {
             .into_iter()
             .map(|l| {
                 let weight = l.span.len() as u64;
+                // sd_init: imbalance_pct 117 for every level but SMT siblings' (110);
+                // cache_nice_tries 1, 2 across NUMA nodes, 0 between SMT siblings.
                 let (pct, tries) = match l.name {
                     "SMT" => (110, 0),
-                    "MC" => (117, 1),
-                    _ => (125, 1),
+                    "NUMA" => (117, 2),
+                    _ => (117, 1),
                 };
                 Level {
                     name: l.name,
@@ -199,11 +207,14 @@ impl Domains {
         for i in 0..self.levels.len() {
             let lvl = &self.levels[i];
             if idle != CpuIdle::NewlyIdle {
-                let mut every = lvl.balance_interval_ms;
+                // get_sd_balance_interval: balance_interval ms, x busy_factor less a jiffy
+                // on a busy CPU.
+                let mut every = lvl.balance_interval_ms * 1_000_000;
                 if idle == CpuIdle::NotIdle {
-                    every *= lvl.busy_factor;
+                    let jiffy = 1_000_000_000 / view.hz.max(1) as u64;
+                    every = (every * lvl.busy_factor).saturating_sub(jiffy).max(jiffy);
                 }
-                if now < lvl.last_balance.saturating_add(every * 1_000_000) {
+                if now < lvl.last_balance.saturating_add(every) {
                     continue;
                 }
                 self.levels[i].last_balance = now;
@@ -212,6 +223,9 @@ impl Domains {
             let lvl = &mut self.levels[i];
             match found {
                 Some((cpu, m)) => {
+                    // "We were unbalanced, so reset the balancing interval" (whether or not
+                    // the pass then moves anything).
+                    lvl.balance_interval_ms = lvl.min_interval_ms;
                     self.pending = Some((i, m));
                     let imbalance = match m {
                         Migration::Tasks(n) | Migration::Load(n) => n as usize,
@@ -219,9 +233,11 @@ impl Domains {
                     return Some(Busiest { cpu, imbalance });
                 }
                 None => {
-                    // out_balanced: the level is fine; back off.
+                    // out_balanced: the level is fine; back off, except after a new-idle
+                    // pass, which runs at every idle entry and would send the interval
+                    // up in no time.
                     lvl.nr_balance_failed = 0;
-                    if lvl.balance_interval_ms < lvl.max_interval_ms {
+                    if idle != CpuIdle::NewlyIdle && lvl.balance_interval_ms < lvl.max_interval_ms {
                         lvl.balance_interval_ms *= 2;
                     }
                 }
@@ -230,8 +246,8 @@ impl Domains {
         None
     }
 
-    /// After `move_tasks`: a pass that moved something resets the level's interval; one that
-    /// found an imbalance and moved nothing counts as failed (not for new-idle passes).
+    /// After `move_tasks`: a pass that found an imbalance and moved nothing counts as failed
+    /// (not a new-idle one); one that moved something clears the count.
     pub fn balanced(&mut self, moved: usize, idle: CpuIdle) {
         let Some((i, _)) = self.pending.take() else {
             return;
@@ -239,17 +255,17 @@ impl Domains {
         let lvl = &mut self.levels[i];
         if moved > 0 {
             lvl.nr_balance_failed = 0;
-            lvl.balance_interval_ms = lvl.min_interval_ms;
         } else if idle != CpuIdle::NewlyIdle {
             lvl.nr_balance_failed += 1;
         }
     }
 
-    /// The pending pass's migration and the level's tolerance for hot or ineligible tasks.
-    pub fn pending(&self) -> Option<(Migration, u32, u32)> {
+    /// The pending pass's migration, the level's tolerance for hot or ineligible tasks, and
+    /// whether it balances between SMT siblings (which share a cache: nothing is hot there).
+    pub fn pending(&self) -> Option<(Migration, u32, u32, bool)> {
         self.pending.map(|(i, m)| {
             let l = &self.levels[i];
-            (m, l.nr_balance_failed, l.cache_nice_tries)
+            (m, l.nr_balance_failed, l.cache_nice_tries, l.name == "SMT")
         })
     }
 }
@@ -479,7 +495,7 @@ mod tests {
             .find_busiest(&mut ops, 10_000_000, 0, &view(&st, &t), CpuIdle::Idle)
             .expect("imbalanced");
         assert_eq!((b.cpu, b.imbalance), (1, 2));
-        assert_eq!(d.pending(), Some((Migration::Tasks(2), 0, 1)));
+        assert_eq!(d.pending(), Some((Migration::Tasks(2), 0, 1, false)));
         // Two tasks: (2 - 0) >> 1 = 1. One task: balanced (sum_h_nr_running == 1).
         let st = [cpu(0, 0), cpu(2, 2048)];
         let b = d
@@ -531,6 +547,32 @@ mod tests {
         d.find_busiest(&mut ops, 4_000_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
             .unwrap();
         d.balanced(0, CpuIdle::NotIdle);
+        assert_eq!(d.levels[0].nr_balance_failed, 1);
+        // A new-idle pass that finds the level balanced does not back off; a periodic one
+        // does (fair.c 12013).
+        let st = [cpu(0, 0), cpu(1, 1024)];
+        d.levels[0].balance_interval_ms = 2;
+        assert!(d
+            .find_busiest(
+                &mut ops,
+                5_000_000_000,
+                0,
+                &view(&st, &t),
+                CpuIdle::NewlyIdle
+            )
+            .is_none());
+        assert_eq!(d.levels[0].balance_interval_ms, 2);
+        assert!(d
+            .find_busiest(&mut ops, 6_000_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+            .is_none());
+        assert_eq!(d.levels[0].balance_interval_ms, 4);
+        // Finding an imbalance resets the interval even if the pass then moves nothing.
+        let st = [cpu(0, 0), cpu(3, 3072)];
+        assert!(d
+            .find_busiest(&mut ops, 7_000_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+            .is_some());
+        assert_eq!(d.levels[0].balance_interval_ms, 2);
+        d.balanced(0, CpuIdle::Idle);
         assert_eq!(d.levels[0].nr_balance_failed, 1);
     }
 }

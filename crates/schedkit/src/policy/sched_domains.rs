@@ -404,11 +404,12 @@ pub fn select_cpu<D>(
 ///
 /// With `wake_wide` (the class's flip counts say so) no affine wakeup is tried.
 ///
-/// Simplified, and said so: the loads are the runqueues' PELT averages and the task's weight
-/// (the kernel compares per-entity PELT loads, `task_h_load`); `recent_used_cpu`, `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as idle)
-/// and SIS_UTIL's limit on how many CPUs `select_idle_cpu` scans are not modelled (on the
-/// machines shipped, the whole LLC is scanned either way). Fork placement is
-/// [`select_cpu`]'s `find_idlest_group` walk.
+/// Simplified, and said so: the loads are the runqueues' PELT averages and the tasks' weights
+/// (the kernel compares per-entity PELT loads, `task_h_load`); not modelled: `recent_used_cpu`,
+/// `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as idle), `select_idle_smt`
+/// on the previous CPU's siblings, and SIS_UTIL's limit on how many CPUs `select_idle_cpu`
+/// scans (which skips the scan altogether when the LLC is busy: fair.c 7700). Fork placement
+/// is [`select_cpu`]'s `find_idlest_group` walk.
 #[allow(clippy::too_many_arguments)]
 pub fn select_cpu_v6_18<D>(
     tasks: &TaskView<'_, D>,
@@ -417,6 +418,7 @@ pub fn select_cpu_v6_18<D>(
     waker_cpu: CpuId,
     kind: WakeKind,
     task_load: u64,
+    waker_load: u64,
     wake_wide: bool,
 ) -> CpuId {
     let WakeKind::Wakeup { sync } = kind else {
@@ -454,7 +456,8 @@ pub fn select_cpu_v6_18<D>(
             let pct = pct_between_v6_18(topo, waker_cpu, prev);
             let mut this_load = view.cpu(waker_cpu).load as i128;
             if sync {
-                let current = super::weight::NICE_0_LOAD as i128;
+                // The waker (`current`) is about to sleep: its own load comes off.
+                let current = waker_load as i128;
                 if current > this_load {
                     return waker_cpu;
                 }
@@ -496,21 +499,20 @@ pub fn select_cpu_v6_18<D>(
             return c;
         }
     }
-    p.cpus_allowed
-        .iter(n)
-        .find(|&c| near(c) && idle(c))
+    // select_idle_cpu: for_each_cpu_wrap from target + 1 over the LLC.
+    (1..=n)
+        .map(|k| (target + k) % n)
+        .find(|&c| allowed(c) && near(c) && idle(c))
         .unwrap_or(target)
 }
 
-/// `imbalance_pct` of the lowest 6.18 domain spanning both CPUs (`sd_init`: 110 for SMT
-/// siblings, 117 within a last-level cache, 125 above).
+/// `imbalance_pct` of the lowest 6.18 domain spanning both CPUs (`sd_init`, topology.c
+/// 1646-1692: 117 for every level, 110 between SMT siblings).
 fn pct_between_v6_18(topology: &Topology, a: CpuId, b: CpuId) -> u64 {
     if topology.core[a] == topology.core[b] {
         110
-    } else if topology.cache[a] == topology.cache[b] {
-        117
     } else {
-        125
+        117
     }
 }
 
@@ -797,6 +799,8 @@ mod tests {
     // ----- select_cpu_v6_18 (fair.c of v6.18: wake_affine_idle L7333, wake_affine_weight
     // L7364, select_idle_sibling L7823) -----
 
+    const NICE_0: u64 = crate::policy::weight::NICE_0_LOAD;
+
     /// A busy CPU: `nr` runnable, a task running, PELT load `load`.
     fn busy(nr: usize, load: u64) -> crate::class::CpuStatus {
         crate::class::CpuStatus {
@@ -821,17 +825,18 @@ mod tests {
         tasks[p].cpu = prev;
         let v = view_of(st, t);
         let kind = WakeKind::Wakeup { sync };
-        select_cpu_v6_18(&tasks.view(), &v, p, waker, kind, task_load, wide)
+        select_cpu_v6_18(&tasks.view(), &v, p, waker, kind, task_load, NICE_0, wide)
     }
 
     #[test]
     fn v6_18_imbalance_pct_by_the_lowest_shared_level() {
-        // sd_init: SMT 110, MC (one LLC) 117, above 125. 8 CPUs: cores of 2 threads, LLCs of 4.
+        // sd_init: 117 for every level, 110 between SMT siblings. 8 CPUs: cores of 2 threads,
+        // LLCs of 4.
         let t = topo(8, 2, 4, None);
         assert_eq!(pct_between_v6_18(&t, 0, 1), 110);
         assert_eq!(pct_between_v6_18(&t, 0, 2), 117);
-        assert_eq!(pct_between_v6_18(&t, 0, 4), 125);
-        assert_eq!(pct_between_v6_18(&t, 7, 3), 125);
+        assert_eq!(pct_between_v6_18(&t, 0, 4), 117);
+        assert_eq!(pct_between_v6_18(&t, 7, 3), 117);
     }
 
     #[test]
@@ -870,10 +875,10 @@ mod tests {
         // would lose; at the full 117 % 980 would win.
         assert_eq!(wake(&st(979, 1100, 0), 1, false), 0);
         assert_eq!(wake(&st(980, 1100, 0), 1, false), 1);
-        // Across LLCs (125 -> 112 %), prev CPU 2 at 1100: prev_eff = 1000 * 112 = 112 000;
-        // l0 = 1019 -> 111 900 wins, 1020 -> 112 000 does not.
-        assert_eq!(wake(&st(1019, 0, 1100), 2, false), 0);
-        assert_eq!(wake(&st(1020, 0, 1100), 2, false), 2);
+        // Across LLCs the same 108 % (sd_init gives the package level 117 too): prev CPU 2 at
+        // 1100, l0 = 979 wins, 980 does not.
+        assert_eq!(wake(&st(979, 0, 1100), 2, false), 0);
+        assert_eq!(wake(&st(980, 0, 1100), 2, false), 2);
         // Sync: the waker's own nice-0 load leaves CPU 0 and prev_eff gains 1 (a tie goes
         // to the waker): l0 = 2004 -> (2004 - 1024 + 100) * 100 = 108 000 < 108 001.
         assert_eq!(wake(&st(2004, 1100, 0), 1, true), 0);
@@ -886,19 +891,19 @@ mod tests {
     fn v6_18_select_idle_sibling_searches_the_targets_llc() {
         let t = topo(4, 1, 2, None);
         let wake = |st: &[_]| wake_618(&t, st, 2, 0, false, 100, false);
-        // The waker's CPU 0 wins wake_affine_weight (as above, 1019 against 1100); it is busy.
+        // The waker's CPU 0 wins wake_affine_weight (as above, 979 against 1100); it is busy.
         // An idle CPU of its LLC (1) is taken; an idle CPU of the other LLC (3) is not looked at.
         assert_eq!(
-            wake(&[busy(2, 1019), cpu(0, 0), busy(2, 1100), busy(2, 0)]),
+            wake(&[busy(2, 979), cpu(0, 0), busy(2, 1100), busy(2, 0)]),
             1
         );
         assert_eq!(
-            wake(&[busy(2, 1019), busy(2, 0), busy(2, 1100), cpu(0, 0)]),
+            wake(&[busy(2, 979), busy(2, 0), busy(2, 1100), cpu(0, 0)]),
             0
         );
-        // p's previous CPU wins (1020): then the idle CPU 3 of its LLC is taken.
+        // p's previous CPU wins (980): then the idle CPU 3 of its LLC is taken.
         assert_eq!(
-            wake(&[busy(2, 1020), busy(2, 0), busy(2, 1100), cpu(0, 0)]),
+            wake(&[busy(2, 980), busy(2, 0), busy(2, 1100), cpu(0, 0)]),
             3
         );
         // wake_affine_idle 3 across LLCs: p's previous CPU 2 idle keeps it, whatever the loads.

@@ -60,6 +60,7 @@ pub struct TaskSpec {
     pub(crate) rt_priority: u8,
     pub(crate) affinity: Option<CpuMask>,
     pub(crate) name: Option<String>,
+    pub(crate) slice_ns: Option<u64>,
 }
 
 impl TaskSpec {
@@ -95,6 +96,12 @@ impl TaskSpec {
         self.policy = SchedPolicy::Idle;
         self
     }
+    /// The slice it asks for (`sched_attr.sched_runtime`, 0.1 to 100 ms), which EEVDF of
+    /// 6.12+ (`eevdf:era=6.18`) honours: a shorter slice wakes up sooner (PREEMPT_SHORT).
+    pub fn slice(mut self, slice: std::time::Duration) -> TaskSpec {
+        self.slice_ns = Some(slice.as_nanos().min(u64::MAX as u128) as u64);
+        self
+    }
     /// The runtime CPUs this task may run on.
     pub fn affinity(mut self, cpus: impl IntoIterator<Item = usize>) -> TaskSpec {
         self.affinity = Some(mask_of(cpus));
@@ -110,6 +117,13 @@ impl TaskSpec {
         let who = self.name.as_deref().unwrap_or("task");
         check_nice(self.nice).map_err(|e| format!("{who}: {e}"))?;
         check_rt(self.policy, self.rt_priority).map_err(|e| format!("{who}: {e}"))?;
+        if let Some(ns) = self.slice_ns {
+            if !(100_000..=100_000_000).contains(&ns) {
+                return Err(format!(
+                    "{who}: slice {ns} ns is outside 0.1..=100 ms (the kernel's clamp of sched_runtime)"
+                ));
+            }
+        }
         if let Some(m) = self.affinity {
             if m.and(&CpuMask::first_n(ncpus)).is_empty() {
                 return Err(format!(

@@ -583,9 +583,16 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         thread: bool,
     ) -> Result<Step, SimError> {
         let child = self.alloc_task(cpu, parent)?;
-        let (pol, nice, prio, allowed, mm) = {
+        let (pol, nice, prio, allowed, mm, slice) = {
             let p = &self.tasks[parent];
-            (p.policy, p.nice, p.rt_priority, p.cpus_allowed, p.mm)
+            (
+                p.policy,
+                p.nice,
+                p.rt_priority,
+                p.cpus_allowed,
+                p.mm,
+                p.slice_ns,
+            )
         };
         // The address space: shared by a thread; a process's was copied in the fork's kernel
         // work (`fork_mm`).
@@ -604,6 +611,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             c.policy = pol;
             c.nice = nice;
             c.rt_priority = prio;
+            // sched_fork keeps the parent's sched_attr, the slice it asked for included.
+            c.slice_ns = slice;
             c.cpus_allowed = allowed;
             c.mm = new_mm;
             c.parent = Some(parent);

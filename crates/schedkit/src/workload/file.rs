@@ -16,6 +16,8 @@
 //! nice = 0                      # -20..=19
 //! policy = "normal"             # normal | batch | idle | fifo | rr
 //! # rt_priority = 50            # 1..=99: required with fifo/rr, refused with normal/batch/idle
+//! # slice = "3ms"               # sched_attr.sched_runtime: the slice it asks for, 0.1..=100 ms
+//!                               # (EEVDF of 6.12+ honours it; other classes ignore it)
 //! affinity = [0, 1]             # CPUs; default all
 //! working_set_kb = 16
 //! mm_pages = 300                # resident pages of its address space (fork/exec/exit model)
@@ -117,6 +119,7 @@ struct GroupEntry {
     nice: Option<Spanned<i64>>,
     policy: Option<Spanned<String>>,
     rt_priority: Option<Spanned<i64>>,
+    slice: Option<Spanned<String>>,
     affinity: Option<Spanned<Vec<i64>>>,
     working_set_kb: Option<Spanned<i64>>,
     mm_pages: Option<Spanned<i64>>,
@@ -367,6 +370,26 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 NICE_MAX as i64,
             )?,
         } as i32;
+        // sched_attr.sched_runtime: __setparam_fair clamps it to 0.1..100 ms; a value
+        // outside is refused here rather than changed without a word.
+        let slice_ns = match &g.slice {
+            None => None,
+            Some(s) => {
+                let ns = super::parse_duration(s.get_ref())
+                    .map_err(|e| err(s.span().start, format!("group '{}': slice: {e}", g.name)))?;
+                if !(100_000..=100_000_000).contains(&ns) {
+                    return Err(err(
+                        s.span().start,
+                        format!(
+                            "group '{}': slice {} is outside 0.1..=100 ms (the kernel's clamp of sched_runtime)",
+                            g.name,
+                            s.get_ref()
+                        ),
+                    ));
+                }
+                Some(ns)
+            }
+        };
         let policy = match &g.policy {
             None => SchedPolicy::Normal,
             Some(p) => SchedPolicy::parse(p.get_ref()).ok_or_else(|| {
@@ -513,6 +536,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         for i in 0..count {
             let mut t = TaskSpec::new(prog_id);
             t.nice = nice;
+            t.slice_ns = slice_ns;
             t.policy = policy;
             t.rt_priority = rt_priority;
             t.affinity = affinity;

@@ -118,6 +118,8 @@ pub struct TaskSpec {
     pub nice: i32,
     pub policy: SchedPolicy,
     pub rt_priority: u8,
+    /// The slice it asks for (`sched_attr.sched_runtime`), where not the default.
+    pub slice_ns: Option<u64>,
     pub affinity: Option<CpuMask>,
     /// Address-space id: tasks with the same value are threads of one process.
     pub mm: u32,
@@ -140,6 +142,7 @@ impl TaskSpec {
             nice: 0,
             policy: SchedPolicy::Normal,
             rt_priority: 0,
+            slice_ns: None,
             affinity: None,
             mm: 0,
             interactive: false,
