@@ -113,7 +113,11 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     let total = if a.only.is_empty() {
         suite.workloads.len()
     } else {
-        a.only.len()
+        suite
+            .workloads
+            .iter()
+            .filter(|w| a.only.contains(&w.name))
+            .count()
     };
     let done = std::sync::atomic::AtomicUsize::new(0);
     let quiet = a.quiet;

@@ -667,7 +667,7 @@ Each figure is measured the same way on the recorded trace and on the replay's o
     let x = |e: f64| left + (w - left - 20.0) * ((e.clamp(-1.0, 1.0) + 1.0) / 2.0);
     let _ = write!(
         s,
-        "<h2>Errors</h2><p>replayed / recorded − 1, clipped to ±100 %; the shaded band is ±15 %.</p>\
+        "<h2>Errors</h2><p>replayed / recorded − 1, clipped to ±100 %; the shaded band is ±15 %, the counts' target (busy CPU time's is ±10 %, wakeup p50's a factor of 2: the tables below judge each).</p>\
 <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-size=\"11\">\
 <rect x=\"{:.1}\" y=\"20\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#e3f5e3\"/>\
 <line x1=\"{:.1}\" y1=\"20\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\"/>",
@@ -807,8 +807,11 @@ pub fn markdown(results: &[Result<WorkloadResult, String>]) -> String {
         let Ok(w) = r else {
             let _ = writeln!(
                 s,
-                "| {} | error | | | | | |",
-                r.as_ref().err().unwrap_or(&String::new())
+                "| error: {} | | | | | | |",
+                // One cell: no column bar or line break may escape it.
+                r.as_ref()
+                    .err()
+                    .map_or(String::new(), |e| e.replace('|', "\\|").replace('\n', " "))
             );
             continue;
         };
