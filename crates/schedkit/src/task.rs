@@ -235,7 +235,8 @@ pub struct Task<D> {
     pub parent: Option<TaskId>,
     /// `sched_attr.sched_runtime` of a SCHED_NORMAL task: the slice it asks for (EEVDF of
     /// 6.12+ honours it), none for the default.
-    pub slice_ns: Option<u64>,
+    /// (`NonZeroU64`: the option costs no space in a task record.)
+    pub slice_ns: Option<std::num::NonZeroU64>,
 }
 
 // The shared hot fields must stay within the first line, so that `data` starts the second.

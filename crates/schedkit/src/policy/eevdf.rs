@@ -883,7 +883,7 @@ impl SchedClass for Eevdf {
             // __setparam_fair: sched_attr.sched_runtime, clamped to 0.1..100 ms.
             if let Some(ns) = custom {
                 c.data.custom_slice = true;
-                c.data.slice = ns.clamp(100_000, 100_000_000);
+                c.data.slice = ns.get().clamp(100_000, 100_000_000);
             }
         }
         false

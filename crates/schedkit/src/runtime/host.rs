@@ -421,7 +421,7 @@ impl<P: SchedClass> Shared<P> {
             task.policy = spec.policy;
             task.nice = spec.nice;
             task.rt_priority = spec.rt_priority;
-            task.slice_ns = spec.slice_ns;
+            task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
             task.cpus_allowed = spec
                 .affinity
                 .unwrap_or(CpuMask::all())

@@ -807,7 +807,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 task.nice = spec.nice;
                 task.policy = spec.policy;
                 task.rt_priority = spec.rt_priority;
-                task.slice_ns = spec.slice_ns;
+                task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
                 task.cpus_allowed = allowed;
                 task.mm = spec.mm;
             }

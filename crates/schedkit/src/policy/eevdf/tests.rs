@@ -367,7 +367,7 @@ impl ClassFixture<Eevdf> {
     /// A nice-0 task asking for `slice_ns` through `sched_attr.sched_runtime`, queued.
     fn spawn_sliced(&mut self, slice_ns: u64) -> TaskId {
         let t = self.tasks.spawn();
-        self.tasks[t].slice_ns = Some(slice_ns);
+        self.tasks[t].slice_ns = std::num::NonZeroU64::new(slice_ns);
         let (mut c, rq, s) = self.ctx();
         s.class.task_fork(&mut c, rq, 0, None, t);
         s.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
