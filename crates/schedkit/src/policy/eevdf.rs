@@ -207,8 +207,10 @@ pub struct EevdfRq {
     /// Of those, delayed (asleep; not counted in the core's `nr_running`).
     pub nr_delayed: usize,
     /// Slices of the entities in the tree, counted (`cfs_rq_min_slice`'s augmented minimum,
-    /// kept as a multiset).
+    /// kept as a multiset), where `track_slices` (6.18: only its rules read them, and 6.6's
+    /// enqueue and pick pay nothing for them).
     pub slices: BTreeMap<u64, u32>,
+    pub track_slices: bool,
     /// 6.18: `update_curr` asked to reschedule the running task (TIF_NEED_RESCHED), from a
     /// path whose caller does not hear it (an enqueue); the preemption check reports it.
     pub need_resched: bool,
@@ -609,7 +611,9 @@ impl Eevdf {
     /// `__enqueue_entity`: into the tree and the sums behind V (and the slice multiset).
     fn tree_insert(ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq, t: TaskId) {
         Self::avg_add(rq, &ctx.tasks[t].data);
-        *rq.slices.entry(ctx.tasks[t].data.slice).or_insert(0) += 1;
+        if rq.track_slices {
+            *rq.slices.entry(ctx.tasks[t].data.slice).or_insert(0) += 1;
+        }
         rq.tree.insert(&mut ctx.tasks, t, ctx.ops);
     }
 
@@ -617,11 +621,16 @@ impl Eevdf {
     fn tree_remove(ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq, t: TaskId) {
         rq.tree.remove(&mut ctx.tasks, t, ctx.ops);
         Self::avg_sub(rq, &ctx.tasks[t].data);
-        let s = ctx.tasks[t].data.slice;
-        if let Some(n) = rq.slices.get_mut(&s) {
-            *n -= 1;
-            if *n == 0 {
-                rq.slices.remove(&s);
+        if rq.track_slices {
+            // A slice changes only while its task is out of the tree, so it is counted here.
+            let s = ctx.tasks[t].data.slice;
+            let n = rq.slices.get_mut(&s);
+            debug_assert!(n.is_some(), "slice {s} of {t} not counted");
+            if let Some(n) = n {
+                *n -= 1;
+                if *n == 0 {
+                    rq.slices.remove(&s);
+                }
             }
         }
     }
@@ -855,6 +864,7 @@ impl SchedClass for Eevdf {
         if self.is_618() {
             return EevdfRq {
                 lb: fair_lb::Domains::build(domain, topology),
+                track_slices: true,
                 ..EevdfRq::default()
             };
         }
