@@ -142,6 +142,16 @@ pub struct CostSpec {
     /// before; in a VM whose tick is the hypervisor's, the two differ.
     #[serde(default)]
     pub ipi_irq_ns: Option<f64>,
+    /// The part of a timer interrupt that comes after its handler has woken a sleeping task:
+    /// the rest of `hrtimer_interrupt` (reprogramming the clock event device), the EOI and the
+    /// exit from the interrupt, up to the schedule() it returns through. A profile that has it
+    /// gives every timed sleep an interrupt of its own on the sleeper's CPU, as high-resolution
+    /// timers do (v2.6.21 on): `timer_irq_ns` in all, the wakeup this far from its end, and on
+    /// an idle CPU the exit from idle before the handler runs. A profile without it keeps the
+    /// older model (a sleep ends with no interrupt of its own priced, as timers did when the
+    /// tick ran them).
+    #[serde(default)]
+    pub timer_wake_exit_ns: Option<f64>,
 }
 
 /// Kernel work the workloads invoke (measured syscall costs with the switch removed).
@@ -717,6 +727,18 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
         ("costs.ipi_irq_ns", c.ipi_irq_ns.unwrap_or(0.0)),
     ] {
         ranged(field, v, 0.0, 10_000_000.0, "ns")?;
+    }
+    if let Some(v) = c.timer_wake_exit_ns {
+        ranged("costs.timer_wake_exit_ns", v, 0.0, 1_000_000.0, "ns")?;
+        if v > c.timer_irq_ns {
+            return Err(bad(
+                "costs.timer_wake_exit_ns",
+                format!(
+                    "is {v} ns, more than the whole timer interrupt (costs.timer_irq_ns = {} ns): it is the part of that interrupt after its handler's wakeup",
+                    c.timer_irq_ns
+                ),
+            ));
+        }
     }
     for (field, v) in [
         ("kernel.pipe_write_ns", k.pipe_write_ns),

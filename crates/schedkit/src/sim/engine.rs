@@ -736,7 +736,69 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let p = &mut self.procs[t.index()];
         p.sleep_gen += 1;
         let gen = p.sleep_gen;
-        self.post(at, Ev::Timer { task: t.0, gen });
+        self.post(
+            at,
+            Ev::Timer {
+                task: t.0,
+                gen,
+                handler: false,
+            },
+        );
+    }
+
+    /// The timer of `t`'s timed sleep expires now (`handler`: its interrupt's handler runs
+    /// now, the CPU having left its idle state for it). The timer is the CPU's the task slept
+    /// on, as an hrtimer is armed on the CPU that sleeps.
+    pub(super) fn sleep_timer(&mut self, t: TaskId, gen: u32, handler: bool) -> Result<(), SimError> {
+        let cpu = self.tasks[t].cpu;
+        let costs = &self.machine.profile.costs;
+        let Some(after) = costs.timer_wake_exit_ns else {
+            // The older model: the wakeup is the whole of the interrupt's price; returning
+            // from it to user space reschedules at once if the wakeup asked to.
+            let cost = self.wake(t, cpu, false, true, self.now)?;
+            if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched {
+                self.interrupt_user(cpu, cost)?;
+            } else {
+                self.charge_irq(cpu, cost);
+            }
+            return Ok(());
+        };
+        let after = after as u64;
+        let exit = costs.idle_exit_ns as u64;
+        // hrtimer_interrupt: entry, the expired timers' callbacks (hrtimer_wakeup ->
+        // try_to_wake_up, where the trace's sched_waking is), then the clock event device
+        // reprogrammed for the next expiry and the exit (kernel/time/hrtimer.c).
+        let before = (costs.timer_irq_ns as u64).saturating_sub(after);
+        if self.cpus[cpu].seg == SegKind::Idle {
+            if !handler && exit > 0 {
+                // The interrupt first brings the CPU out of its idle state (time it spends
+                // idle, as the kernel accounts it).
+                self.post(
+                    self.now + exit,
+                    Ev::Timer {
+                        task: t.0,
+                        gen,
+                        handler: true,
+                    },
+                );
+                return Ok(());
+            }
+            // In the interrupt, the CPU is no longer idle: the wakeup sets need_resched and
+            // the idle loop schedules when the interrupt returns, with no IPI.
+            self.close_segment(cpu, self.now);
+            self.start_segment(cpu, SegKind::Irq, before);
+            let cost = self.wake(t, cpu, false, true, self.now + before)?;
+            self.charge_irq(cpu, cost + after);
+            return Ok(());
+        }
+        let cost = self.wake(t, cpu, false, true, self.now + before)?;
+        let total = before + cost + after;
+        if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched {
+            self.interrupt_user(cpu, total)?;
+        } else {
+            self.charge_irq(cpu, total);
+        }
+        Ok(())
     }
 
     // ----- wakeups -----

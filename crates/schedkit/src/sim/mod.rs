@@ -101,10 +101,12 @@ enum Ev {
     Tick {
         cpu: u32,
     },
-    /// A sleep timer fires (valid if `gen` matches the task's sleep generation).
+    /// A sleep timer fires (valid if `gen` matches the task's sleep generation); `handler`:
+    /// its interrupt's handler runs now, on a CPU that has left its idle state for it.
     Timer {
         task: u32,
         gen: u32,
+        handler: bool,
     },
     /// A reschedule IPI arrives.
     Ipi {
@@ -920,20 +922,12 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     }
                 }
                 Ev::Tick { cpu } => self.tick(cpu as usize)?,
-                Ev::Timer { task, gen } => {
+                Ev::Timer { task, gen, handler } => {
                     let t = TaskId(task);
                     if self.procs[t.index()].sleep_gen == gen
                         && self.procs[t.index()].block == Block::Timer
                     {
-                        // The timer interrupt runs on the CPU the task slept on; returning
-                        // from it to user space reschedules at once if the wakeup asked to.
-                        let waker = self.tasks[t].cpu;
-                        let cost = self.wake(t, waker, false, true, self.now)?;
-                        if self.cpus[waker].in_user() && self.cpus[waker].need_resched {
-                            self.interrupt_user(waker, cost)?;
-                        } else {
-                            self.charge_irq(waker, cost);
-                        }
+                        self.sleep_timer(t, gen, handler)?;
                     }
                 }
                 Ev::Ipi { cpu } => self.ipi(cpu as usize)?,
