@@ -224,6 +224,10 @@ fn downstream(t: &trace::Trace, exact: bool) -> Result<bool, String> {
         exit_ns: 1000,
         switch_ns: 500,
         ipi_send_ns: 2000,
+        tick_ppm: 400,
+        timer_entry_ns: 1000,
+        idle_exit_ns: 3000,
+        timer_irq_ns: 2000,
     };
     if let Err(e) = trace::replay::workload(t, "fuzz", &prices) {
         if !e.contains("more than the simulator's limit") {

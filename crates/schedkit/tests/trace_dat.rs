@@ -119,6 +119,10 @@ fn a_trace_dat_and_its_report_text_are_one_trace() {
         exit_ns: 1000,
         switch_ns: 500,
         ipi_send_ns: 2000,
+        tick_ppm: 400,
+        timer_entry_ns: 1000,
+        idle_exit_ns: 3000,
+        timer_irq_ns: 2000,
     };
     let w = |t: &Trace| trace::replay::workload(t, "pipe", &prices).unwrap().1.toml;
     let dat = load("trace-cmd-pipe.dat");

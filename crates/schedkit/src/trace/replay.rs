@@ -55,6 +55,8 @@ pub struct ReplayStats {
     /// long enough to pay.
     pub deducted_ns: u64,
     pub undeducted_ns: u64,
+    /// Timer interrupts' entries (and exits from idle) taken off timed sleeps.
+    pub sleep_deducted_ns: u64,
 }
 
 /// What the target machine charges for the statements a replay inserts, and for the
@@ -71,17 +73,36 @@ pub struct OpPrices {
     /// Sending the IPI of a wakeup on another CPU, which the simulator charges the waker and
     /// which a recorded wakeup of a task on another CPU already cost its waker.
     pub ipi_send_ns: u64,
+    /// The share of a busy CPU's time its tick interrupts take, in parts per million
+    /// (`timer_irq_ns` × HZ): a recorded run holds its ticks, and the simulator charges its own.
+    pub tick_ppm: u64,
+    /// On a machine whose timed sleeps end with an interrupt of their own
+    /// (`costs.timer_wake_exit_ns`), the part of that interrupt before its wakeup, and the
+    /// exit from idle before it where the CPU was idle: a recorded sleep ends at the wakeup
+    /// (`sched_waking`), after both, and the simulator adds them again.
+    pub timer_entry_ns: u64,
+    pub idle_exit_ns: u64,
+    /// The whole of such an interrupt, which a recorded run it interrupted holds.
+    pub timer_irq_ns: u64,
 }
 
 impl OpPrices {
     pub fn of_machine(m: &crate::machine::Machine) -> OpPrices {
-        OpPrices {
+        let mut p = OpPrices {
             syscall_ns: m.profile.costs.syscall_ns as u64,
             fork_ns: m.profile.kernel.fork_ns as u64,
             exit_ns: m.profile.kernel.exit_ns as u64,
             switch_ns: m.profile.costs.context_switch_ns as u64,
             ipi_send_ns: m.profile.costs.ipi_send_ns as u64,
+            tick_ppm: (m.profile.costs.timer_irq_ns * m.profile.clock.hz as f64 / 1e3) as u64,
+            ..OpPrices::default()
+        };
+        if let Some(after) = m.profile.costs.timer_wake_exit_ns {
+            p.timer_entry_ns = (m.profile.costs.timer_irq_ns - after).max(0.0) as u64;
+            p.idle_exit_ns = m.profile.costs.idle_exit_ns as u64;
+            p.timer_irq_ns = m.profile.costs.timer_irq_ns as u64;
         }
+        p
     }
 
     fn of(&self, a: &Atom) -> u64 {
@@ -102,6 +123,10 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
     let mut deficit = 0u64;
     for i in 0..atoms.len() {
         if let Atom::Run(ns) = &mut atoms[i] {
+            // The ticks the recorded run holds.
+            let ticks = (*ns as u128 * prices.tick_ppm as u128 / 1_000_000) as u64;
+            *ns -= ticks.min(*ns);
+            st.deducted_ns = st.deducted_ns.saturating_add(ticks);
             let take = deficit.min(*ns);
             *ns -= take;
             deficit -= take;
@@ -252,11 +277,24 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         st.task_wakeups += 1;
                     }
                     _ => {
-                        ts_[task].atoms.push(Atom::Sleep {
-                            ns: ts.saturating_sub(since),
-                            io,
-                        });
+                        // Ended in an interrupt (or by the idle task): the simulator's own
+                        // interrupt, and exit from idle where the recorded CPU was idle, come
+                        // before its wakeup.
+                        let ns = ts.saturating_sub(since);
+                        let entry = prices.timer_entry_ns
+                            + if waker.is_none() { prices.idle_exit_ns } else { 0 };
+                        let take = entry.min(ns);
+                        st.sleep_deducted_ns = st.sleep_deducted_ns.saturating_add(take);
+                        ts_[task].atoms.push(Atom::Sleep { ns: ns - take, io });
                         st.timed_sleeps += 1;
+                        // The task the interrupt came in on holds it in its recorded run.
+                        if let Some(w) = waker.filter(|&w| w != task && prices.timer_irq_ns > 0) {
+                            let wt = &mut ts_[w];
+                            if wt.clock.running() {
+                                wt.flush(ts, start);
+                                wt.atoms.push(Atom::Paid(prices.timer_irq_ns));
+                            }
+                        }
                     }
                 }
             }
@@ -306,8 +344,9 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
          # (perf sched replay's atoms: run, sleep, wake a task, fork, exit; see docs/traces.md).\n\
          # Runs are net of the target machine's prices of the statements after them\n\
          # (system call {} ns, fork {} ns, exit {} ns), of the switch that began them ({} ns)\n\
-         # and of the IPI of a recorded wakeup on another CPU ({} ns): the simulator charges\n\
-         # its own.\n\
+         # and of the IPI of a recorded wakeup on another CPU ({} ns), and of their ticks\n\
+         # ({} ppm); timed sleeps are net of their interrupt's entry ({} ns) and, where the\n\
+         # CPU was idle, of the exit from idle ({} ns): the simulator charges its own.\n\
          name = {}\nthroughput = \"tasks/s\"\n",
         trace.ncpus,
         (end - start) as f64 / 1e9,
@@ -317,6 +356,9 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         prices.exit_ns,
         prices.switch_ns,
         prices.ipi_send_ns,
+        prices.tick_ppm,
+        prices.timer_entry_ns,
+        prices.idle_exit_ns,
         toml_str(name)
     );
     if nchan > 0 {
@@ -476,6 +518,7 @@ mod tests {
             exit_ns: 300,
             switch_ns: 40,
             ipi_send_ns: 1000,
+            ..OpPrices::default()
         };
         let mut st = ReplayStats::default();
         deduct(&mut atoms, &prices, &mut st);
@@ -521,6 +564,52 @@ mod tests {
     }
 
     #[test]
+    fn a_replay_takes_a_timed_sleeps_interrupt_off_the_sleep_and_the_run_it_interrupted() {
+        // b sleeps on CPU 0 from 10 us; a timer interrupt in a's run wakes it at 1010 us; on
+        // CPU 1, c sleeps from 0 and the idle CPU's interrupt wakes it at 2000 us.
+        let text = "\
+# #P:2
+ x-0 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] d..2. 0.000010: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] d.h2. 0.001010: sched_waking: comm=b pid=2 prio=120 target_cpu=000
+ a-1 [000] d..2. 0.001020: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ x-0 [001] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=3 next_prio=120
+ c-3 [001] d..2. 0.000000: sched_switch: prev_comm=c prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d.h2. 0.002000: sched_waking: comm=c pid=3 prio=120 target_cpu=001
+ x-0 [001] d..2. 0.002010: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=3 next_prio=120
+";
+        let t = import::parse(text).unwrap();
+        let prices = OpPrices {
+            timer_irq_ns: 20_000,
+            timer_entry_ns: 12_000,
+            idle_exit_ns: 30_000,
+            ..OpPrices::default()
+        };
+        let r = to_workload(&t, "hand", &prices);
+        // b: 1000 us asleep less the entry; c: 2000 us less the entry and the idle exit.
+        assert!(r.toml.contains("\"sleep 988000ns\""), "{}", r.toml);
+        assert!(r.toml.contains("\"sleep 1958000ns\""), "{}", r.toml);
+        assert_eq!(r.stats.sleep_deducted_ns, 12_000 + 42_000);
+        // a's run: 1000 us up to the interrupt and 10 us after it; the interrupt's 20 us come
+        // off what follows it, all 10 us of it, and 10 us are left over.
+        assert!(
+            r.toml.contains("program = [\n  \"compute 1000000ns\",\n]"),
+            "{}",
+            r.toml
+        );
+        assert_eq!(r.stats.undeducted_ns, 10_000, "{:?}", r.stats);
+        // Ticks: 4 400 ppm of each run.
+        let mut atoms = vec![Atom::Run(1_000_000)];
+        let mut st = ReplayStats::default();
+        let ticks = OpPrices {
+            tick_ppm: 4_400,
+            ..OpPrices::default()
+        };
+        deduct(&mut atoms, &ticks, &mut st);
+        assert_eq!(atoms, [Atom::Run(995_600)]);
+    }
+
+    #[test]
     fn a_replay_takes_the_recorded_switches_and_ipis_off_the_runs() {
         // a (CPU 0) runs 100 us and wakes b on CPU 1; b runs 50 us there and sleeps.
         let text = "\
@@ -538,6 +627,7 @@ mod tests {
             exit_ns: 0,
             switch_ns: 1000,
             ipi_send_ns: 3000,
+            ..OpPrices::default()
         };
         let r = to_workload(&t, "hand", &prices);
         // a: 100 us less its switch-in (1 us), the send (0.1 us) and the IPI (3 us).
