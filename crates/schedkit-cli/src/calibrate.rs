@@ -19,6 +19,12 @@ pub struct CalibrateArgs {
     /// No progress lines on standard error.
     #[arg(long)]
     pub quiet: bool,
+    /// Leave tracefs alone. Otherwise, where this user may write /sys/kernel/tracing and
+    /// nothing is being traced (`tracing_on` 0), calibrate traces sched_waking and
+    /// sched_switch for a moment to time the part of a timer interrupt after its wakeup, and
+    /// puts the settings back; without it that value is copied from `host`.
+    #[arg(long)]
+    pub no_trace: bool,
 }
 
 pub fn run(a: CalibrateArgs) -> Result<()> {
@@ -28,6 +34,7 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
     let opts = schedkit::calibrate::Options {
         name: a.name.clone(),
         quick: a.quick,
+        no_trace: a.no_trace,
     };
     let quiet = a.quiet;
     let cal = schedkit::calibrate::calibrate(&opts, &mut |line| {

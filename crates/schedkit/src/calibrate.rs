@@ -30,6 +30,9 @@ pub struct Options {
     pub name: String,
     /// About one second of measurement instead of about ten: fewer, shorter runs.
     pub quick: bool,
+    /// Leave tracefs alone: the part of a timer interrupt after its wakeup, which only a
+    /// trace shows, is then copied from `host`.
+    pub no_trace: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -216,6 +219,56 @@ fn proc_stat_fields(l: &str) -> Option<(u64, u64)> {
 }
 
 /// The median (the mean of the two middle values of an even count); NaN for none.
+/// From tracefs text (`/sys/kernel/tracing/trace`): for each wakeup of thread `tid` in a
+/// hardware interrupt that came while another task ran (`sched_waking` with the `h` flag, not
+/// from the idle task), the ns from it to the next switch to `tid`. Timestamps are the text's
+/// (microseconds by default).
+pub fn timer_wake_intervals(trace: &str, tid: i32) -> Vec<u64> {
+    let pid = format!(" pid={tid} ");
+    let next = format!("next_pid={tid} ");
+    let mut out = vec![];
+    let mut waking: Option<u64> = None;
+    for line in trace.lines() {
+        if line.starts_with('#') {
+            continue;
+        }
+        // "<comm>-<pid> [cpu] <flags> <secs>.<frac>: <event>: <fields>"
+        let Some(ev_at) = line.find(": sched_") else {
+            continue;
+        };
+        let head = &line[..ev_at];
+        let mut parts = head.split_whitespace().rev();
+        let (Some(ts), Some(flags)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Some(ns) = parse_trace_ts(ts) else {
+            continue;
+        };
+        let body = &line[ev_at + 2..];
+        if body.starts_with("sched_waking:") && format!("{body} ").contains(&pid) {
+            let in_hardirq = flags.as_bytes().get(2) == Some(&b'h');
+            let from_idle = head.trim_start().starts_with("<idle>-0 ");
+            waking = (in_hardirq && !from_idle).then_some(ns);
+        } else if body.starts_with("sched_switch:") && format!("{body} ").contains(&next) {
+            if let Some(w) = waking.take() {
+                out.push(ns.saturating_sub(w));
+            }
+        }
+    }
+    out
+}
+
+/// "357.011874" (seconds with a fraction of up to 9 digits) as ns.
+fn parse_trace_ts(ts: &str) -> Option<u64> {
+    let (s, f) = ts.split_once('.')?;
+    if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let secs: u64 = s.parse().ok()?;
+    let frac: u64 = f.parse().ok()?;
+    Some(secs.checked_mul(1_000_000_000)? + frac * 10u64.pow(9 - f.len() as u32))
+}
+
 pub fn median(v: &[f64]) -> f64 {
     let mut v: Vec<f64> = v.iter().copied().filter(|x| !x.is_nan()).collect();
     if v.is_empty() {
@@ -677,6 +730,9 @@ pub struct Raw {
     pub write_wake_busy: Fig,
     /// A timer interrupt, as the gaps a busy loop sees at the tick's phase.
     pub timer_irq: Fig,
+    /// From a wakeup in a timer's interrupt on a busy CPU to the switch to the woken thread
+    /// (tracefs).
+    pub timer_wake_exit: Fig,
     /// fork + child's _exit + waitpid, pinned to one CPU.
     pub fork: Fig,
     /// waitpid reaping a zombie.
@@ -847,6 +903,34 @@ pub fn derive(raw: &Raw, host: &MachineProfile) -> (Vec<Entry>, Vec<Entry>) {
     );
     let timer_ns = timer.value;
     costs.push(timer);
+    match (&raw.timer_wake_exit, hc.timer_wake_exit_ns) {
+        (Ok(w), _) => {
+            let clamped = w.v > timer_ns;
+            costs.push(Entry {
+                key: "timer_wake_exit_ns",
+                value: w.v.min(timer_ns),
+                note: format!(
+                    "measured: {}; it holds the wakeup's own work and schedule()'s pick, which the simulator prices apart (tens of ns){}",
+                    w.how,
+                    if clamped {
+                        format!("; clamped at timer_irq_ns ({timer_ns:.0} ns), the whole interrupt")
+                    } else {
+                        String::new()
+                    }
+                ),
+                above: vec![
+                    "The part of a timer interrupt after its handler wakes a task (the rest of the".into(),
+                    "handler, reprogramming the timer, leaving the interrupt): with it, each timed sleep".into(),
+                    "ends with an interrupt of its own (docs/validation.md).".into(),
+                ],
+            });
+        }
+        (Err(e), Some(v)) => costs.push(Entry {
+            key: "timer_wake_exit_ns",
+            ..copied(v.min(timer_ns), "measured there", e)
+        }),
+        (Err(_), None) => {}
+    }
 
     // Cross-CPU wakeups.
     match (&raw.write_wake_busy, &raw.pipe_write_timed) {
@@ -1751,6 +1835,94 @@ mod measure {
         }
     }
 
+    /// The timer wakeups of a thread on `cpu` while a spinner keeps it busy, seen through
+    /// tracefs: for each wakeup in the timer's interrupt (`sched_waking` with the hardirq
+    /// flag, the spinner interrupted), the time to the switch to the woken thread. Needs a
+    /// tracefs this process may write and that is not in use (`tracing_on` 0); the settings
+    /// it changes are put back. Returns the intervals in ns (tracefs prints microseconds).
+    pub fn timer_wake_trace(cpu: usize, wakes: usize, period_ns: u64) -> io::Result<Vec<u64>> {
+        let root = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+            .into_iter()
+            .find(|r| std::path::Path::new(&format!("{r}/tracing_on")).exists())
+            .ok_or_else(|| io::Error::other("no tracefs (/sys/kernel/tracing) to trace with"))?;
+        let path = |f: &str| format!("{root}/{f}");
+        let read = |f: &str| -> io::Result<String> {
+            std::fs::read_to_string(path(f)).map(|s| s.trim().to_string())
+        };
+        let write = |f: &str, v: &str| -> io::Result<()> {
+            std::fs::write(path(f), v)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path(f))))
+        };
+        if read("tracing_on")? != "0" {
+            return Err(io::Error::other(format!(
+                "tracefs is in use ({} is 1): left alone",
+                path("tracing_on")
+            )));
+        }
+        const EVENTS: [&str; 2] = [
+            "events/sched/sched_waking/enable",
+            "events/sched/sched_switch/enable",
+        ];
+        let saved: Vec<(&str, String)> = EVENTS
+            .iter()
+            .map(|&f| read(f).map(|v| (f, v)))
+            .chain(std::iter::once(read("buffer_size_kb").map(|v| ("buffer_size_kb", v))))
+            .collect::<io::Result<_>>()?;
+        let restore = || {
+            let _ = write("tracing_on", "0");
+            for (f, v) in &saved {
+                let _ = write(f, v);
+            }
+            let _ = write("trace", "");
+        };
+        let traced = (|| -> io::Result<(String, i32)> {
+            write("trace", "")?;
+            write("buffer_size_kb", "4096")?;
+            for f in EVENTS {
+                write(f, "1")?;
+            }
+            let spin = Spinners::start(&[cpu]);
+            let tid = on_cpu(cpu, || {
+                // SAFETY: this thread's own id and timer slack (1 ns: the expiry as asked).
+                let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+                unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+                write("tracing_on", "1")?;
+                let mut next = now_ns() + period_ns;
+                for _ in 0..wakes {
+                    let ts = libc::timespec {
+                        tv_sec: (next / 1_000_000_000) as libc::time_t,
+                        tv_nsec: (next % 1_000_000_000) as libc::c_long,
+                    };
+                    // SAFETY: an absolute sleep on CLOCK_MONOTONIC, the clock now_ns reads.
+                    unsafe {
+                        libc::clock_nanosleep(
+                            libc::CLOCK_MONOTONIC,
+                            libc::TIMER_ABSTIME,
+                            &ts,
+                            std::ptr::null_mut(),
+                        )
+                    };
+                    next += period_ns;
+                }
+                write("tracing_on", "0")?;
+                Ok(tid)
+            });
+            drop(spin);
+            let tid = tid?;
+            Ok((std::fs::read_to_string(path("trace"))?, tid))
+        })();
+        restore();
+        let (text, tid) = traced?;
+        let v = super::timer_wake_intervals(&text, tid);
+        if v.len() < wakes / 4 {
+            return Err(io::Error::other(format!(
+                "the trace held {} timer wakeups of {wakes} on a busy CPU (events lost, or the spinner did not keep the CPU busy)",
+                v.len()
+            )));
+        }
+        Ok(v)
+    }
+
     /// Reaps `pid`; returns its exit status (-1 if it did not exit normally).
     fn reap(pid: libc::pid_t) -> io::Result<i32> {
         let mut st = 0;
@@ -2067,6 +2239,8 @@ mod run {
         budget_ns: u64,
         /// The busy loop that looks for the tick.
         gaps_ns: u64,
+        /// Timer wakeups traced for `timer_wake_exit_ns`.
+        timer_wakes: usize,
         /// Bounds of the buffer larger than the LLC.
         mem_min_mb: usize,
         mem_max_mb: usize,
@@ -2083,6 +2257,7 @@ mod run {
         reps: 7,
         budget_ns: 3_000_000,
         gaps_ns: 600_000_000,
+        timer_wakes: 400,
         mem_min_mb: 64,
         mem_max_mb: 256,
         mem_llc_times: 8,
@@ -2096,6 +2271,7 @@ mod run {
         reps: 3,
         budget_ns: 1_000_000,
         gaps_ns: 100_000_000,
+        timer_wakes: 100,
         mem_min_mb: 32,
         mem_max_mb: 64,
         mem_llc_times: 2,
@@ -2399,6 +2575,26 @@ mod run {
             Err(e) => Err(e.to_string()),
         };
         show(progress, "timer interrupt", &timer_irq, "ns");
+        // The part of a timer interrupt after its wakeup: 1.37 ms apart, off the tick's phase.
+        let traced = if opts.no_trace {
+            Err(std::io::Error::other("--no-trace: tracefs left alone"))
+        } else {
+            m::timer_wake_trace(a, plan.timer_wakes, 1_370_000)
+        };
+        let timer_wake_exit = match traced {
+            Ok(v) => {
+                let f: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+                fig(
+                    median(&f),
+                    format!(
+                        "median of {} timer wakeups of a thread on CPU {a} kept busy by a SCHED_IDLE spinner, from sched_waking (in the interrupt) to sched_switch, traced through tracefs (to the microsecond)",
+                        v.len()
+                    ),
+                )
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        show(progress, "timer interrupt after its wakeup", &timer_wake_exit, "ns");
 
         // Costs of single operations.
         let syscall = timed(&plan, a, 1 << 32, "calls", m::syscall);
@@ -2570,6 +2766,7 @@ mod run {
             rt_idle,
             write_wake_busy,
             timer_irq,
+            timer_wake_exit,
             fork,
             wait,
             exec,
@@ -2904,6 +3101,30 @@ mod tests {
     }
 
     #[test]
+    fn timer_wakeups_are_read_from_tracefs_text() {
+        let text = "\
+# tracer: nop
+           probe-77      [000] d.h2.   100.000010: sched_waking: comm=sleeper pid=42 prio=120 target_cpu=000
+           probe-77      [000] d..2.   100.000018: sched_switch: prev_comm=probe prev_pid=77 prev_prio=139 prev_state=R ==> next_comm=sleeper next_pid=42 next_prio=120
+          <idle>-0       [000] d.h2.   100.001000: sched_waking: comm=sleeper pid=42 prio=120 target_cpu=000
+          <idle>-0       [000] d..2.   100.001030: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=sleeper next_pid=42 next_prio=120
+           probe-77      [000] d..2.   100.002000: sched_waking: comm=sleeper pid=42 prio=120 target_cpu=000
+           probe-77      [000] d..2.   100.002003: sched_switch: prev_comm=probe prev_pid=77 prev_prio=139 prev_state=R ==> next_comm=sleeper next_pid=42 next_prio=120
+           probe-77      [000] d.h2.   100.003000: sched_waking: comm=other pid=420 prio=120 target_cpu=000
+           probe-77      [000] d..2.   100.003004: sched_switch: prev_comm=probe prev_pid=77 prev_prio=139 prev_state=R ==> next_comm=other next_pid=420 next_prio=120
+           probe-77      [000] dNh2.   100.004000: sched_waking: comm=sleeper pid=42 prio=120 target_cpu=000
+           probe-77      [000] d..2.   100.0040075: sched_switch: prev_comm=probe prev_pid=77 prev_prio=139 prev_state=R ==> next_comm=sleeper next_pid=42 next_prio=120
+";
+        // The first: in a hardirq on a busy CPU. Not the idle CPU's, not the task-context
+        // one, not another pid; the last has a fraction of 7 digits.
+        assert_eq!(timer_wake_intervals(text, 42), vec![8_000, 7_500]);
+        assert_eq!(parse_trace_ts("1.5"), Some(1_500_000_000));
+        assert_eq!(parse_trace_ts("1."), None);
+        assert_eq!(parse_trace_ts("1.0000000001"), None);
+        assert_eq!(parse_trace_ts("x.1"), None);
+    }
+
+    #[test]
     fn tick_gaps_keep_the_ticks_phase() {
         // HZ=250: ticks every 4 ms at phase 1.2 ms, 3 us each; other interrupts at other
         // phases, 20 us each; one 4 ms gap (another task) at the tick's phase is left out.
@@ -3094,7 +3315,8 @@ mod tests {
             rt_busy: ok(7720.0),
             rt_idle: ok(77_720.0),
             write_wake_busy: ok(3261.0),
-            timer_irq: ok(1500.0),
+            timer_irq: ok(17_600.0),
+            timer_wake_exit: ok(8_000.0),
             fork: ok(220_000.0),
             wait: ok(1000.0),
             exec: ok(980_000.0),
@@ -3133,7 +3355,8 @@ mod tests {
         assert!(close(get(&c, "ipi_irq_ns").value, 100.0));
         assert!(close(get(&c, "ipi_latency_ns").value, 2400.0));
         assert!(close(get(&c, "idle_exit_ns").value, 35_000.0));
-        assert!(close(get(&c, "timer_irq_ns").value, 1500.0));
+        assert!(close(get(&c, "timer_irq_ns").value, 17_600.0));
+        assert!(close(get(&c, "timer_wake_exit_ns").value, 8_000.0));
         assert!(close(get(&c, "llc_read_mb_s").value, 80_000.0));
         // Fork: 220 000 - 1000 (wait) - 2 x 970 = 217 060, split 2:1.
         assert!(close(get(&k, "fork_ns").value, 217_060.0 * 2.0 / 3.0));
@@ -3152,6 +3375,12 @@ mod tests {
             };
             assert!(e.note.starts_with(how), "{}: {}", e.key, e.note);
         }
+        // The part after the wakeup cannot exceed the whole interrupt.
+        let mut raw = host_like_raw();
+        raw.timer_wake_exit = ok(30_000.0);
+        let (c, _) = derive(&raw, &host);
+        let e = get(&c, "timer_wake_exit_ns");
+        assert!(close(e.value, 17_600.0) && e.note.contains("clamped"), "{e:?}");
     }
 
     #[test]
@@ -3166,8 +3395,10 @@ mod tests {
         raw.llc_read = None;
         // A round trip shorter than its pipe work leaves the switch to host.
         raw.rt_local = ok(500.0);
+        raw.timer_wake_exit = Err("tracefs is in use".into());
         let (c, k) = derive(&raw, &host);
         for (key, v) in [
+            ("timer_wake_exit_ns", host.costs.timer_wake_exit_ns.unwrap()),
             ("ipi_send_ns", host.costs.ipi_send_ns),
             ("ipi_latency_ns", host.costs.ipi_latency_ns),
             ("idle_exit_ns", host.costs.idle_exit_ns),
