@@ -346,7 +346,8 @@ fn every_shipped_trace_reads_cleanly_and_the_trace_cmd_forms_agree() {
     }
 }
 
-/// The trace.dat files of `traces/` (a `.dat.gz` unpacked), by name.
+/// The trace.dat files of `traces/` (a `.dat.gz` unpacked) and a zstd-compressed text trace,
+/// by name.
 fn dat_corpus() -> &'static Vec<(String, Vec<u8>)> {
     static C: OnceLock<Vec<(String, Vec<u8>)>> = OnceLock::new();
     C.get_or_init(|| {
@@ -360,7 +361,7 @@ fn dat_corpus() -> &'static Vec<(String, Vec<u8>)> {
             })
             .collect();
         files.sort();
-        files
+        let mut out: Vec<(String, Vec<u8>)> = files
             .iter()
             .map(|p| {
                 let mut b = std::fs::read(p).unwrap();
@@ -369,7 +370,14 @@ fn dat_corpus() -> &'static Vec<(String, Vec<u8>)> {
                 }
                 (p.file_name().unwrap().to_string_lossy().into_owned(), b)
             })
-            .collect()
+            .collect();
+        // A zstd-compressed text trace: the decoder under damaged frames too.
+        let text = std::fs::read(format!("{dir}/trace-cmd-N.txt")).unwrap();
+        out.push((
+            "trace-cmd-N.txt.zst".into(),
+            ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest),
+        ));
+        out
     })
 }
 

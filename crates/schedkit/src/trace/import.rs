@@ -989,25 +989,33 @@ pub const MAX_DECOMPRESSED: u64 = 4 << 30;
 
 /// The gzip magic.
 const GZIP: [u8; 2] = [0x1f, 0x8b];
+/// The zstd frame magic (RFC 8878).
+const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// Reads a trace file, naming the file in errors: any of the text forms, trace-cmd's binary
-/// trace.dat (see [`super::tracedat`]), or either of them gzip-compressed.
+/// trace.dat (see [`super::tracedat`]), or either of them gzip- or zstd-compressed.
 pub fn load(path: &std::path::Path) -> Result<Trace, String> {
     let bytes =
         std::fs::read(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     parse_bytes(&bytes).map_err(|e| format!("trace {}: {e}", path.display()))
 }
 
-/// Reads a trace from its bytes, whatever its form: text, trace.dat, or a gzip of either.
+/// Reads a trace from its bytes, whatever its form: text, trace.dat, or a gzip or zstd of
+/// either.
 pub fn parse_bytes(bytes: &[u8]) -> Result<Trace, String> {
-    if bytes.starts_with(&GZIP) {
-        let inner = gunzip(bytes, MAX_DECOMPRESSED)?;
-        if inner.starts_with(&GZIP) {
-            return Err("gzip-compressed twice; unpack it once with `gunzip`".into());
-        }
-        return parse_plain(&inner).map_err(|e| format!("(gzip-compressed) {e}"));
+    let (inner, how) = if bytes.starts_with(&GZIP) {
+        (gunzip(bytes, MAX_DECOMPRESSED)?, "gzip")
+    } else if bytes.starts_with(&ZSTD) {
+        (unzstd(bytes, MAX_DECOMPRESSED)?, "zstd")
+    } else {
+        return parse_plain(bytes);
+    };
+    if inner.starts_with(&GZIP) || inner.starts_with(&ZSTD) {
+        return Err(format!(
+            "compressed twice ({how}, then again inside); unpack it once"
+        ));
     }
-    parse_plain(bytes)
+    parse_plain(&inner).map_err(|e| format!("({how}-compressed) {e}"))
 }
 
 fn parse_plain(bytes: &[u8]) -> Result<Trace, String> {
@@ -1037,6 +1045,30 @@ pub fn gunzip(bytes: &[u8], limit: u64) -> Result<Vec<u8>, String> {
             "gzip stream unpacks to more than {} GiB, the limit on a trace",
             limit >> 30
         ));
+    }
+    Ok(out)
+}
+
+/// A zstd stream (one frame or several, as `cat a.zst b.zst` makes) unpacked, refused past
+/// `limit` bytes.
+pub fn unzstd(bytes: &[u8], limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut rest: &[u8] = bytes;
+    while !rest.is_empty() {
+        let room = limit.saturating_add(1).saturating_sub(out.len() as u64);
+        let mut frame = ruzstd::decoding::StreamingDecoder::new(&mut rest)
+            .map_err(|e| format!("not a readable zstd stream: {e}"))?;
+        (&mut frame)
+            .take(room)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("not a readable zstd stream: {e}"))?;
+        if out.len() as u64 > limit {
+            return Err(format!(
+                "zstd stream unpacks to more than {} GiB, the limit on a trace",
+                limit >> 30
+            ));
+        }
     }
     Ok(out)
 }
@@ -1247,6 +1279,26 @@ CPU:0 [EVENTS DROPPED]
             })
             .collect();
         assert_eq!(marks, [("lock x", true), ("", false)]);
+    }
+
+    #[test]
+    fn a_zstd_compressed_trace_reads_as_the_text_does() {
+        use ruzstd::encoding::{compress_to_vec, CompressionLevel};
+        let plain = parse(TRACEFS).unwrap();
+        let z = compress_to_vec(TRACEFS.as_bytes(), CompressionLevel::Fastest);
+        let t = parse_bytes(&z).unwrap();
+        assert_eq!(t.events.len(), plain.events.len());
+        // Two frames, as `cat a.zst b.zst` makes: one stream.
+        let mut two = z.clone();
+        two.extend_from_slice(&compress_to_vec(&b"\n"[..], CompressionLevel::Fastest));
+        assert_eq!(parse_bytes(&two).unwrap().events.len(), plain.events.len());
+        // Cut short, compressed twice, past the limit: each an error that says so.
+        assert!(parse_bytes(&z[..z.len() - 3])
+            .unwrap_err()
+            .contains("zstd"));
+        let twice = compress_to_vec(&z[..], CompressionLevel::Fastest);
+        assert!(parse_bytes(&twice).unwrap_err().contains("compressed twice"));
+        assert!(unzstd(&z, 10).unwrap_err().contains("limit"));
     }
 
     #[test]
