@@ -13,6 +13,11 @@
 #               workload of the set whose trace is present in OUTDIR
 #   --list      print the set's workloads and exit
 #   --toml-only rewrite OUTDIR/suite.toml from the traces and outputs present, record nothing
+#   --repeats N also record each workload N more times into OUTDIR/repeats/<name>.<i>.txt.gz
+#               (with its .out): `schedkit validate` measures them for the kernel's own spread
+#               of each figure from run to run (they are not replayed)
+#   --repeats-only
+#               record only the repeats, keeping the workloads' traces as they are
 #
 # Environment:
 #   MACHINE=host      the schedkit machine profile written into suite.toml
@@ -36,8 +41,13 @@ only=()
 outdir=""
 list=0
 toml_only=0
+repeats=0
+repeats_only=0
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --repeats) repeats=${2:?--repeats needs a count}; shift 2
+      [[ $repeats =~ ^[0-9]+$ ]] || { echo "record-suite.sh: --repeats $repeats: not a count" >&2; exit 2; } ;;
+    --repeats-only) repeats_only=1; shift ;;
     --holdout) set_name=holdout; shift ;;
     --only) only+=("${2:?--only needs a workload name}"); shift 2 ;;
     --list) list=1; shift ;;
@@ -186,16 +196,15 @@ wait_quiet() { # no compiler of others running and the CPUs at most 10% busy
 }
 
 mkdir -p "$outdir"
-for w in "${set[@]}"; do
-  name=$(field "$w" 0)
-  selected "$name" || continue
-  setup=$(field "$w" 1)
-  cmd=$(field "$w" 2)
+# Records NAME's command into TRACE (gzipped at the end) and its output into OUT, retrying when
+# others' work ran in the window; returns non-zero when the command failed or events were lost.
+record_one() {
+  local name=$1 setup=$2 cmd=$3 trace=$4 out=$5 attempt rc hdr fe bg total others
   for attempt in $(seq 1 "$RETRIES"); do
     [[ -n $setup ]] && bash -c "$setup" > /dev/null
     wait_quiet
-    echo "record-suite.sh: recording $name: $cmd" >&2
-    rm -f "$outdir/$name.txt" "$outdir/$name.txt.gz"
+    echo "record-suite.sh: recording $name: $cmd${6:+ ($6)}" >&2
+    rm -f "$trace" "$trace.gz" "$trace.zst"
     rc=0
     recording=1
     # The marker file is made and removed under the lock, so that it never outlives our hold.
@@ -204,10 +213,10 @@ for w in "${set[@]}"; do
       "$1/record-trace.sh" "$2" -- bash -c "cd \"\$0\" && { $3 ; } > \"\$1\" 2>&1" "$4" "$5"
       rc=$?
       rm -f /tmp/schedkit-recording-now
-      exit $rc' _ "$here" "$outdir/$name.txt" "$cmd" "$work" "$outdir/$name.out" || rc=$?
+      exit $rc' _ "$here" "$trace" "$cmd" "$work" "$out" || rc=$?
     recording=0
     [[ $rc == 0 ]] || break
-    read -r fe bg total others <<< "$(foreign "$outdir/$name.txt")"
+    read -r fe bg total others <<< "$(foreign "$trace")"
     # Others' work in the window: more than 50 events and 0.5% of the trace makes a retry.
     if (( fe > 50 && fe * 200 > total )); then
       echo "record-suite.sh: $name: $fe of $total events are other users' tasks ($others)" >&2
@@ -218,18 +227,50 @@ for w in "${set[@]}"; do
   done
   if [[ $rc != 0 ]]; then
     echo "record-suite.sh: $name FAILED (exit $rc); its output:" >&2
-    cat "$outdir/$name.out" >&2 || true
+    cat "$out" >&2 || true
+    return 1
+  fi
+  hdr=$(grep -m1 'entries-in-buffer/entries-written' "$trace" || true)
+  rc=0
+  if ! [[ $hdr =~ ([0-9]+)/([0-9]+) ]] || [[ ${BASH_REMATCH[1]} != "${BASH_REMATCH[2]}" ]] \
+     || grep -q 'LOST.*EVENTS' "$trace"; then
+    echo "record-suite.sh: $name LOST EVENTS ($hdr): enlarge buffer_size_kb or shorten the run" >&2
+    rc=1
+  fi
+  # The suite's own traces are gzipped (any tool reads them); the repeats, only measured by
+  # schedkit, are zstd-compressed where zstd is installed (a third smaller).
+  local z=gz events
+  events=$(grep -vc '^#' "$trace" || true)
+  if [[ -n ${6:-} ]] && command -v zstd > /dev/null; then
+    z=zst
+    zstd -19 -q -f --rm "$trace" -o "$trace.zst"
+  else
+    gzip -9 -f "$trace"
+  fi
+  echo "record-suite.sh: $name: $events events, $(stat -c %s "$trace.$z") bytes ($z)" >&2
+  return $rc
+}
+
+for w in "${set[@]}"; do
+  name=$(field "$w" 0)
+  selected "$name" || continue
+  setup=$(field "$w" 1)
+  cmd=$(field "$w" 2)
+  if [[ $repeats_only == 0 ]]; then
+    record_one "$name" "$setup" "$cmd" "$outdir/$name.txt" "$outdir/$name.out" || failed=1
+  elif [[ ! -f $outdir/$name.txt.gz ]]; then
+    echo "record-suite.sh: $name: no $outdir/$name.txt.gz to repeat (--repeats-only)" >&2
     failed=1
     continue
   fi
-  hdr=$(grep -m1 'entries-in-buffer/entries-written' "$outdir/$name.txt" || true)
-  if ! [[ $hdr =~ ([0-9]+)/([0-9]+) ]] || [[ ${BASH_REMATCH[1]} != "${BASH_REMATCH[2]}" ]] \
-     || grep -q 'LOST.*EVENTS' "$outdir/$name.txt"; then
-    echo "record-suite.sh: $name LOST EVENTS ($hdr): enlarge buffer_size_kb or shorten the run" >&2
-    failed=1
+  if (( repeats > 0 )); then
+    mkdir -p "$outdir/repeats"
+    rm -f "$outdir/repeats/$name".*
+    for i in $(seq 1 "$repeats"); do
+      record_one "$name" "$setup" "$cmd" "$outdir/repeats/$name.$i.txt" "$outdir/repeats/$name.$i.out" \
+        "repeat $i of $repeats" || failed=1
+    done
   fi
-  gzip -9 -f "$outdir/$name.txt"
-  echo "record-suite.sh: $name: $(zcat "$outdir/$name.txt.gz" | grep -vc '^#') events, $(stat -c %s "$outdir/$name.txt.gz") bytes gzipped" >&2
 done
 
 fi
@@ -336,6 +377,22 @@ autogroup=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)
     [[ -n $setup ]] && echo "# before tracing: ${setup//\$PROJ/cproject}"
     echo "# tracefs $hdr"
     echo "# events of other users' tasks in the window: $fe${others:+ (${others// /, })}; of the VM's agent: ${bg:-0}"
+    i=1
+    while :; do
+      rep=""
+      for z in zst gz; do
+        [[ -f $outdir/repeats/$name.$i.txt.$z ]] && rep=repeats/$name.$i.txt.$z && break
+      done
+      [[ -n $rep ]] || break
+      echo "[[workload.repeat]]"
+      echo "trace = $(toml_str "$rep")"
+      if [[ -f $outdir/repeats/$name.$i.out ]]; then
+        echo "output = $(toml_str "repeats/$name.$i.out")"
+        hl=$(headline "$name" "$outdir/repeats/$name.$i.out" || true)
+        [[ -n $hl ]] && echo "headline = ${hl##* }"
+      fi
+      i=$((i + 1))
+    done
   done
 } > "$outdir/suite.toml"
 echo "record-suite.sh: wrote $outdir/suite.toml" >&2
