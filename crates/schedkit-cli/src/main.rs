@@ -55,7 +55,9 @@ enum Cmd {
     /// Check the simulator against the kernel that recorded a suite of traces: replay each
     /// under the recording kernel's class and print recorded against replayed figures
     /// (context switches, wakeups, migrations, busy CPU time, wakeup latency, CPU spread) with
-    /// their errors and targets (`scripts/record-suite.sh` records a suite on your machine).
+    /// their errors and targets; where the suite has repeated recordings of each command, also
+    /// the kernel's own range of each figure over them (`scripts/record-suite.sh --repeats N`
+    /// records a suite on your machine).
     Validate(validate::ValidateArgs),
     /// Measure this machine (topology from /sys, clock and tick, system calls, pipes, context
     /// switches, wakeups across CPUs, fork/exec, memory) and write a machine profile whose every

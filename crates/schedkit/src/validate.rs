@@ -100,6 +100,25 @@ pub struct SuiteWorkload {
     /// Free text: what is known about this workload's recording.
     #[serde(default)]
     pub note: Option<String>,
+    /// More recordings of the same command on the same machine (`record-suite.sh
+    /// --repeats N`): not replayed, only measured, for the kernel's own spread of each
+    /// figure from run to run.
+    #[serde(default, rename = "repeat")]
+    pub repeats: Vec<Repeat>,
+}
+
+/// Another recording of a workload's command.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    /// The trace, relative to the suite's folder.
+    pub trace: PathBuf,
+    /// What the benchmark printed, relative to the suite's folder.
+    #[serde(default)]
+    pub output: Option<PathBuf>,
+    /// The benchmark's headline figure in that run, as it printed it.
+    #[serde(default)]
+    pub headline: Option<f64>,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -208,6 +227,19 @@ impl Suite {
             let t = suite.dir.join(&w.trace);
             if !t.is_file() {
                 return Err(format!("{at}: trace {} not found", t.display()));
+            }
+            for (k, r) in w.repeats.iter().enumerate() {
+                let t = suite.dir.join(&r.trace);
+                if !t.is_file() {
+                    return Err(format!(
+                        "{at}: repeat {}: trace {} not found",
+                        k + 1,
+                        t.display()
+                    ));
+                }
+                if r.headline.is_some_and(|v| !v.is_finite()) {
+                    return Err(format!("{at}: repeat {}: headline is not a number", k + 1));
+                }
             }
             if let Some(f) = &w.model_figure {
                 ModelFigure::parse(f).map_err(|e| format!("{at}: {e}"))?;
@@ -330,6 +362,12 @@ pub struct Row {
     pub target: Tolerance,
     /// None: no target.
     pub within: Option<bool>,
+    /// The lowest and highest value over every recording of the command (the replayed one
+    /// and its repeats), where the suite has repeats: the kernel's own spread.
+    pub kernel_range: Option<(f64, f64)>,
+    /// Where the suite has repeats: the replayed value is within its target of at least one
+    /// recording (for a figure without a target: within `kernel_range`).
+    pub within_some_run: Option<bool>,
 }
 
 impl Row {
@@ -341,7 +379,28 @@ impl Row {
             error: (recorded != 0.0).then(|| replayed / recorded - 1.0),
             target,
             within: target.holds(recorded, replayed),
+            kernel_range: None,
+            within_some_run: None,
         }
+    }
+
+    /// Sets the kernel's range from the values of the repeats (the recorded value included),
+    /// and whether the replayed value is within its target of any of them.
+    fn with_repeats(mut self, repeats: &[f64]) -> Row {
+        if repeats.is_empty() {
+            return self;
+        }
+        let (lo, hi) = repeats
+            .iter()
+            .fold((self.recorded, self.recorded), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        self.kernel_range = Some((lo, hi));
+        self.within_some_run = Some(match self.target {
+            Tolerance::None => (lo..=hi).contains(&self.replayed),
+            t => std::iter::once(self.recorded)
+                .chain(repeats.iter().copied())
+                .any(|v| t.holds(v, self.replayed) == Some(true)),
+        });
+        self
     }
 }
 
@@ -361,6 +420,11 @@ pub struct WorkloadResult {
     pub recorded: Figures,
     pub replayed: Figures,
     pub replay_stats: replay::ReplayStats,
+    /// Repeats of the recording measured for `kernel_range`.
+    pub repeats: usize,
+    /// The kernel against itself: of each repeat's figures that have a target, how many are
+    /// within it of the replayed recording's (passed, judged).
+    pub kernel_self: (usize, usize),
 }
 
 impl WorkloadResult {
@@ -369,6 +433,22 @@ impl WorkloadResult {
         let rows = self.rows.iter().chain(self.model.as_ref());
         let judged: Vec<bool> = rows.filter_map(|r| r.within).collect();
         (judged.iter().filter(|&&b| b).count(), judged.len())
+    }
+
+    /// Figures with a target and repeats, and how many are within their target of at least
+    /// one recording.
+    pub fn score_range(&self) -> (usize, usize) {
+        let rows = self.rows.iter().chain(self.model.as_ref());
+        let judged: Vec<bool> = rows
+            .filter(|r| r.within.is_some())
+            .filter_map(|r| r.within_some_run)
+            .collect();
+        (judged.iter().filter(|&&b| b).count(), judged.len())
+    }
+
+    /// Recordings the kernel range spans (1 + repeats).
+    pub fn recordings(&self) -> usize {
+        1 + self.repeats
     }
 }
 
@@ -438,11 +518,40 @@ pub fn run_workload(
     let (r, t, rep) = replay_trace(&recorded, &w.name, policy, machine, seed)?;
     let (fr, fs) = (figures(&recorded), figures(&t));
     let (a, b) = (values(&fr), values(&fs));
+    // The kernel's own spread: the same figures of each repeat of the recording.
+    let mut reps: Vec<[f64; 7]> = Vec::with_capacity(w.repeats.len());
+    for (k, r) in w.repeats.iter().enumerate() {
+        let t = crate::trace::import::load(&suite.dir.join(&r.trace))
+            .map_err(|e| format!("{}: repeat {}: {e}", w.name, k + 1))?;
+        reps.push(values(&figures(&t)));
+    }
     let rows = FIGURES
         .iter()
         .enumerate()
-        .map(|(i, (name, tol))| Row::new(name, a[i], b[i], *tol))
+        .map(|(i, (name, tol))| {
+            let others: Vec<f64> = reps.iter().map(|v| v[i]).collect();
+            Row::new(name, a[i], b[i], *tol).with_repeats(&others)
+        })
         .collect();
+    let headlines: Vec<f64> = w.repeats.iter().filter_map(|r| r.headline).collect();
+    // The kernel against itself: each repeat judged by the targets against the recording.
+    let mut kernel_self = (0, 0);
+    for v in &reps {
+        for (i, (_, tol)) in FIGURES.iter().enumerate() {
+            if let Some(ok) = tol.holds(a[i], v[i]) {
+                kernel_self.0 += usize::from(ok);
+                kernel_self.1 += 1;
+            }
+        }
+    }
+    if let Some(h) = &w.headline {
+        for &v in &headlines {
+            if let Some(ok) = MODEL_TOLERANCE.holds(h.value, v) {
+                kernel_self.0 += usize::from(ok);
+                kernel_self.1 += 1;
+            }
+        }
+    }
     let (mut model, mut model_error) = (None, None);
     if let (Some(spec), Some(h)) = (&w.model, &w.headline) {
         let fig = match &w.model_figure {
@@ -458,12 +567,10 @@ pub fn run_workload(
         match policy.simulate(machine, &wl, cfg) {
             Ok(mr) => match fig.of(&mr) {
                 Some(v) => {
-                    model = Some(Row::new(
-                        &format!("model: {}", h.name),
-                        h.value,
-                        v,
-                        MODEL_TOLERANCE,
-                    ))
+                    model = Some(
+                        Row::new(&format!("model: {}", h.name), h.value, v, MODEL_TOLERANCE)
+                            .with_repeats(&headlines),
+                    )
                 }
                 None => model_error = Some(format!("{spec} gave no {fig:?} (not completed?)")),
             },
@@ -481,6 +588,8 @@ pub fn run_workload(
         recorded: fr,
         replayed: fs,
         replay_stats: rep.stats,
+        repeats: w.repeats.len(),
+        kernel_self,
     })
 }
 
@@ -564,12 +673,29 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
         suite.recorded,
         machine
     );
+    let ranges = results
+        .iter()
+        .flatten()
+        .any(|w| w.repeats > 0);
     let _ = writeln!(
         s,
-        "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  ",
-        "workload", "figure", "recorded", "replayed", "error", "target"
+        "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  {:<5}{}",
+        "workload",
+        "figure",
+        "recorded",
+        "replayed",
+        "error",
+        "target",
+        "",
+        if ranges {
+            " kernel's range (runs), target of any"
+        } else {
+            ""
+        }
     );
     let (mut ok, mut all) = (0, 0);
+    let (mut in_range, mut ranged) = (0, 0);
+    let (mut selfs, mut self_judged) = (0, 0);
     for r in results {
         match r {
             Err(e) => {
@@ -578,9 +704,24 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
             Ok(w) => {
                 let title = format!("{} ({})", w.name, w.policy);
                 for (i, row) in w.rows.iter().chain(w.model.as_ref()).enumerate() {
+                    let range = match (row.kernel_range, row.within_some_run) {
+                        (Some((lo, hi)), Some(inside)) => format!(
+                            " {}..{} ({}) {}",
+                            num(lo),
+                            num(hi),
+                            w.recordings(),
+                            match (inside, row.within.is_some()) {
+                                (true, true) => "ok",
+                                (false, true) => "MISS",
+                                (true, false) => "in",
+                                (false, false) => "out",
+                            }
+                        ),
+                        _ => String::new(),
+                    };
                     let _ = writeln!(
                         s,
-                        "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  {}",
+                        "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  {:<5}{}",
                         if i == 0 { w.name.as_str() } else { "" },
                         row.figure,
                         num(row.recorded),
@@ -592,7 +733,8 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
                             Some(true) => "ok",
                             Some(false) => "MISS",
                             None => "",
-                        }
+                        },
+                        range
                     );
                 }
                 if let Some(e) = &w.model_error {
@@ -604,10 +746,27 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
                 let (a, b) = w.score();
                 ok += a;
                 all += b;
+                let (a, b) = w.score_range();
+                in_range += a;
+                ranged += b;
+                selfs += w.kernel_self.0;
+                self_judged += w.kernel_self.1;
             }
         }
     }
     let _ = writeln!(s, "{ok} of {all} figures within their targets");
+    if ranged > 0 {
+        let _ = writeln!(
+            s,
+            "{in_range} of {ranged} within their targets of at least one of the kernel's recordings of the command"
+        );
+        let _ = writeln!(
+            s,
+            "the kernel against itself: {selfs} of {self_judged} figures of its repeated recordings within the same targets of the replayed recording ({:.0} %, the replay {:.0} %)",
+            100.0 * selfs as f64 / self_judged.max(1) as f64,
+            100.0 * ok as f64 / all.max(1) as f64
+        );
+    }
     s
 }
 
@@ -721,9 +880,14 @@ Each figure is measured the same way on the recorded trace and on the replay's o
             Ok(wr) => {
                 let _ = write!(
                     s,
-                    "<h2>{}</h2><p><code>{}</code></p><table><tr><th>figure</th><th>recorded</th><th>replayed</th><th>error</th><th>target</th></tr>",
+                    "<h2>{}</h2><p><code>{}</code></p><table><tr><th>figure</th><th>recorded</th><th>replayed</th><th>error</th><th>target</th>{}</tr>",
                     esc(&wr.name),
-                    esc(&wr.command)
+                    esc(&wr.command),
+                    if wr.repeats > 0 {
+                        format!("<th>kernel's range ({} runs)</th>", wr.recordings())
+                    } else {
+                        String::new()
+                    }
                 );
                 for row in wr.rows.iter().chain(wr.model.as_ref()) {
                     let class = match row.within {
@@ -731,9 +895,19 @@ Each figure is measured the same way on the recorded trace and on the replay's o
                         Some(false) => " class=\"miss\"",
                         None => "",
                     };
+                    let range = match (row.kernel_range, row.within_some_run) {
+                        (Some((lo, hi)), Some(inside)) => format!(
+                            "<td class=\"{}\">{} – {}</td>",
+                            if inside { "ok" } else { "miss" },
+                            num(lo),
+                            num(hi)
+                        ),
+                        _ if wr.repeats > 0 => "<td></td>".into(),
+                        _ => String::new(),
+                    };
                     let _ = write!(
                         s,
-                        "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                        "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{range}</tr>",
                         esc(&row.figure),
                         num(row.recorded),
                         num(row.replayed),
@@ -753,9 +927,20 @@ Each figure is measured the same way on the recorded trace and on the replay's o
         let (x, y) = w.score();
         (a + x, b + y)
     });
+    let (c, d) = ok.iter().fold((0, 0), |(a, b), w| {
+        let (x, y) = w.score_range();
+        (a + x, b + y)
+    });
+    let (e, f) = ok.iter().fold((0, 0), |(a, b), w| (a + w.kernel_self.0, b + w.kernel_self.1));
+    let range = if d > 0 {
+        format!(" <b>{c} of {d}</b> within their targets of at least one of the kernel's recordings of the command (the range column: green where so). \
+The kernel against itself: {e} of {f} figures of its repeated recordings within the same targets of the replayed recording.")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "<p><b>{a} of {b}</b> figures within their targets.</p></body></html>"
+        "<p><b>{a} of {b}</b> figures within their targets.{range}</p></body></html>"
     );
     s
 }
@@ -764,9 +949,16 @@ Each figure is measured the same way on the recorded trace and on the replay's o
 /// shape of `docs/validation.md`'s table, so the docs print from the command.
 pub fn markdown(results: &[Result<WorkloadResult, String>]) -> String {
     use std::fmt::Write as _;
-    let mut s = String::from(
-        "| workload | switches | wakeups | migrations | busy CPU | wakeup p50 | model |\n|---|---|---|---|---|---|---|\n",
-    );
+    let ranges = results.iter().flatten().any(|w| w.repeats > 0);
+    let mut s = if ranges {
+        String::from(
+            "| workload | switches | wakeups | migrations | busy CPU | wakeup p50 | model | within target of a recording |\n|---|---|---|---|---|---|---|---|\n",
+        )
+    } else {
+        String::from(
+            "| workload | switches | wakeups | migrations | busy CPU | wakeup p50 | model |\n|---|---|---|---|---|---|---|\n",
+        )
+    };
     let int = |v: f64| {
         let n = v.round() as i64;
         let digits = n.abs().to_string();
@@ -807,11 +999,12 @@ pub fn markdown(results: &[Result<WorkloadResult, String>]) -> String {
         let Ok(w) = r else {
             let _ = writeln!(
                 s,
-                "| error: {} | | | | | | |",
+                "| error: {} | | | | | | |{}",
                 // One cell: no column bar or line break may escape it.
                 r.as_ref()
                     .err()
-                    .map_or(String::new(), |e| e.replace('|', "\\|").replace('\n', " "))
+                    .map_or(String::new(), |e| e.replace('|', "\\|").replace('\n', " ")),
+                if ranges { " |" } else { "" }
             );
             continue;
         };
@@ -833,9 +1026,19 @@ pub fn markdown(results: &[Result<WorkloadResult, String>]) -> String {
             ),
             None => "—".into(),
         };
+        let range = if ranges {
+            let (a, b) = w.score_range();
+            if b > 0 {
+                format!(" {a} of {b} ({} runs) |", w.recordings())
+            } else {
+                " — |".into()
+            }
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} → {} | {} | {} → {} µs | {} |",
+            "| {} | {} | {} | {} → {} | {} | {} → {} µs | {} |{range}",
             w.name,
             count(0),
             count(1),
@@ -864,6 +1067,25 @@ mod tests {
         assert_eq!(Tolerance::Factor(2.0).holds(10.0, 20.0), Some(true));
         assert_eq!(Tolerance::Factor(2.0).holds(10.0, 4.9), Some(false));
         assert_eq!(Tolerance::None.holds(1.0, 9.0), None);
+    }
+
+    #[test]
+    fn the_kernels_range_and_a_target_of_any_recording() {
+        // Recorded 100; the repeats 60 and 130: range 60..130. Replayed 68 misses ±15 % of
+        // 100 (−32 %) but is within it of 60 (+13 %).
+        let r = Row::new("switches", 100.0, 68.0, Tolerance::Relative(0.15)).with_repeats(&[60.0, 130.0]);
+        assert_eq!(r.within, Some(false));
+        assert_eq!(r.kernel_range, Some((60.0, 130.0)));
+        assert_eq!(r.within_some_run, Some(true));
+        // 40 is within ±15 % of none of them.
+        let r = Row::new("switches", 100.0, 40.0, Tolerance::Relative(0.15)).with_repeats(&[60.0, 130.0]);
+        assert_eq!(r.within_some_run, Some(false));
+        // A figure without a target: inside the bare range or not.
+        let r = Row::new("p99", 100.0, 131.0, Tolerance::None).with_repeats(&[60.0, 130.0]);
+        assert_eq!((r.within, r.within_some_run), (None, Some(false)));
+        // No repeats: nothing to say.
+        let r = Row::new("p99", 100.0, 131.0, Tolerance::None).with_repeats(&[]);
+        assert_eq!((r.kernel_range, r.within_some_run), (None, None));
     }
 
     #[test]
@@ -908,6 +1130,9 @@ mod tests {
             "{e}"
         );
         std::fs::write(dir.join("a.txt"), "").unwrap();
+        write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n[[workload.repeat]]\ntrace = \"r/a.1.txt.zst\"\n");
+        let e = Suite::load(&dir).unwrap_err();
+        assert!(e.contains("repeat 1") && e.contains("not found"), "{e}");
         write("kernel = \"6.18\"\nmachine = \"host\"\nclass = \"eevdf\"\nbogus = 1\n[[workload]]\nname = \"a\"\ntrace = \"a.txt\"\ncommand = \"x\"\n");
         assert!(Suite::load(&dir).unwrap_err().contains("bogus"));
         // A class schedkit does not model loads (--policy may name another) but does not run.
