@@ -51,6 +51,9 @@ pub fn run(a: SweepArgs) -> Result<()> {
         bail!("--address is for --engine dask");
     }
     let grid = sweep::load_grid(&a.grid)?;
+    for n in &grid.notes {
+        eprintln!("note: {}: {n}", a.grid.display());
+    }
     let (mut journal, done, note) =
         sweep::Journal::recover(&out.journal).map_err(anyhow::Error::msg)?;
     if let Some(n) = note {
@@ -120,11 +123,17 @@ pub fn run(a: SweepArgs) -> Result<()> {
             out.journal.display()
         );
     }
-    let rows: Vec<Map<String, Value>> = grid
-        .points
-        .iter()
-        .map(|p| have.remove(&p.key()).expect("every point ran"))
-        .collect();
+    let mut rows: Vec<Map<String, Value>> = Vec::with_capacity(grid.points.len());
+    for p in &grid.points {
+        match have.get(&p.key()) {
+            Some(r) => rows.push(r.clone()),
+            None => bail!(
+                "point {} has no row in {} (it did not run); run the sweep again to resume",
+                p.key(),
+                out.journal.display()
+            ),
+        }
+    }
     for pre in grid.record.iter().flatten() {
         if !rows
             .iter()

@@ -2,7 +2,7 @@
 //! (`python/schedkit/`) wraps these functions; values cross as JSON text so that a row is
 //! the very bytes `schedkit sweep` writes.
 
-use pyo3::exceptions::{PyIOError, PyValueError};
+use pyo3::exceptions::{PyIOError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use schedkit::machine::Machine;
 use schedkit::sweep::{self, tables, Journal, Point, Row};
@@ -51,17 +51,17 @@ fn simulate_json(
 }
 
 /// The points of a grid (TOML text; machine paths resolved against `base_dir`), as JSON
-/// objects, and the grid's `record` list.
+/// objects, the grid's `record` list, and its notes (values given twice on an axis, kept once).
 #[pyfunction]
 #[pyo3(signature = (grid_toml, name, base_dir=None))]
 fn grid_points(
     grid_toml: &str,
     name: &str,
     base_dir: Option<&str>,
-) -> PyResult<(Vec<String>, Option<Vec<String>>)> {
+) -> PyResult<(Vec<String>, Option<Vec<String>>, Vec<String>)> {
     let g = sweep::parse_grid(grid_toml, name, base_dir.map(Path::new)).map_err(value_err)?;
     let pts = g.points.iter().map(|p| p.to_json().to_string()).collect();
-    Ok((pts, g.record))
+    Ok((pts, g.record, g.notes))
 }
 
 /// Runs points (JSON object texts) on `jobs` threads; returns their rows as JSON text, in the
@@ -99,10 +99,10 @@ fn run_rows(
     if let Some(e) = err {
         return Err(PyIOError::new_err(e));
     }
-    Ok(rows
-        .into_iter()
-        .map(|r| r.expect("every point ran"))
-        .collect())
+    rows.into_iter()
+        .enumerate()
+        .map(|(i, r)| r.ok_or_else(|| PyRuntimeError::new_err(format!("point {i} did not run"))))
+        .collect()
 }
 
 /// Reads a sweep's journal: its rows (JSON text) and a note when its last line was cut short

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -142,9 +143,12 @@ def grid_points(grid: GridLike) -> tuple:
     list (or None)."""
     text, name, base = _grid_text(grid)
     try:
-        pts, record = _native.grid_points(text, name, base)
+        pts, record, notes = _native.grid_points(text, name, base)
     except ValueError as e:
         raise SweepError(str(e)) from None
+    for n in notes:
+        # A value given twice on an axis: its point runs once.
+        warnings.warn(f"sweep grid {name}: {n}", stacklevel=2)
     return [json.loads(p) for p in pts], record
 
 

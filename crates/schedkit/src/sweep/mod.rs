@@ -125,6 +125,31 @@ impl Point {
 pub struct Grid {
     pub points: Vec<Point>,
     pub record: Option<Vec<String>>,
+    /// What the grid named twice (the same seed, duration, policy, ... on one axis), each
+    /// kept once: a point runs once however often the grid names it.
+    pub notes: Vec<String>,
+}
+
+/// `v` with each value's later repeats left out, and a note for each repeat (`show` writes
+/// the value as the note names it).
+fn once<T: PartialEq>(
+    axis: &str,
+    v: Vec<T>,
+    show: impl Fn(&T) -> String,
+    notes: &mut Vec<String>,
+) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(v.len());
+    for x in v {
+        if out.contains(&x) {
+            notes.push(format!(
+                "{axis}: {} is given more than once; it runs once",
+                show(&x)
+            ));
+        } else {
+            out.push(x);
+        }
+    }
+    out
 }
 
 #[derive(Deserialize)]
@@ -284,10 +309,10 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
         )),
         Some(v) => strings(text, name, v).map_err(|(at, e)| err(at, e)),
     };
-    let mut policies = Vec::new();
+    let mut kinds: Vec<(PolicyKind, String)> = Vec::new();
     for (p, at) in required("policies", &g.policies)? {
-        PolicyKind::parse(&p).map_err(|e| err(at, e))?;
-        policies.push(p.trim().to_string());
+        let k = PolicyKind::parse(&p).map_err(|e| err(at, e))?;
+        kinds.push((k, p.trim().to_string()));
     }
     let mut machines = Vec::new();
     for (name, at) in required("machines", &g.machines)? {
@@ -406,6 +431,45 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
         ),
     };
 
+    // The same value twice on an axis would make the same point twice (and one row where
+    // two are expected): keep each once, and say so.
+    let mut notes = Vec::new();
+    // Two spellings of one policy (`o1` and `o1:era=2003`) are one policy.
+    let mut policies: Vec<String> = Vec::new();
+    let mut seen: Vec<PolicyKind> = Vec::new();
+    for (k, p) in kinds {
+        if let Some(i) = seen.iter().position(|&s| s == k) {
+            notes.push(format!(
+                "policies: '{p}' is the policy '{}' already names; it runs once",
+                policies[i]
+            ));
+        } else {
+            seen.push(k);
+            policies.push(p);
+        }
+    }
+    let machines = once("machines", machines, |m| format!("'{m}'"), &mut notes);
+    let workloads = once("workloads", workloads, |w| format!("'{w}'"), &mut notes);
+    let seeds = once("seeds", seeds, |s| s.to_string(), &mut notes);
+    let durations = once(
+        "duration",
+        durations,
+        |d| format!("{} s", *d as f64 / 1e9),
+        &mut notes,
+    );
+    let balances = once("rt_balance", balances, |b| b.name().to_string(), &mut notes);
+    let lock_modes = once(
+        "lock_mode",
+        lock_modes,
+        |l| l.name().to_string(),
+        &mut notes,
+    );
+    let governors = once(
+        "governor",
+        governors,
+        |g| g.map_or("-".to_string(), |g| g.name().to_string()),
+        &mut notes,
+    );
     let n = [
         policies.len(),
         machines.len(),
@@ -447,7 +511,11 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
             }
         }
     }
-    Ok(Grid { points, record })
+    Ok(Grid {
+        points,
+        record,
+        notes,
+    })
 }
 
 /// Runs one point as `schedkit sim` would (same configuration, no trace).
@@ -745,6 +813,34 @@ mod tests {
         assert_eq!(parse_seeds("7").unwrap(), vec![7]);
         assert!(parse_seeds("4..4").is_err());
         assert!(parse_seeds("a..4").is_err());
+    }
+
+    #[test]
+    fn a_value_named_twice_on_an_axis_makes_one_point_and_a_note() {
+        // Each of these used to make the same point twice: the sweep ran both and then
+        // panicked looking for the second row.
+        let g = parse_grid(
+            "policies = [\"o1\", \" o1 \", \"eevdf\", \"eevdf:era=6.6\"]\nmachines = \"smp2-2002\"\nworkloads = [\"yield:instances={2,2}\"]\nseeds = [1, 1, 2]\nduration = [\"1ms\", \"1000us\"]\n",
+            "g.toml",
+            None,
+        )
+        .unwrap();
+        let keys: std::collections::HashSet<String> = g.points.iter().map(Point::key).collect();
+        assert_eq!(keys.len(), g.points.len(), "every point once");
+        assert_eq!(g.points.len(), 2 * 2);
+        assert_eq!(g.notes.len(), 5, "{:?}", g.notes);
+        assert!(
+            g.notes.iter().any(|n| n.starts_with("seeds: 1 ")),
+            "{:?}",
+            g.notes
+        );
+        assert!(
+            g.notes
+                .iter()
+                .any(|n| n.contains("'eevdf:era=6.6' is the policy 'eevdf'")),
+            "{:?}",
+            g.notes
+        );
     }
 
     #[test]
