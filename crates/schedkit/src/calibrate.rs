@@ -1866,7 +1866,9 @@ mod measure {
         let saved: Vec<(&str, String)> = EVENTS
             .iter()
             .map(|&f| read(f).map(|v| (f, v)))
-            .chain(std::iter::once(read("buffer_size_kb").map(|v| ("buffer_size_kb", v))))
+            .chain(std::iter::once(
+                read("buffer_size_kb").map(|v| ("buffer_size_kb", v)),
+            ))
             .collect::<io::Result<_>>()?;
         let restore = || {
             let _ = write("tracing_on", "0");
@@ -2594,7 +2596,12 @@ mod run {
             }
             Err(e) => Err(e.to_string()),
         };
-        show(progress, "timer interrupt after its wakeup", &timer_wake_exit, "ns");
+        show(
+            progress,
+            "timer interrupt after its wakeup",
+            &timer_wake_exit,
+            "ns",
+        );
 
         // Costs of single operations.
         let syscall = timed(&plan, a, 1 << 32, "calls", m::syscall);
@@ -3380,7 +3387,10 @@ mod tests {
         raw.timer_wake_exit = ok(30_000.0);
         let (c, _) = derive(&raw, &host);
         let e = get(&c, "timer_wake_exit_ns");
-        assert!(close(e.value, 17_600.0) && e.note.contains("clamped"), "{e:?}");
+        assert!(
+            close(e.value, 17_600.0) && e.note.contains("clamped"),
+            "{e:?}"
+        );
     }
 
     #[test]

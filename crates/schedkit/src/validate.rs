@@ -392,7 +392,9 @@ impl Row {
         }
         let (lo, hi) = repeats
             .iter()
-            .fold((self.recorded, self.recorded), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            .fold((self.recorded, self.recorded), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
         self.kernel_range = Some((lo, hi));
         self.within_some_run = Some(match self.target {
             Tolerance::None => (lo..=hi).contains(&self.replayed),
@@ -673,10 +675,7 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
         suite.recorded,
         machine
     );
-    let ranges = results
-        .iter()
-        .flatten()
-        .any(|w| w.repeats > 0);
+    let ranges = results.iter().flatten().any(|w| w.repeats > 0);
     let _ = writeln!(
         s,
         "{:<16} {:<26} {:>11} {:>11} {:>8} {:>7}  {:<5}{}",
@@ -931,7 +930,9 @@ Each figure is measured the same way on the recorded trace and on the replay's o
         let (x, y) = w.score_range();
         (a + x, b + y)
     });
-    let (e, f) = ok.iter().fold((0, 0), |(a, b), w| (a + w.kernel_self.0, b + w.kernel_self.1));
+    let (e, f) = ok.iter().fold((0, 0), |(a, b), w| {
+        (a + w.kernel_self.0, b + w.kernel_self.1)
+    });
     let range = if d > 0 {
         format!(" <b>{c} of {d}</b> within their targets of at least one of the kernel's recordings of the command (the range column: green where so). \
 The kernel against itself: {e} of {f} figures of its repeated recordings within the same targets of the replayed recording.")
@@ -1073,12 +1074,14 @@ mod tests {
     fn the_kernels_range_and_a_target_of_any_recording() {
         // Recorded 100; the repeats 60 and 130: range 60..130. Replayed 68 misses ±15 % of
         // 100 (−32 %) but is within it of 60 (+13 %).
-        let r = Row::new("switches", 100.0, 68.0, Tolerance::Relative(0.15)).with_repeats(&[60.0, 130.0]);
+        let r = Row::new("switches", 100.0, 68.0, Tolerance::Relative(0.15))
+            .with_repeats(&[60.0, 130.0]);
         assert_eq!(r.within, Some(false));
         assert_eq!(r.kernel_range, Some((60.0, 130.0)));
         assert_eq!(r.within_some_run, Some(true));
         // 40 is within ±15 % of none of them.
-        let r = Row::new("switches", 100.0, 40.0, Tolerance::Relative(0.15)).with_repeats(&[60.0, 130.0]);
+        let r = Row::new("switches", 100.0, 40.0, Tolerance::Relative(0.15))
+            .with_repeats(&[60.0, 130.0]);
         assert_eq!(r.within_some_run, Some(false));
         // A figure without a target: inside the bare range or not.
         let r = Row::new("p99", 100.0, 131.0, Tolerance::None).with_repeats(&[60.0, 130.0]);

@@ -375,7 +375,10 @@ fn dat_corpus() -> &'static Vec<(String, Vec<u8>)> {
         let text = std::fs::read(format!("{dir}/trace-cmd-N.txt")).unwrap();
         out.push((
             "trace-cmd-N.txt.zst".into(),
-            ruzstd::encoding::compress_to_vec(&text[..], ruzstd::encoding::CompressionLevel::Fastest),
+            ruzstd::encoding::compress_to_vec(
+                &text[..],
+                ruzstd::encoding::CompressionLevel::Fastest,
+            ),
         ));
         out
     })

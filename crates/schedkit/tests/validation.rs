@@ -105,7 +105,12 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
         assert_eq!(r.repeats, 4, "{}", w.name);
         for row in r.rows.iter().chain(r.model.as_ref()) {
             let (lo, hi) = row.kernel_range.expect("a range from the repeats");
-            assert!(lo <= row.recorded && row.recorded <= hi, "{} {}", w.name, row.figure);
+            assert!(
+                lo <= row.recorded && row.recorded <= hi,
+                "{} {}",
+                w.name,
+                row.figure
+            );
         }
         let (a, b) = r.score_range();
         some_run += a;

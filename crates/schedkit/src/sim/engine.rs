@@ -749,7 +749,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     /// The timer of `t`'s timed sleep expires now (`handler`: its interrupt's handler runs
     /// now, the CPU having left its idle state for it). The timer is the CPU's the task slept
     /// on, as an hrtimer is armed on the CPU that sleeps.
-    pub(super) fn sleep_timer(&mut self, t: TaskId, gen: u32, handler: bool) -> Result<(), SimError> {
+    pub(super) fn sleep_timer(
+        &mut self,
+        t: TaskId,
+        gen: u32,
+        handler: bool,
+    ) -> Result<(), SimError> {
         let cpu = self.tasks[t].cpu;
         let costs = &self.machine.profile.costs;
         let Some(after) = costs.timer_wake_exit_ns else {

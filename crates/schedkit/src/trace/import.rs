@@ -1293,11 +1293,11 @@ CPU:0 [EVENTS DROPPED]
         two.extend_from_slice(&compress_to_vec(&b"\n"[..], CompressionLevel::Fastest));
         assert_eq!(parse_bytes(&two).unwrap().events.len(), plain.events.len());
         // Cut short, compressed twice, past the limit: each an error that says so.
-        assert!(parse_bytes(&z[..z.len() - 3])
-            .unwrap_err()
-            .contains("zstd"));
+        assert!(parse_bytes(&z[..z.len() - 3]).unwrap_err().contains("zstd"));
         let twice = compress_to_vec(&z[..], CompressionLevel::Fastest);
-        assert!(parse_bytes(&twice).unwrap_err().contains("compressed twice"));
+        assert!(parse_bytes(&twice)
+            .unwrap_err()
+            .contains("compressed twice"));
         assert!(unzstd(&z, 10).unwrap_err().contains("limit"));
     }
 

@@ -282,7 +282,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         // before its wakeup.
                         let ns = ts.saturating_sub(since);
                         let entry = prices.timer_entry_ns
-                            + if waker.is_none() { prices.idle_exit_ns } else { 0 };
+                            + if waker.is_none() {
+                                prices.idle_exit_ns
+                            } else {
+                                0
+                            };
                         let take = entry.min(ns);
                         st.sleep_deducted_ns = st.sleep_deducted_ns.saturating_add(take);
                         ts_[task].atoms.push(Atom::Sleep { ns: ns - take, io });
