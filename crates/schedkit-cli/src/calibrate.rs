@@ -1,7 +1,7 @@
 //! `schedkit calibrate`: measure this machine and write its profile (the library's
 //! `calibrate` does the work).
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -44,8 +44,7 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
     })?;
     match &a.output {
         Some(p) => {
-            std::fs::write(p, &cal.toml)
-                .with_context(|| format!("-o: cannot write {}", p.display()))?;
+            crate::write_out(p, cal.toml.as_bytes(), "-o")?;
             if !quiet {
                 eprintln!(
                     "calibrate: wrote {} (machine '{}'); use it with --machine {0}, e.g. `schedkit validate --machine {0}`",

@@ -665,39 +665,40 @@ pub(crate) fn progress_bar(quiet: bool, msg: String) -> ProgressBar {
     pb
 }
 
-/// A `--json` file, created before a run so that an unwritable path is an error at once,
-/// not after the whole simulation.
+/// A `--json` file, checked before a run so that an unwritable path is an error at once, not
+/// after the whole simulation, and written whole at the end: an existing file is untouched
+/// until then (a run that fails, or a typo in another flag, leaves it as it was).
 struct JsonOut {
-    file: Option<(PathBuf, std::fs::File)>,
+    path: Option<PathBuf>,
 }
 
 impl JsonOut {
     fn create(path: Option<&PathBuf>) -> Result<JsonOut> {
-        let file = match path {
-            None => None,
-            Some(p) => Some((
-                p.clone(),
-                std::fs::File::create(p)
-                    .with_context(|| format!("--json: cannot create {}", p.display()))?,
-            )),
-        };
-        Ok(JsonOut { file })
+        if let Some(p) = path {
+            check_creatable(p, "--json")?;
+        }
+        Ok(JsonOut {
+            path: path.cloned(),
+        })
     }
 
     fn write<T: serde::Serialize>(self, value: &T) -> Result<()> {
-        use std::io::Write;
-        if let Some((p, mut f)) = self.file {
-            let text = serde_json::to_string_pretty(value)?;
-            f.write_all((text + "\n").as_bytes())
-                .with_context(|| format!("--json: cannot write {}", p.display()))?;
-        }
-        Ok(())
+        write_json(self.path.as_ref(), value)
     }
 }
 
+/// Writes an output file whole or not at all (`schedkit::outfile`), naming the flag.
+pub(crate) fn write_out(p: &Path, bytes: &[u8], flag: &str) -> Result<()> {
+    schedkit::outfile::write(p, bytes)
+        .with_context(|| format!("{flag}: cannot write {}", p.display()))
+}
+
 /// Checks before any run that `p` can be created, so that a bad path fails at once rather
-/// than after the simulations (and leaves nothing behind).
+/// than after the simulations (and leaves nothing behind, and an existing file as it was).
 pub(crate) fn check_creatable(p: &Path, flag: &str) -> Result<()> {
+    if p.is_dir() {
+        bail!("{flag}: {} is a directory", p.display());
+    }
     let existed = p.exists();
     std::fs::OpenOptions::new()
         .append(true)
@@ -731,14 +732,13 @@ pub(crate) fn write_report(
     input: &mut schedkit::report::html::Input,
 ) -> Result<()> {
     let (page, plots) = input.render();
-    std::fs::write(p, &page).with_context(|| format!("cannot write {}", p.display()))?;
+    write_out(p, page.as_bytes(), "--report")?;
     if let Some(dir) = svg_dir {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--svg-dir: cannot create {}", dir.display()))?;
         for (name, svg) in &plots {
             let f = dir.join(format!("{name}.svg"));
-            std::fs::write(&f, svg)
-                .with_context(|| format!("--svg-dir: cannot write {}", f.display()))?;
+            write_out(&f, svg.as_bytes(), "--svg-dir")?;
         }
         eprintln!("{} plots written to {}", plots.len(), dir.display());
     }
@@ -754,8 +754,7 @@ pub(crate) fn write_report(
 pub(crate) fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> Result<()> {
     if let Some(p) = path {
         let text = serde_json::to_string_pretty(value)?;
-        std::fs::write(p, text + "\n")
-            .with_context(|| format!("--json: cannot write {}", p.display()))?;
+        write_out(p, (text + "\n").as_bytes(), "--json")?;
     }
     Ok(())
 }

@@ -87,8 +87,7 @@ impl TraceOpts {
             TraceFormat::Perfetto => trace::perfetto::encode(trace),
             TraceFormat::Ftrace => trace::ftrace::to_string(trace).into_bytes(),
         };
-        std::fs::write(&path, &bytes)
-            .with_context(|| format!("--trace: cannot write {}", path.display()))?;
+        crate::write_out(&path, &bytes, "--trace")?;
         let window = match self.trace_window {
             Some((a, b)) => format!(" in {:.3}..{:.3} s", a as f64 / 1e9, b as f64 / 1e9),
             None => String::new(),
@@ -252,8 +251,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         st.undeducted_ns as f64 / 1e6
     );
     if let Some(p) = &a.emit_workload {
-        std::fs::write(p, &rep.toml)
-            .with_context(|| format!("--emit-workload: cannot write {}", p.display()))?;
+        crate::write_out(p, rep.toml.as_bytes(), "--emit-workload")?;
         eprintln!("workload written to {}", p.display());
     }
     let span = recorded.end_ns - recorded.start_ns;

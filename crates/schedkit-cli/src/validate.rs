@@ -157,8 +157,7 @@ pub fn run(a: ValidateArgs) -> Result<()> {
     }
     if let Some(p) = &a.report {
         let page = validate::html(&suite, &policy_name, &machine_name, &results);
-        std::fs::write(p, &page)
-            .with_context(|| format!("--report: cannot write {}", p.display()))?;
+        crate::write_out(p, page.as_bytes(), "--report")?;
         eprintln!(
             "report: {:.1} KiB written to {}",
             page.len() as f64 / 1024.0,

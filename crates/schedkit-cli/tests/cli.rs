@@ -777,3 +777,58 @@ fn validate_replays_a_suite_workload_and_reports_it() {
     assert!(err.contains("--policy"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn an_existing_output_survives_a_run_that_fails() {
+    // `--json F` used to empty F before the other flags were checked: a typo in --policy
+    // left the earlier results at 0 bytes.
+    let dir = std::env::temp_dir().join(format!("schedkit-keep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("results.json");
+    let report = dir.join("page.html");
+    std::fs::write(&json, "{\"earlier\": true}\n").unwrap();
+    std::fs::write(&report, "<html>earlier</html>").unwrap();
+    for args in [
+        vec!["sim", "--policy", "o2", "--json"],
+        vec!["compare", "--policies", "o1,o2", "--json"],
+    ] {
+        let mut a = args.clone();
+        let j = json.to_str().unwrap();
+        a.push(j);
+        a.extend(["--report", report.to_str().unwrap(), "--duration", "10ms"]);
+        let (code, _, err) = schedkit(&a);
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read_to_string(&json).unwrap(),
+            "{\"earlier\": true}\n",
+            "{args:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&report).unwrap(),
+            "<html>earlier</html>"
+        );
+    }
+    // A run that succeeds replaces the file whole, and leaves no temporary file beside it.
+    let (code, _, err) = schedkit(&[
+        "sim",
+        "--duration",
+        "10ms",
+        "--quiet",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&json)
+        .unwrap()
+        .contains("\"policy\""));
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    // A directory as an output is refused before anything runs.
+    let (code, _, err) = schedkit(&["sim", "--duration", "10ms", "--json", dir.to_str().unwrap()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("is a directory"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

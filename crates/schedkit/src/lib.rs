@@ -23,6 +23,7 @@ pub mod calibrate;
 pub mod class;
 pub mod machine;
 pub mod metrics;
+pub mod outfile;
 pub mod policy;
 pub mod registry;
 pub mod report;

@@ -92,7 +92,11 @@ fn csv_field(v: Option<&Value>) -> String {
 }
 
 fn write_csv(rows: &[Row], cols: &[String], path: &Path) -> std::io::Result<()> {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    crate::outfile::write_with(path, |file| write_csv_to(rows, cols, file))
+}
+
+fn write_csv_to(rows: &[Row], cols: &[String], file: &mut std::fs::File) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(file);
     let header: Vec<String> = cols
         .iter()
         .map(|c| csv_field(Some(&Value::from(c.as_str()))))
@@ -159,7 +163,20 @@ fn write_parquet(
             .with_fields(fields)
             .build()?,
     );
-    let file = std::fs::File::create(path)?;
+    crate::outfile::write_with(path, |file| {
+        write_parquet_to(rows, cols, &kinds, schema, file)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    })?;
+    Ok(())
+}
+
+fn write_parquet_to(
+    rows: &[Row],
+    cols: &[String],
+    kinds: &[Kind],
+    schema: Arc<Type>,
+    file: &mut std::fs::File,
+) -> Result<(), parquet::errors::ParquetError> {
     let mut w =
         SerializedFileWriter::new(file, schema, Arc::new(WriterProperties::builder().build()))?;
     let mut rg = w.next_row_group()?;
