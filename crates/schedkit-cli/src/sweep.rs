@@ -6,7 +6,6 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use schedkit::sweep::{self, tables, Point};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -59,10 +58,9 @@ pub fn run(a: SweepArgs) -> Result<()> {
     if let Some(n) = note {
         eprintln!("note: {n}");
     }
-    let mut have: HashMap<String, Map<String, Value>> = HashMap::new();
-    for r in done {
-        let k = r["key"].as_str().unwrap_or_default().to_string();
-        have.entry(k).or_insert(r);
+    let (mut have, notes) = sweep::resumable(&grid.points, done);
+    for n in notes {
+        eprintln!("note: {}: {n}", out.journal.display());
     }
     let todo: Vec<Point> = grid
         .points

@@ -118,6 +118,54 @@ fn a_sweep_writes_every_point_and_resumes_after_a_kill() {
 }
 
 #[test]
+fn a_journal_row_without_its_newline_or_with_edited_inputs_does_not_corrupt_the_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("grid.toml"),
+        "policies = \"o1\"\nmachines = \"up-2002\"\nworkloads = \"yield:instances=2\"\nseeds = \"1..=3\"\nduration = \"20ms\"\n",
+    )
+    .unwrap();
+    let run = || {
+        schedkit(
+            &[
+                "sweep",
+                "grid.toml",
+                "-o",
+                "t.csv",
+                "--quiet",
+                "--jobs",
+                "1",
+            ],
+            d,
+        )
+    };
+    let (code, err) = run();
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(d.join("t.jsonl")).unwrap();
+    let seed1 = text.lines().find(|l| l.contains("\"seed\":1,")).unwrap();
+    let seed2 = text.lines().find(|l| l.contains("\"seed\":2,")).unwrap();
+    // Killed between a whole row and its newline (an older version wrote them apart), with
+    // seed 1's row edited to another seed.
+    let edited = seed1.replace("\"seed\":1,", "\"seed\":7,");
+    std::fs::write(d.join("t.jsonl"), format!("{edited}\n{seed2}")).unwrap();
+    let (code, err) = run();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("does not match its key") && err.contains("seed 7"),
+        "{err}"
+    );
+    assert!(err.contains("(2 this time)"), "{err}");
+    // Once more: the journal reads back whole (every line a row), no point runs again.
+    let (code, err) = run();
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("(0 this time)"), "{err}");
+    let csv = std::fs::read_to_string(d.join("t.csv")).unwrap();
+    assert!(!csv.contains(",7,"), "{csv}");
+    assert_eq!(csv.lines().count(), 4);
+}
+
+#[test]
 fn a_sweep_row_is_what_sim_gives_for_its_point() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -118,6 +118,33 @@ fn recover_journal(path: &str) -> PyResult<(Vec<String>, Option<String>)> {
     ))
 }
 
+/// The journal rows (JSON text) that stand for these points (JSON text): a row whose inputs
+/// do not match the point its key names is left out, its point to run again, with a note.
+#[pyfunction]
+fn resumable_rows(
+    points_json: Vec<String>,
+    rows_json: Vec<String>,
+) -> PyResult<(Vec<String>, Vec<String>)> {
+    let points = points_json
+        .iter()
+        .map(|t| Point::from_json(&parse_json(t, "point")?).map_err(value_err))
+        .collect::<PyResult<Vec<Point>>>()?;
+    let rows = rows_json
+        .iter()
+        .map(|t| match parse_json(t, "row")? {
+            Value::Object(m) => Ok(m),
+            _ => Err(value_err("row: not a JSON object")),
+        })
+        .collect::<PyResult<Vec<Row>>>()?;
+    let (have, notes) = sweep::resumable(&points, rows);
+    Ok((
+        have.into_values()
+            .map(|r| Value::Object(r).to_string())
+            .collect(),
+        notes,
+    ))
+}
+
 /// Writes rows (JSON text, in table order) to `NAME.parquet` and `NAME.csv`, as
 /// `schedkit sweep` does.
 #[pyfunction]
@@ -144,6 +171,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
     m.add_function(wrap_pyfunction!(grid_points, m)?)?;
+    m.add_function(wrap_pyfunction!(resumable_rows, m)?)?;
     m.add_function(wrap_pyfunction!(run_rows, m)?)?;
     m.add_function(wrap_pyfunction!(recover_journal, m)?)?;
     m.add_function(wrap_pyfunction!(write_tables, m)?)?;

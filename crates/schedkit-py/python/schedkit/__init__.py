@@ -168,11 +168,13 @@ def _resume(output: Optional[Union[str, "os.PathLike[str]"]], points: list):
     journal = _native.journal_path(str(output))
     rows, note = _native.recover_journal(journal)
     if note:
-        import warnings
-
         warnings.warn(note)
+    # Rows whose inputs do not match their key's point are left out (that point runs again).
+    kept, notes = _native.resumable_rows([json.dumps(p) for p in points], rows)
+    for n in notes:
+        warnings.warn(f"{journal}: {n}")
     have = {}
-    for r in rows:
+    for r in kept:
         d = json.loads(r)
         have.setdefault(d["key"], d)
     todo = [p for p in points if p["key"] not in have]

@@ -752,11 +752,18 @@ impl Journal {
                 Err(e) => return Err(format!("{}: line {}: {e}", path.display(), i + 1)),
             }
         }
-        let j = Journal::append_to(path)?;
+        let mut j = Journal::append_to(path)?;
         if note.is_some() {
             let whole = text.rfind('\n').map_or(0, |i| i + 1);
             j.file
                 .set_len(whole as u64)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        } else if !text.is_empty() && !text.ends_with('\n') {
+            // A whole last row whose newline was not written (by a version that wrote it
+            // apart): end its line, so that the next row starts on its own.
+            use std::io::Write;
+            j.file
+                .write_all(b"\n")
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
         Ok((j, rows, note))
@@ -775,14 +782,63 @@ impl Journal {
         })
     }
 
-    /// Appends one row (a JSON object's text) and flushes it: a killed sweep loses only the
-    /// runs in flight.
+    /// Appends one row (a JSON object's text) with its newline in one `write()`, and flushes
+    /// it: a killed sweep loses only the runs in flight, and never leaves a whole row without
+    /// its newline for the next row to run into.
     pub fn append(&mut self, row_json: &str) -> Result<(), String> {
         use std::io::Write;
-        writeln!(self.file, "{row_json}")
+        let mut line = String::with_capacity(row_json.len() + 1);
+        line.push_str(row_json);
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
             .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
     }
+}
+
+/// The journal's rows that stand for points of this grid: a row whose inputs (policy,
+/// machine, workload, seed, duration, knobs) are not those of the point its key names was
+/// edited or written by another version, and its point runs again. Returns the rows by key
+/// (the first of each key), and a note for each row left out.
+pub fn resumable(
+    points: &[Point],
+    rows: Vec<Row>,
+) -> (std::collections::HashMap<String, Row>, Vec<String>) {
+    let by_key: std::collections::HashMap<String, &Point> =
+        points.iter().map(|p| (p.key(), p)).collect();
+    let mut have = std::collections::HashMap::new();
+    let mut notes = Vec::new();
+    for r in rows {
+        let Some(k) = r.get("key").and_then(Value::as_str).map(str::to_string) else {
+            continue;
+        };
+        if have.contains_key(&k) {
+            continue;
+        }
+        if let Some(p) = by_key.get(&k) {
+            let differ: Vec<String> = p
+                .columns()
+                .into_iter()
+                .filter(|(c, v)| c != "key" && r.get(c) != Some(v))
+                .map(|(c, v)| {
+                    format!(
+                        "{c} {} where the key says {v}",
+                        r.get(&c).map_or("missing".to_string(), Value::to_string)
+                    )
+                })
+                .collect();
+            if !differ.is_empty() {
+                notes.push(format!(
+                    "the row of {k} does not match its key ({}): that point runs again",
+                    differ.join(", ")
+                ));
+                continue;
+            }
+        }
+        have.insert(k, r);
+    }
+    (have, notes)
 }
 
 #[cfg(test)]
