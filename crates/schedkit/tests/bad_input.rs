@@ -371,3 +371,21 @@ fn a_profile_at_the_edges_of_its_ranges_runs_without_overflow() {
         }
     }
 }
+
+#[test]
+fn a_loop_of_zero_kernel_work_is_caught_not_spun_for_minutes() {
+    // `kwork 0ms` used to cost 1 ns per pass: at the default 10 s a loop of it ran 10^10
+    // events. A pass that takes no time is caught by the no-progress check.
+    let text = "[[group]]\nname = \"z\"\nprogram = [\"loop forever\", \"kwork 0ms\", \"end\"]\n";
+    let w = schedkit::workload::file::parse_str(text, "z.toml", "z").unwrap();
+    let m = schedkit::machine::Machine::load("up-2002").unwrap();
+    let cfg = schedkit::sim::SimConfig {
+        duration_ns: 10_000_000_000,
+        ..Default::default()
+    };
+    let e = schedkit::registry::PolicyKind::O1
+        .simulate(&m, &w, cfg)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("loops without spending any time"), "{e}");
+}

@@ -345,7 +345,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             Op::KernelCompute(d) => {
                 let ns = d.sample(&mut self.procs[t.index()].rng);
                 self.advance(t);
-                Step::Sys(ns.max(1))
+                // No kernel work is no step of time: a loop of nothing but `kwork 0ms` is
+                // caught as a loop that spends no time, where 1 ns steps spun for minutes.
+                Step::sys_or_continue(ns)
             }
             Op::Lock(l) => self.lock(cpu, t, l)?,
             Op::Unlock(l) => {

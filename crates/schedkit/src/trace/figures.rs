@@ -179,9 +179,17 @@ pub fn figures(trace: &Trace) -> Figures {
         context_switches: switches,
         migrations,
         wakeups: st.iter().map(|s| s.wakeups).sum(),
-        wakeup_latency_us: crate::metrics::Latency {
-            max: max_lat as f64 / 1e3,
-            ..latency(&hist)
+        wakeup_latency_us: {
+            // The percentiles are the histogram's bucket bounds, which may lie above the exact
+            // maximum: none is larger than it.
+            let max = max_lat as f64 / 1e3;
+            let l = latency(&hist);
+            crate::metrics::Latency {
+                max,
+                p50: l.p50.min(max),
+                p99: l.p99.min(max),
+                ..l
+            }
         },
         wakeup_latency_cdf_us: crate::metrics::latency_cdf(&hist),
         runqueue_wait_total_ms: st.iter().map(|s| s.wait_ns).fold(0u64, u64::saturating_add) as f64
@@ -209,6 +217,22 @@ pub fn figures(trace: &Trace) -> Figures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_percentile_is_above_the_maximum() {
+        // One wakeup of 1 234 567 ns: the histogram's bucket of it ends above it (3
+        // significant digits), and p50 and p99 used to be that bound, above the max.
+        let text = "\
+# #P:1
+ a-1 [000] d..4. 0.000000: sched_waking: comm=b pid=2 prio=120 target_cpu=000
+ a-1 [000] d..2. 0.001234567: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=2 next_prio=120
+";
+        let f = figures(&import::parse(text).unwrap());
+        let l = &f.wakeup_latency_us;
+        assert_eq!(l.count, 1);
+        assert_eq!(l.max, 1234.567);
+        assert!(l.p99 <= l.max && l.p50 <= l.max, "{l:?}");
+    }
 
     #[test]
     fn hand_computed_trace() {
