@@ -144,16 +144,31 @@ pub fn load(path: &str) -> Result<Workload, WorkloadError> {
     parse_str(&text, path, &stem)
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
+/// Where each line of a text starts, so that the line of any offset is a binary search
+/// (a program of a million statements asks a million times).
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> LineIndex {
+        LineIndex(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        )
+    }
+
+    /// The 1-based line of byte `offset`.
+    fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&nl| nl < offset) + 1
+    }
 }
 
 /// Parses workload-file text; `path` names it in errors.
 pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload, WorkloadError> {
+    let index = LineIndex::new(text);
+    let line_of = |_: &str, offset: usize| index.line(offset);
     let err = |offset: usize, problem: String| WorkloadError::File {
         path: path.into(),
         line: line_of(text, offset),
@@ -895,6 +910,31 @@ fn resolve_channel(arg: &str, channels: &[(String, u32, u32)]) -> Result<Chan, S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_found_by_their_offsets() {
+        let text = "a\nbb\n\nccc";
+        let idx = LineIndex::new(text);
+        for (offset, line) in [(0, 1), (1, 1), (2, 2), (4, 2), (5, 3), (6, 4), (9, 4), (99, 4)] {
+            assert_eq!(idx.line(offset), line, "offset {offset}");
+        }
+        assert_eq!(LineIndex::new("").line(0), 1);
+    }
+
+    #[test]
+    fn a_program_of_200_000_statements_parses_and_names_the_line_of_its_last() {
+        // Each statement's line used to be counted from the start of the file: 133 s for this.
+        let mut text = String::from("[[group]]\nname = \"big\"\nprogram = [\n");
+        for _ in 0..200_000 {
+            text.push_str("  \"compute 1us\",\n");
+        }
+        let ok = format!("{text}]\n");
+        let w = parse_str(&ok, "big.toml", "big").unwrap();
+        assert_eq!(w.programs[0].ops.len(), 200_000);
+        let bad = format!("{text}  \"compute never\",\n]\n");
+        let e = parse_str(&bad, "big.toml", "big").unwrap_err().to_string();
+        assert!(e.contains("line 200004"), "{e}");
+    }
 
     const RING: &str = r#"
 name = "ring"
