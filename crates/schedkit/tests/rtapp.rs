@@ -361,3 +361,45 @@ fn unsupported_keys_are_refused_with_their_path() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn names_cannot_inject_definitions_or_collide_with_generated_ones() {
+    // A task name with a newline used to end its comment in the translated TOML and add
+    // definitions: one task ran as eight.
+    let evil = r#"{"tasks": {"a\n[[group]]\nname = \"evil\"\ncount = 7\nprogram = [\"compute 1ms\"]\n#": {"run": 1000}}, "global": {"duration": 1}}"#;
+    let w = rtapp::parse_str(evil, "e.json", "e").unwrap();
+    assert_eq!(w.tasks.len(), 1);
+    // Names that are valid but look like generated ones ("t2", "r1"), beside names that need
+    // one ("a b", "x.y"): every task and resource is its own.
+    let mixed = r#"{"tasks": {
+        "t0": {"lock": "r0", "run": 100, "unlock": "r0"},
+        "a b": {"lock": "x.y", "run": 100, "unlock": "x.y"},
+        "t1": {"lock": "r1", "run": 100, "unlock": "r1"},
+        "c d": {"lock": "r 1", "run": 100, "unlock": "r 1"}
+    }, "global": {"duration": 1}}"#;
+    let t = rtapp::to_toml(mixed, "m.json", "m").unwrap();
+    let w = rtapp::parse_str(mixed, "m.json", "m").unwrap();
+    assert_eq!(w.tasks.len(), 4, "{t}");
+    let locks = t.matches("[[lock]]").count();
+    assert_eq!(locks, 4, "{t}");
+}
+
+#[test]
+fn a_problem_found_after_translation_names_the_rt_app_task() {
+    // The limit on all tasks together is only checked when the TOML is read back: 20 tasks of
+    // 100 000 instances pass the translation and pass the limit at the eleventh.
+    let tasks: Vec<String> = (0..20)
+        .map(|i| format!("\"w{i}\": {{\"run\": 100, \"instance\": 100000}}"))
+        .collect();
+    let json = format!(
+        "{{\"tasks\": {{{}}}, \"global\": {{\"duration\": 1}}}}",
+        tasks.join(", ")
+    );
+    match rtapp::parse_str(&json, "f.json", "f") {
+        Err(WorkloadError::RtApp { at, problem, .. }) => {
+            assert_eq!(at, "tasks.w10", "{problem}");
+            assert!(problem.contains("limit"), "{problem}");
+        }
+        other => panic!("{:?}", other.map(|w| w.tasks.len())),
+    }
+}

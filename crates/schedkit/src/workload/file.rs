@@ -915,7 +915,16 @@ mod tests {
     fn lines_are_found_by_their_offsets() {
         let text = "a\nbb\n\nccc";
         let idx = LineIndex::new(text);
-        for (offset, line) in [(0, 1), (1, 1), (2, 2), (4, 2), (5, 3), (6, 4), (9, 4), (99, 4)] {
+        for (offset, line) in [
+            (0, 1),
+            (1, 1),
+            (2, 2),
+            (4, 2),
+            (5, 3),
+            (6, 4),
+            (9, 4),
+            (99, 4),
+        ] {
             assert_eq!(idx.line(offset), line, "offset {offset}");
         }
         assert_eq!(LineIndex::new("").line(0), 1);

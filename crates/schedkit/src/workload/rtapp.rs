@@ -176,6 +176,9 @@ fn event_of(key: &str) -> Option<&'static str> {
 struct Names {
     /// (rt-app name, kind, schedkit name)
     all: Vec<(String, &'static str, String)>,
+    /// Every name the file itself gives (tasks and resources), which a generated name must
+    /// not take.
+    taken: std::collections::HashSet<String>,
 }
 
 impl Names {
@@ -191,24 +194,39 @@ impl Names {
             }
             return Ok(s.clone());
         }
-        let safe = safe_name(name, self.all.len());
+        let used: std::collections::HashSet<&str> =
+            self.all.iter().map(|(_, _, s)| s.as_str()).collect();
+        let safe = if plain(name) && !used.contains(name) {
+            name.to_string()
+        } else {
+            fresh("r", |c| used.contains(c) || self.taken.contains(c))
+        };
         self.all.push((name.to_string(), kind, safe.clone()));
         Ok(safe)
     }
 }
 
-/// `name` if it is a plain identifier, else `r<N>` (statements are split at spaces and
-/// channel names at dots).
-fn safe_name(name: &str, n: usize) -> String {
-    if !name.is_empty()
+/// A plain identifier, usable as a schedkit name as it is (statements are split at spaces
+/// and channel names at dots).
+fn plain(name: &str) -> bool {
+    !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_string()
-    } else {
-        format!("r{n}")
-    }
+}
+
+/// The first of `prefix`0, `prefix`1, ... that `taken` does not hold.
+fn fresh(prefix: &str, taken: impl Fn(&str) -> bool) -> String {
+    (0u64..)
+        .map(|n| format!("{prefix}{n}"))
+        .find(|c| !taken(c))
+        .expect("some number is free")
+}
+
+/// `s` as one line of a TOML comment: control characters and the like escaped, so that no
+/// name can end the comment and start a definition.
+fn comment(s: &str) -> String {
+    s.escape_debug().to_string()
 }
 
 fn quote(s: &str) -> String {
@@ -505,23 +523,31 @@ fn translate(root: &Node, name: &str) -> R<String> {
     if tasks.is_empty() {
         return Err(at("tasks", "no tasks"));
     }
-    // Group names, unique and safe.
+    // Group names, unique and safe: a task's own name where it is a plain identifier, else a
+    // generated one that no task of the file is called.
     let mut task_names: Vec<(String, String)> = Vec::new();
-    for (i, (n, _)) in tasks.iter().enumerate() {
+    let own: std::collections::HashSet<String> = tasks.iter().map(|(n, _)| n.clone()).collect();
+    for (n, _) in tasks.iter() {
         if task_names.iter().any(|(m, _)| m == n) {
             return Err(at(
                 &format!("tasks.{n}"),
                 format!("task '{n}' is defined twice"),
             ));
         }
-        let mut g = safe_name(n, i);
-        if task_names.iter().any(|(_, h)| *h == g) {
-            g = format!("t{i}");
-        }
+        let g = if plain(n) {
+            n.clone()
+        } else {
+            fresh("t", |c| {
+                own.contains(c) || task_names.iter().any(|(_, h)| h == c)
+            })
+        };
         task_names.push((n.clone(), g));
     }
     let mut cx = Ctx {
-        names: Names::default(),
+        names: Names {
+            all: Vec::new(),
+            taken: own.clone(),
+        },
         task_names: &task_names,
         default_policy,
     };
@@ -591,7 +617,7 @@ fn translate(root: &Node, name: &str) -> R<String> {
             }
         }
         prog.push("end".into());
-        let _ = writeln!(groups, "\n# rt-app task {}", quote(tname));
+        let _ = writeln!(groups, "\n# rt-app task {}", comment(tname));
         let _ = writeln!(
             groups,
             "[[group]]\nname = {}\ncount = {instance}",
@@ -618,7 +644,7 @@ fn translate(root: &Node, name: &str) -> R<String> {
         quote(name)
     );
     for (orig, kind, safe) in &cx.names.all {
-        let _ = writeln!(out, "\n# rt-app resource {}", quote(orig));
+        let _ = writeln!(out, "\n# rt-app resource {}", comment(orig));
         if *kind == "mutex" {
             let _ = writeln!(out, "[[lock]]\nname = {}\nkind = \"mutex\"", quote(safe));
         } else {
@@ -653,7 +679,31 @@ pub fn to_toml(text: &str, path: &str, name: &str) -> Result<String, WorkloadErr
 /// Parses an rt-app JSON text into a workload.
 pub fn parse_str(text: &str, path: &str, name: &str) -> Result<super::Workload, WorkloadError> {
     let toml = to_toml(text, path, name)?;
-    super::file::parse_str(&toml, &format!("{path} (as translated)"), name)
+    super::file::parse_str(&toml, path, name).map_err(|e| match e {
+        // A problem the translation let through: said of the rt-app task or resource it
+        // came from, not of a line of the TOML the user never sees.
+        WorkloadError::File { line, problem, .. } => {
+            let from = toml
+                .lines()
+                .take(line)
+                .filter_map(|l| {
+                    l.strip_prefix("# rt-app task ")
+                        .map(|t| format!("tasks.{t}"))
+                        .or_else(|| {
+                            l.strip_prefix("# rt-app resource ")
+                                .map(|r| format!("resource {r}"))
+                        })
+                })
+                .last()
+                .unwrap_or_else(|| "global".into());
+            WorkloadError::RtApp {
+                path: path.into(),
+                at: from,
+                problem,
+            }
+        }
+        other => other,
+    })
 }
 
 /// Reads an rt-app JSON file.
