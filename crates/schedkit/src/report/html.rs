@@ -130,6 +130,58 @@ const CPU_CATEGORIES: [&str; 7] = [
     "idle",
 ];
 
+/// The most runs one page shows (each brings its plots and tables: 1 000 files made a page
+/// of 616 MB).
+pub const MAX_RUNS: usize = 256;
+
+/// A timeline as a result file gives it, within what the page can draw: CPUs no more than a
+/// trace may have, slices no more than a timeline keeps, and every slice on a CPU and a task
+/// the timeline has.
+fn check_timeline(tl: &Timeline) -> Result<(), String> {
+    let max_cpus = crate::trace::import::MAX_CPUS;
+    if tl.cpus == 0 || tl.cpus > max_cpus {
+        return Err(format!("{} CPUs: must be 1..={max_cpus}", tl.cpus));
+    }
+    // A timeline stops after MAX_SLICES, then closes what runs on each CPU.
+    let max_slices = crate::trace::timeline::MAX_SLICES + 2 + tl.cpus as usize;
+    if tl.slices.len() > max_slices {
+        return Err(format!(
+            "{} slices, more than the {max_slices} a timeline of {} CPUs keeps",
+            tl.slices.len(),
+            tl.cpus
+        ));
+    }
+    // Tasks are those the slices name.
+    if tl.tasks.len() > tl.slices.len() {
+        return Err(format!(
+            "{} tasks for {} slices",
+            tl.tasks.len(),
+            tl.slices.len()
+        ));
+    }
+    if tl.to_ns < tl.from_ns {
+        return Err(format!(
+            "window {}..{} ns ends before it starts",
+            tl.from_ns, tl.to_ns
+        ));
+    }
+    for (k, sl) in tl.slices.iter().enumerate() {
+        if sl.cpu >= tl.cpus || sl.task as usize >= tl.tasks.len() || sl.end_ns < sl.start_ns {
+            return Err(format!(
+                "slice {}: CPU {} task {} from {} to {} ns, outside the timeline's {} CPUs and {} tasks",
+                k + 1,
+                sl.cpu,
+                sl.task,
+                sl.start_ns,
+                sl.end_ns,
+                tl.cpus,
+                tl.tasks.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Result files, as they were read.
 pub struct Input {
     runs: Vec<Run>,
@@ -177,6 +229,28 @@ impl Input {
         }
         if self.runs.len() == first {
             return Err(format!("{name}: holds no runs"));
+        }
+        // What a page will draw, bounded before anything is drawn: a file that claims four
+        // billion CPUs would otherwise allocate their rows.
+        let bounded = (|| {
+            for (i, r) in self.runs[first..].iter().enumerate() {
+                if let Some(tl) = &r.timeline {
+                    check_timeline(tl)
+                        .map_err(|e| format!("{name}: run {}: timeline: {e}", i + 1))?;
+                }
+            }
+            if self.runs.len() > MAX_RUNS {
+                return Err(format!(
+                    "{name}: {} runs in all, more than the {MAX_RUNS} one page shows; report fewer files (or fewer runs per file)",
+                    self.runs.len()
+                ));
+            }
+            Ok(())
+        })();
+        if let Err(e) = bounded {
+            // A refused file adds nothing.
+            self.runs.truncate(first);
+            return Err(e);
         }
         for r in &mut self.runs[first..] {
             r.params.push(("file", name.to_string()));
@@ -535,5 +609,46 @@ mod tests {
         assert!(e.starts_with("x.json: not JSON"), "{e}");
         assert!(i.add("e.json", "[]").unwrap_err().contains("holds no runs"));
         assert!(i.add("n.json", "42").is_err());
+    }
+
+    /// A small run's JSON, as `sim --json` writes it, with a timeline of `cpus` CPUs.
+    fn run_json(cpus: u64, slice_cpu: u64) -> String {
+        let m = crate::machine::Machine::load("up-2002").unwrap();
+        let w = crate::workload::Workload::parse("yield:instances=2").unwrap();
+        let cfg = crate::sim::SimConfig {
+            duration_ns: 1_000_000,
+            ..Default::default()
+        };
+        let r = crate::registry::PolicyKind::O1
+            .simulate(&m, &w, cfg)
+            .unwrap();
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["timeline"] = serde_json::json!({
+            "from_ns": 0, "to_ns": 1000, "cpus": cpus,
+            "tasks": [{"pid": 1, "comm": "a"}],
+            "slices": [{"cpu": slice_cpu, "start_ns": 0, "end_ns": 10, "task": 0}],
+        });
+        v.to_string()
+    }
+
+    #[test]
+    fn what_a_page_would_draw_is_bounded_before_it_is_drawn() {
+        let mut i = Input::new();
+        i.add("ok.json", &run_json(1, 0)).unwrap();
+        // Four billion CPUs used to allocate their rows (2.2 GB, then an abort).
+        let e = i.add("big.json", &run_json(4_294_967_295, 0)).unwrap_err();
+        assert!(
+            e.contains("big.json: run 1: timeline: 4294967295 CPUs"),
+            "{e}"
+        );
+        let e = i.add("bad.json", &run_json(2, 5)).unwrap_err();
+        assert!(e.contains("slice 1: CPU 5"), "{e}");
+        // More runs than a page shows.
+        let one = run_json(1, 0);
+        let many = format!("[{}]", vec![one.as_str(); MAX_RUNS].join(","));
+        let e = i.add("many.json", &many).unwrap_err();
+        assert!(e.contains(&format!("{} runs in all", MAX_RUNS + 1)), "{e}");
+        // The refused files added nothing.
+        assert_eq!(i.runs(), 1);
     }
 }
