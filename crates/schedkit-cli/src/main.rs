@@ -325,8 +325,12 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Report(a) => {
             let mut input = schedkit::report::html::Input::new();
             for p in &a.results {
-                let text = std::fs::read_to_string(p)
-                    .with_context(|| format!("cannot read {}", p.display()))?;
+                let text = schedkit::infile::read_to_string(
+                    p,
+                    schedkit::infile::MAX_RESULT_INPUT,
+                    "result file",
+                )
+                .with_context(|| format!("cannot read {}", p.display()))?;
                 input
                     .add(&p.display().to_string(), &text)
                     .map_err(anyhow::Error::msg)?;

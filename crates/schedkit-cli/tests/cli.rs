@@ -832,3 +832,16 @@ fn an_existing_output_survives_a_run_that_fails() {
     assert!(err.contains("is a directory"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_endless_input_is_refused_at_its_size_cap() {
+    // /dev/zero used to be read to 2 GB before any error.
+    for args in [
+        vec!["sim", "--machine", "/dev/zero", "--duration", "1ms"],
+        vec!["report", "/dev/zero", "-o", "/dev/null"],
+    ] {
+        let (code, _, err) = schedkit(&args);
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains("larger than the"), "{args:?}: {err}");
+    }
+}

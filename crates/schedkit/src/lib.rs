@@ -21,6 +21,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod class;
+pub mod infile;
 pub mod machine;
 pub mod metrics;
 pub mod outfile;

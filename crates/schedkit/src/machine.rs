@@ -419,7 +419,12 @@ impl Machine {
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|e| MachineError::Io {
+            let text = crate::infile::read_to_string(
+                path,
+                crate::infile::MAX_TEXT_INPUT,
+                "machine profile",
+            )
+            .map_err(|e| MachineError::Io {
                 path: name_or_path.to_string(),
                 problem: e.to_string(),
             })?;

@@ -202,7 +202,7 @@ impl Suite {
                 path.to_path_buf(),
             )
         };
-        let text = std::fs::read_to_string(&file)
+        let text = crate::infile::read_to_string(&file, crate::infile::MAX_TEXT_INPUT, "suite")
             .map_err(|e| format!("cannot read suite {}: {e}", file.display()))?;
         let mut suite: Suite =
             toml::from_str(&text).map_err(|e| format!("suite {}: {e}", file.display()))?;

@@ -283,11 +283,12 @@ fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
 
 /// Reads a grid file.
 pub fn load_grid(path: &Path) -> Result<Grid, GridError> {
-    let text = std::fs::read_to_string(path).map_err(|e| GridError {
-        path: path.display().to_string(),
-        line: 0,
-        problem: format!("cannot read it: {e}"),
-    })?;
+    let text = crate::infile::read_to_string(path, crate::infile::MAX_TEXT_INPUT, "sweep grid")
+        .map_err(|e| GridError {
+            path: path.display().to_string(),
+            line: 0,
+            problem: format!("cannot read it: {e}"),
+        })?;
     parse_grid(&text, &path.display().to_string(), path.parent())
 }
 

@@ -995,8 +995,8 @@ const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// Reads a trace file, naming the file in errors: any of the text forms, trace-cmd's binary
 /// trace.dat (see [`super::tracedat`]), or either of them gzip- or zstd-compressed.
 pub fn load(path: &std::path::Path) -> Result<Trace, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+    let bytes = crate::infile::read(path, crate::infile::MAX_TRACE_INPUT, "trace")
+        .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
     parse_bytes(&bytes).map_err(|e| format!("trace {}: {e}", path.display()))
 }
 

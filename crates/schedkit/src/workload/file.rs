@@ -134,7 +134,12 @@ struct GroupEntry {
 
 /// Reads and parses a workload file.
 pub fn load(path: &str) -> Result<Workload, WorkloadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Io {
+    let text = crate::infile::read_to_string(
+        std::path::Path::new(path),
+        crate::infile::MAX_TEXT_INPUT,
+        "workload file",
+    )
+    .map_err(|e| WorkloadError::Io {
         path: path.into(),
         problem: e.to_string(),
     })?;

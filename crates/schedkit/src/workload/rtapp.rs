@@ -708,7 +708,12 @@ pub fn parse_str(text: &str, path: &str, name: &str) -> Result<super::Workload, 
 
 /// Reads an rt-app JSON file.
 pub fn load(path: &str) -> Result<super::Workload, WorkloadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Io {
+    let text = crate::infile::read_to_string(
+        std::path::Path::new(path),
+        crate::infile::MAX_TEXT_INPUT,
+        "rt-app file",
+    )
+    .map_err(|e| WorkloadError::Io {
         path: path.into(),
         problem: e.to_string(),
     })?;
