@@ -377,6 +377,21 @@ fn run(cli: Cli) -> Result<()> {
             if policies.is_empty() {
                 bail!("--policies: name at least one policy");
             }
+            // One policy named twice (or by two spellings) runs once: its two runs would be
+            // the same and write the same trace file.
+            let mut once: Vec<PolicyKind> = Vec::with_capacity(policies.len());
+            for (p, text) in policies.into_iter().zip(&a.policies) {
+                if once.contains(&p) {
+                    eprintln!(
+                        "note: --policies: '{}' names {} again; it runs once",
+                        text.trim(),
+                        p.label()
+                    );
+                } else {
+                    once.push(p);
+                }
+            }
+            let policies = once;
             let machines: Vec<Machine> = a
                 .machine
                 .iter()

@@ -40,6 +40,9 @@ pub struct SweepArgs {
 
 pub fn run(a: SweepArgs) -> Result<()> {
     let out = tables::Outputs::of(&a.output).map_err(|e| anyhow::anyhow!("--output {e}"))?;
+    // The tables can be written, checked before any run (the journal is opened below).
+    crate::check_creatable(&out.csv, "--output")?;
+    crate::check_creatable(&out.parquet, "--output")?;
     if a.batch_size == 0 {
         bail!("--batch-size must be at least 1");
     }

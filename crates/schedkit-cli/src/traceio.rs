@@ -202,7 +202,15 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         bail!("--policies: name `recorded` or at least one policy");
     }
     let machine = Machine::load(&a.machine).context("--machine")?;
+    // Every output can be made before the work (an existing file stays as it was until the
+    // new one is whole).
     a.trace_out.check()?;
+    if let Some(p) = &a.json {
+        crate::check_creatable(p, "--json")?;
+    }
+    if let Some(p) = &a.emit_workload {
+        crate::check_creatable(p, "--emit-workload")?;
+    }
     let recorded = trace::import::load(&a.file).map_err(anyhow::Error::msg)?;
     let s = &recorded.stats;
     eprintln!(

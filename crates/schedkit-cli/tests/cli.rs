@@ -845,3 +845,67 @@ fn an_endless_input_is_refused_at_its_size_cap() {
         assert!(err.contains("larger than the"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn outputs_are_checked_before_the_work_and_a_policy_named_twice_runs_once() {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/pipe-vm.txt");
+    for (args, flag) in [
+        (
+            vec!["replay", trace, "--json", "/nonexistent-dir/r.json"],
+            "--json",
+        ),
+        (
+            vec![
+                "replay",
+                trace,
+                "--emit-workload",
+                "/nonexistent-dir/w.toml",
+            ],
+            "--emit-workload",
+        ),
+    ] {
+        let (code, _, err) = schedkit(&args);
+        assert_ne!(code, 0);
+        assert!(err.contains(flag) && err.contains("cannot create"), "{err}");
+        // Refused before the trace was even read.
+        assert!(!err.contains("read "), "{err}");
+    }
+    let dir = std::env::temp_dir().join(format!("schedkit-early-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let grid = dir.join("g.toml");
+    std::fs::write(
+        &grid,
+        "policies = \"o1\"\nmachines = \"up-2002\"\nworkloads = \"yield\"\nduration = \"1ms\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = schedkit(&[
+        "sweep",
+        grid.to_str().unwrap(),
+        "-o",
+        "/nonexistent-dir/t.csv",
+        "--quiet",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--output") && err.contains("cannot create"),
+        "{err}"
+    );
+    // compare: o1 twice (once by another spelling) runs once, and says so.
+    let (code, out, err) = schedkit(&[
+        "compare",
+        "--policies",
+        "o1,goodness,o1",
+        "--duration",
+        "10ms",
+        "--quiet",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("'o1' names o1 again; it runs once"), "{err}");
+    let header = out
+        .lines()
+        .find(|l| l.contains("goodness"))
+        .unwrap_or_default();
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(columns.iter().filter(|c| **c == "o1").count(), 1, "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
