@@ -637,7 +637,8 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
             ))
         }
     };
-    ranged("clock.mhz", p.clock.mhz, 1.0, 100_000.0, "MHz")?;
+    // No processor has run at 10 GHz (overclocking records are about 9 GHz).
+    ranged("clock.mhz", p.clock.mhz, 1.0, 10_000.0, "MHz")?;
     if !(10..=10_000).contains(&p.clock.hz) {
         return Err(bad(
             "clock.hz",
@@ -807,6 +808,18 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
             }
             for (i, &x) in v.iter().enumerate() {
                 ranged(&format!("cpufreq.volts[{i}]"), x, 0.3, 2.0, "V")?;
+                // A faster P-state never runs at a lower voltage (dynamic power is C V^2 f).
+                if i > 0 && x < v[i - 1] {
+                    return Err(bad(
+                        "cpufreq.volts",
+                        format!(
+                            "must not fall as the frequency rises: {x} V at {} MHz after {} V at {} MHz",
+                            f.pstates_mhz[i],
+                            v[i - 1],
+                            f.pstates_mhz[i - 1]
+                        ),
+                    ));
+                }
             }
         }
         ranged(
@@ -836,10 +849,29 @@ fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
                     100_000.0,
                     "MHz (at least the top P-state)",
                 )?;
+                // More busy cores share the package's power: a bin never rises with them.
+                if i > 0 && m > bins[i - 1] {
+                    return Err(bad(
+                        "cpufreq.turbo_mhz",
+                        format!(
+                            "must not rise with more busy cores: {m} MHz with {} busy after {} MHz with {i}",
+                            i + 1,
+                            bins[i - 1]
+                        ),
+                    ));
+                }
             }
         }
         if let Some(v) = f.turbo_volts {
             ranged("cpufreq.turbo_volts", v, 0.3, 2.0, "V")?;
+            if let Some(top_v) = f.volts.as_ref().and_then(|v| v.last()) {
+                if v < *top_v {
+                    return Err(bad(
+                        "cpufreq.turbo_volts",
+                        format!("{v} V is below the top P-state's {top_v} V"),
+                    ));
+                }
+            }
         }
     }
     if let Some(w) = &p.power {
@@ -992,6 +1024,25 @@ mod tests {
             ),
             ("l2_kb = 256 ", "l2_kb = 8192 ", "cache.l2_kb"),
             ("cpus_per_l2 = 2 ", "cpus_per_l2 = 4 ", "cache.l2_kb"),
+            // Implausible machines (issue 34): voltage falling as the clock rises, a turbo
+            // bin rising with more busy cores, turbo below the top P-state's voltage, a
+            // 100 GHz clock.
+            (
+                "volts = [0.80, 0.827,",
+                "volts = [0.80, 0.79,",
+                "cpufreq.volts",
+            ),
+            (
+                "turbo_mhz = [3333, 3067]",
+                "turbo_mhz = [3067, 3333]",
+                "cpufreq.turbo_mhz",
+            ),
+            (
+                "turbo_volts = 1.20",
+                "turbo_volts = 1.05",
+                "cpufreq.turbo_volts",
+            ),
+            ("mhz = 2667 ", "mhz = 100000 ", "clock.mhz"),
         ] {
             assert!(i7.contains(from), "{from}");
             let text = i7.replacen(from, to, 1);
