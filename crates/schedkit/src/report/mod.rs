@@ -24,6 +24,39 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// Rows that count things: whole numbers, printed without decimals (`sim events 6232`, not
+/// `6232.0`).
+const COUNT_ROWS: &[&str] = &[
+    "migrations",
+    "audio underruns",
+    "audio deadline misses",
+    "coherence transfers",
+    "  across buses",
+    "COW faults",
+    "  copies",
+    "mm line transfers",
+    "tasks scanned",
+    "recalc visits",
+    "lock acquisitions",
+    "  contended",
+    "  hand-offs",
+    "  steals",
+    "rt-migrate failed iterations",
+    "rt-migrate iterations checked",
+    "RT pushes",
+    "RT pulls",
+    "RT inversions seen by audit",
+    "sim events",
+];
+
+fn fmt_count(v: f64) -> String {
+    if v.abs() >= 1e7 {
+        format!("{:.3}M", v / 1e6)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
 /// A figure summed over a run's sleeping locks (`None` when it has none).
 fn sum_locks(r: &RunResult, f: fn(&crate::metrics::SleepLockStats) -> f64) -> Option<f64> {
     (!r.metrics.sleep_locks.is_empty()).then(|| r.metrics.sleep_locks.iter().map(f).sum())
@@ -278,9 +311,14 @@ pub fn table(runs: &[RunResult]) -> String {
             return;
         }
         let mut line = vec![name.to_string()];
+        let fmt = if COUNT_ROWS.contains(&name) {
+            fmt_count
+        } else {
+            fmt_num
+        };
         line.extend(
             vals.iter()
-                .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt_num)),
+                .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt)),
         );
         if ratio {
             line.push(match (vals[0], vals[1]) {
@@ -464,4 +502,29 @@ pub fn replay_table(cols: &[ReplayColumn], top: usize) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_print_as_whole_numbers() {
+        assert_eq!(fmt_count(6232.0), "6232");
+        assert_eq!(fmt_count(0.0), "0");
+        assert_eq!(fmt_count(12_345_678.0), "12.346M");
+        // Measurements keep their decimals.
+        assert_eq!(fmt_num(17.0), "17.00");
+        // In the table: `sim events 6232`, not `6232.0`.
+        let m = crate::machine::Machine::load("up-2002").unwrap();
+        let w = crate::workload::Workload::parse("yield:instances=2").unwrap();
+        let cfg = crate::sim::SimConfig {
+            duration_ns: 1_000_000,
+            ..Default::default()
+        };
+        let r = crate::registry::PolicyKind::O1.simulate(&m, &w, cfg).unwrap();
+        let t = table(&[r]);
+        let line = t.lines().find(|l| l.starts_with("sim events")).unwrap();
+        assert!(!line.contains('.'), "{line}");
+    }
 }
