@@ -322,7 +322,7 @@ fn absurd_profile_numbers_are_refused_with_their_range() {
 
 #[test]
 fn a_profile_at_the_edges_of_its_ranges_runs_without_overflow() {
-    let mut text = profile_with("mhz", "100000");
+    let mut text = profile_with("mhz", "10000");
     for (f, v) in [
         ("syscall_ns", "1000000"),
         ("context_switch_ns", "1000000"),
@@ -388,4 +388,28 @@ fn a_loop_of_zero_kernel_work_is_caught_not_spun_for_minutes() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("loops without spending any time"), "{e}");
+}
+
+#[test]
+fn a_duration_without_its_unit_and_a_timer_array_get_clear_errors() {
+    // A bare number used to be seconds without a word: `timer tt 10 absolute` a 10 s period.
+    for stmt in [
+        "compute 5",
+        "sleep 10",
+        "kwork uniform(1, 2ms)",
+        "io exp(3)",
+    ] {
+        let text = format!("[[group]]\nname = \"a\"\nprogram = [\"{stmt}\"]\n");
+        let e = file_err(&text);
+        assert!(e.contains("has no unit"), "{stmt}: {e}");
+    }
+    // A timer array: the hint for `tt` names the members a timer statement can take, and
+    // `tt.{i}` is told the same, where it used to be sent from one error to the other.
+    for t in ["tt", "tt.{i}"] {
+        let text = format!(
+            "[[channel]]\nname = \"tt\"\nkind = \"timer\"\ncount = 3\n[[group]]\nname = \"a\"\nprogram = [\"timer {t} 10ms\"]\n"
+        );
+        let e = file_err(&text);
+        assert!(e.contains("tt.0 to tt.2"), "{t}: {e}");
+    }
 }

@@ -522,7 +522,9 @@ mod tests {
             duration_ns: 1_000_000,
             ..Default::default()
         };
-        let r = crate::registry::PolicyKind::O1.simulate(&m, &w, cfg).unwrap();
+        let r = crate::registry::PolicyKind::O1
+            .simulate(&m, &w, cfg)
+            .unwrap();
         let t = table(&[r]);
         let line = t.lines().find(|l| l.starts_with("sim events")).unwrap();
         assert!(!line.contains('.'), "{line}");

@@ -61,8 +61,9 @@
 
 use super::limits::{MAX_CHANNELS, MAX_LOOP_DEPTH, MAX_PROGRAM_OPS, MAX_TASKS, MAX_TOTAL_OPS};
 use super::{
-    parse_dist, ChanKind, ChannelSpec, KernelWork, LockMode, LockSpec, Op, ProgramBuilder,
-    ProgramSource, TaskSpec, Workload, WorkloadError,
+    parse_dist_with_unit as parse_dist, parse_duration_with_unit as parse_duration, ChanKind,
+    ChannelSpec, KernelWork, LockMode, LockSpec, Op, ProgramBuilder, ProgramSource, TaskSpec,
+    Workload, WorkloadError,
 };
 use crate::task::{CpuMask, SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
 use serde::Deserialize;
@@ -395,7 +396,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         let slice_ns = match &g.slice {
             None => None,
             Some(s) => {
-                let ns = super::parse_duration(s.get_ref())
+                let ns = parse_duration(s.get_ref())
                     .map_err(|e| err(s.span().start, format!("group '{}': slice: {e}", g.name)))?;
                 if !(100_000..=100_000_000).contains(&ns) {
                     return Err(err(
@@ -615,9 +616,23 @@ fn parse_stmt(
     };
     // One channel of the given kinds, by name.
     let single = |arg: &str, want: &[ChanKind], what: &str| -> Result<u32, String> {
+        // A statement that takes one channel (a timer) names one member of an array: `{i}`
+        // is for send and recv only, so the hint names the members it can take.
+        let one_of = |name: &str, count: u32| {
+            format!(
+                "channel '{name}' has {count} members and a {what} statement names one: {name}.0 to {name}.{} ({{i}} is for send and recv)",
+                count - 1
+            )
+        };
+        let name = arg.split_once('.').map_or(arg, |(n, _)| n);
+        if let Some((_, _, count)) = channels.iter().find(|(n, _, _)| n == name) {
+            if *count > 1 && !arg.contains('.') {
+                return Err(one_of(name, *count));
+            }
+        }
         let c = match resolve_channel(arg, channels)? {
             Chan::Fixed(c) => c,
-            Chan::Member { .. } => return Err(format!("'{arg}': name one {what}")),
+            Chan::Member { count, .. } => return Err(one_of(name, count)),
         };
         match kinds.get(c as usize) {
             Some(k) if want.contains(k) => Ok(c),
@@ -755,7 +770,7 @@ fn parse_stmt(
             if let Some(x) = it.next() {
                 return Err(format!("unexpected '{x}' after the timer's mode"));
             }
-            let period = super::parse_duration(p)?;
+            let period = parse_duration(p)?;
             if period == 0 {
                 return Err("a timer's period must be above 0".into());
             }
@@ -788,7 +803,7 @@ fn parse_stmt(
             let (d, n) = arg.split_once(' ').ok_or(
                 "audio-write takes the period and the device's buffer in periods: audio-write 50ms 3",
             )?;
-            let period = super::parse_duration(d)?;
+            let period = parse_duration(d)?;
             let buffer: u32 = n
                 .trim()
                 .parse()
@@ -809,7 +824,7 @@ fn parse_stmt(
                 .parse()
                 .map_err(|_| format!("bad thread id '{id}'"))?;
             b.push(Op::SpinUntil {
-                ns: super::parse_duration(d)?,
+                ns: parse_duration(d)?,
                 id,
             });
         }

@@ -465,6 +465,30 @@ fn number_prefix_len(s: &str) -> usize {
 /// Parses a duration or a distribution: `5ms`, `exp(10ms)`, `uniform(1ms,5ms)`,
 /// `lognormal(100ms,0.5)`.
 pub fn parse_dist(s: &str) -> Result<Dist, String> {
+    parse_dist_with(s, parse_duration)
+}
+
+/// A duration that must name its unit: `10` alone is refused (where a bare number would
+/// silently be seconds, as in a workload file's statements).
+pub fn parse_duration_with_unit(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.len() == number_prefix_len(t) {
+        return Err(format!(
+            "'{t}' has no unit: write {t}s, {t}ms, {t}us or {t}ns"
+        ));
+    }
+    parse_duration(t)
+}
+
+/// [`parse_dist`] whose durations must name their unit.
+pub fn parse_dist_with_unit(s: &str) -> Result<Dist, String> {
+    parse_dist_with(s, parse_duration_with_unit)
+}
+
+fn parse_dist_with(
+    s: &str,
+    parse_duration: fn(&str) -> Result<u64, String>,
+) -> Result<Dist, String> {
     let s = s.trim();
     let Some(open) = s.find('(') else {
         return parse_duration(s).map(Dist::Const);
