@@ -17,8 +17,10 @@
 //! `{a,b,c}` in a workload spec is an axis of its own: each brace group multiplies the
 //! specs (`chat:rooms={5,10},messages={100,1000}` is four workloads). Every entry is checked
 //! when the grid is read (the policy is registered, the machine loads, the workload parses), and
-//! an error names the grid's line. `record` keeps the metric columns whose flattened name starts
-//! with one of the given prefixes (default: all of them).
+//! an error names the grid's line. `record` keeps the metric columns named by one of the given
+//! names or their dotted parents, with or without `metrics.` (`wakeup_latency_us` keeps
+//! `metrics.wakeup_latency_us.p99`; `context_switches` does not keep
+//! `metrics.context_switches_per_s`) (default: all of them).
 //!
 //! A row is the point's inputs (`policy`, `machine`, `workload`, `seed`, `duration_s`,
 //! `rt_balance`, `lock_mode`, `governor`, and the point's `key`) followed by the run's result
@@ -337,6 +339,13 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
             ));
         }
         for spec in specs {
+            // A workload file, like a machine profile, is found beside the grid first.
+            let spec = match dir {
+                Some(d) if !d.as_os_str().is_empty() && d.join(&spec).is_file() => {
+                    d.join(&spec).display().to_string()
+                }
+                _ => spec,
+            };
             Workload::parse(&spec).map_err(|e| err(at, format!("'{spec}': {e}")))?;
             workloads.push(spec);
         }
@@ -665,9 +674,10 @@ pub fn row(
 /// Whether a `record` prefix keeps column `k`: the column itself, a dotted prefix of it, or
 /// the same under `metrics.` (`throughput` keeps `metrics.throughput.value`).
 pub fn records(k: &str, prefix: &str) -> bool {
-    k == prefix
-        || k.starts_with(&format!("{prefix}."))
-        || k.starts_with(&format!("metrics.{prefix}"))
+    let dotted = |k: &str| k == prefix || k.starts_with(&format!("{prefix}."));
+    // Whole names only: `context_switches` keeps `metrics.context_switches`, not
+    // `metrics.context_switches_per_s`.
+    dotted(k) || k.strip_prefix("metrics.").is_some_and(dotted)
 }
 
 /// Runs `points` on `jobs` threads, each taking the next point not yet taken (so a long point
@@ -873,6 +883,22 @@ mod tests {
     }
 
     #[test]
+    fn a_record_entry_keeps_whole_names_only() {
+        assert!(records("metrics.throughput.value", "throughput"));
+        assert!(records("metrics.context_switches", "context_switches"));
+        assert!(records(
+            "metrics.wakeup_latency_us.p99",
+            "wakeup_latency_us"
+        ));
+        assert!(records("policy", "policy"));
+        assert!(!records(
+            "metrics.context_switches_per_s",
+            "context_switches"
+        ));
+        assert!(!records("metrics.wakeup_latency_us.p99", "wake"));
+    }
+
+    #[test]
     fn a_value_named_twice_on_an_axis_makes_one_point_and_a_note() {
         // Each of these used to make the same point twice: the sweep ran both and then
         // panicked looking for the second row.
@@ -960,7 +986,8 @@ mod tests {
             .any(|k| k.starts_with("metrics.wakeup_latency_cdf_us")));
         let kept = row(p, &Ok(r), Some(&["context_switches".to_string()]));
         assert!(kept.contains_key("metrics.context_switches"));
-        assert!(kept.contains_key("metrics.context_switches_per_s"));
+        // A whole name, not a text prefix (issue 34): the rate is another column.
+        assert!(!kept.contains_key("metrics.context_switches_per_s"));
         assert!(!kept.contains_key("metrics.migrations"));
     }
 
