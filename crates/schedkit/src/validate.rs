@@ -770,10 +770,7 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
 }
 
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    crate::report::svg::esc(s)
 }
 
 /// The validation as one self-contained HTML page (no script, nothing fetched): what recorded

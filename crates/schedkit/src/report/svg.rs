@@ -29,8 +29,10 @@ pub fn esc(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            // Control characters are not allowed in XML 1.0 text.
+            // Control characters are not allowed in XML 1.0 text, nor are U+FFFE and U+FFFF
+            // (XML 1.0 `Char`); surrogates cannot occur in a Rust string.
             c if (c as u32) < 0x20 && c != '\n' && c != '\t' => o.push('?'),
+            '\u{fffe}' | '\u{ffff}' => o.push('\u{fffd}'),
             c => o.push(c),
         }
     }
@@ -492,6 +494,11 @@ pub fn timeline(title: &str, tl: &crate::trace::timeline::Timeline) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_outside_xml_is_replaced() {
+        assert_eq!(esc("a\u{fffe}b\u{ffff}<\u{1}"), "a\u{fffd}b\u{fffd}&lt;?");
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_maximum() {
