@@ -919,7 +919,9 @@ extern "C" fn task_entry(_arg: *mut u8) -> ! {
     // Into task code (a reschedule asked for meanwhile runs first).
     worker::leave_runtime();
     f();
-    let w = worker::current().expect("a task ends on a worker");
+    // Into runtime code on the worker it runs on now (read and entered in one step: at
+    // count 0 the task may move between a read and a separate store).
+    let w = worker::enter_runtime_here().expect("a task ends on a worker");
     // SAFETY: as above.
     unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
     // SAFETY: as above.

@@ -602,14 +602,9 @@ pub(crate) struct NoPreempt(bool);
 
 impl NoPreempt {
     pub(crate) fn new() -> NoPreempt {
-        match worker::current() {
-            // SAFETY: our worker's slot.
-            Some(w) => unsafe {
-                (*w.slot).enter_runtime();
-                NoPreempt(true)
-            },
-            None => NoPreempt(false),
-        }
+        // Reading the worker and entering on it are one step: the task may be preempted and
+        // move to another worker between two separate ones (`worker::enter_runtime_here`).
+        NoPreempt(worker::enter_runtime_here().is_some())
     }
 }
 

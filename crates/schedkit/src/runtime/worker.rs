@@ -111,6 +111,11 @@ impl WorkerSlot {
     /// when it is 0, after which this code resumes only once the count is 0 again. No barrier:
     /// a waker that reads the old 0 sends a signal the handler ignores. (Leaving is
     /// [`leave_runtime`].)
+    ///
+    /// Task code must not call it on a slot it read earlier: at count 0 the task may be
+    /// preempted and resume on another worker between the read and the increment, which then
+    /// lands on the old worker's slot. It enters through [`enter_runtime_here`].
+    #[inline(always)]
     pub(crate) fn enter_runtime(&self) {
         let c = &self.preempt_count;
         c.store(c.load(Relaxed) + 1, Relaxed);
@@ -177,6 +182,44 @@ pub(crate) fn current() -> Option<&'static WorkerTls> {
     let p = CURRENT.with(|c| c.get());
     // SAFETY: set by `enter` to a WorkerTls that lives for the worker thread's whole life.
     unsafe { p.as_ref() }
+}
+
+/// Enters a level of runtime code on the worker this code runs on *now*, and returns that
+/// worker (None, and nothing entered, on a thread that is not a worker).
+///
+/// At preempt_count 0 the signal handler may preempt the task anywhere in our text, and the
+/// task may resume on another worker thread: a worker read by [`current`] and *then*
+/// entered would be the old one, whose count gets the increment (racing that thread's own
+/// plain stores), while the new worker's stays 0 and the matching [`leave_runtime`] takes it
+/// below zero (u32::MAX: seen as "attempt to add with overflow" at the next entry). As the
+/// kernel's single-instruction per-CPU `preempt_disable()`, the read and the increment must
+/// be one step for preemption: this function lives in its own section, inside which the
+/// handler never redirects a task (a request it declines is acted on when the level is left,
+/// or at the next tick). Everything it runs is inlined into it (the thread-local read is a
+/// `%fs`-relative load), so no instruction of the step runs outside the section.
+#[inline(never)]
+#[link_section = "schedkit_nopreempt"]
+pub(crate) fn enter_runtime_here() -> Option<&'static WorkerTls> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: set by `enter` to a WorkerTls that lives for the worker thread's whole life.
+    let w = unsafe { p.as_ref() }?;
+    // SAFETY: the slot outlives the worker thread.
+    unsafe { (*w.slot).enter_runtime() };
+    Some(w)
+}
+
+/// True when `pc` lies in [`enter_runtime_here`]'s section.
+#[inline(always)]
+fn in_nopreempt_section(pc: usize) -> bool {
+    extern "C" {
+        // Defined by the linker for a section whose name is a C identifier.
+        static __start_schedkit_nopreempt: u8;
+        static __stop_schedkit_nopreempt: u8;
+    }
+    // Linker-defined symbols; only their addresses are taken (as in `arch::text_range`).
+    let lo = std::ptr::addr_of!(__start_schedkit_nopreempt) as usize;
+    let hi = std::ptr::addr_of!(__stop_schedkit_nopreempt) as usize;
+    (lo..hi).contains(&pc)
 }
 
 /// Installs the worker identity on this thread.
@@ -276,9 +319,10 @@ extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::
     // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
     let uc = unsafe { &mut *(uctx as *mut libc::ucontext_t) };
     let rip = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
-    if rip < TEXT_LO.load(Relaxed) || rip >= TEXT_HI.load(Relaxed) {
-        // In libc, the vDSO or another library: not a safe point. The next tick or runtime
-        // call handles the request.
+    if rip < TEXT_LO.load(Relaxed) || rip >= TEXT_HI.load(Relaxed) || in_nopreempt_section(rip) {
+        // In libc, the vDSO or another library, or between reading the worker and entering
+        // runtime code on it (`enter_runtime_here`): not a safe point. The next tick or
+        // runtime call handles the request.
         return;
     }
     let rsp = uc.uc_mcontext.gregs[libc::REG_RSP as usize] as usize;
@@ -329,12 +373,16 @@ pub(crate) fn leave_runtime() {
                 slot.ticks_pending.load(Relaxed) > 0 || slot.timer_pending.load(Relaxed)
             }
         };
+        // From the decrement to 0 on, the task may be preempted and resume on another
+        // worker: `slot` may be stale. The reads above are hints only (a stale one enters
+        // for nothing or leaves a tick for the next check); entering again reads the worker
+        // anew, in one step with the increment.
         if !due || slot.running.load(Relaxed) == u32::MAX {
             return;
         }
         // Back into runtime code to act on it; the task may resume on another worker, so
         // the loop re-reads which one.
-        slot.enter_runtime();
+        let w = enter_runtime_here().expect("runtime code of a task runs on a worker");
         // SAFETY: the host outlives its workers.
         unsafe { &*w.host }.preempt_point(w.cpu);
     }
