@@ -109,8 +109,14 @@ impl TaskWaker {
 /// Runs `fut` to completion on the current task (the body of a task spawned by
 /// `Runtime::spawn_future`).
 pub(crate) fn run_on_task<F: Future>(fut: F) -> F::Output {
-    let (ops, cpu) = current_ops().expect("spawn_future bodies run on a task");
-    let id = ops.current_task(cpu).expect("a task is running");
+    // The worker and the task it runs are read in runtime code (preempt_count above 0): at
+    // 0 the task could move to another worker between the two reads and take that worker's
+    // task for its own. The host is one for all workers, so it stays valid after.
+    let (ops, id) = {
+        let _in_runtime = NoPreempt::new();
+        let (ops, cpu) = current_ops().expect("spawn_future bodies run on a task");
+        (ops, ops.current_task(cpu).expect("a task is running"))
+    };
     let tw = Arc::new(TaskWaker {
         state: AtomicU8::new(EMPTY),
         host: ops as *const dyn TaskOps,
