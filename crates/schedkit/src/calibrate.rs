@@ -219,54 +219,32 @@ fn proc_stat_fields(l: &str) -> Option<(u64, u64)> {
 }
 
 /// The median (the mean of the two middle values of an even count); NaN for none.
-/// From tracefs text (`/sys/kernel/tracing/trace`): for each wakeup of thread `tid` in a
-/// hardware interrupt that came while another task ran (`sched_waking` with the `h` flag, not
-/// from the idle task), the ns from it to the next switch to `tid`. Timestamps are the text's
-/// (microseconds by default).
+/// From tracefs text (`/sys/kernel/tracing/trace`, read by the trace importer): for each
+/// wakeup of thread `tid` in an interrupt that came while another task ran (`sched_waking`
+/// with the interrupt flag, not from the idle task), the ns from it to the next switch to
+/// `tid`.
 pub fn timer_wake_intervals(trace: &str, tid: i32) -> Vec<u64> {
-    let pid = format!(" pid={tid} ");
-    let next = format!("next_pid={tid} ");
+    use crate::trace::EventKind;
+    let Ok(t) = crate::trace::import::parse(trace) else {
+        return Vec::new();
+    };
+    let ours = |i: usize| t.tasks.get(i).is_some_and(|k| k.pid as i64 == tid as i64);
     let mut out = vec![];
     let mut waking: Option<u64> = None;
-    for line in trace.lines() {
-        if line.starts_with('#') {
-            continue;
-        }
-        // "<comm>-<pid> [cpu] <flags> <secs>.<frac>: <event>: <fields>"
-        let Some(ev_at) = line.find(": sched_") else {
-            continue;
-        };
-        let head = &line[..ev_at];
-        let mut parts = head.split_whitespace().rev();
-        let (Some(ts), Some(flags)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let Some(ns) = parse_trace_ts(ts) else {
-            continue;
-        };
-        let body = &line[ev_at + 2..];
-        if body.starts_with("sched_waking:") && format!("{body} ").contains(&pid) {
-            let in_hardirq = flags.as_bytes().get(2) == Some(&b'h');
-            let from_idle = head.trim_start().starts_with("<idle>-0 ");
-            waking = (in_hardirq && !from_idle).then_some(ns);
-        } else if body.starts_with("sched_switch:") && format!("{body} ").contains(&next) {
-            if let Some(w) = waking.take() {
-                out.push(ns.saturating_sub(w));
+    for e in &t.events {
+        match e.kind {
+            EventKind::Waking {
+                task, waker, irq, ..
+            } if ours(task) => waking = (irq && waker.is_some()).then_some(e.ts),
+            EventKind::Switch { next: Some(n), .. } if ours(n) => {
+                if let Some(w) = waking.take() {
+                    out.push(e.ts.saturating_sub(w));
+                }
             }
+            _ => {}
         }
     }
     out
-}
-
-/// "357.011874" (seconds with a fraction of up to 9 digits) as ns.
-fn parse_trace_ts(ts: &str) -> Option<u64> {
-    let (s, f) = ts.split_once('.')?;
-    if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let secs: u64 = s.parse().ok()?;
-    let frac: u64 = f.parse().ok()?;
-    Some(secs.checked_mul(1_000_000_000)? + frac * 10u64.pow(9 - f.len() as u32))
 }
 
 pub fn median(v: &[f64]) -> f64 {
@@ -3125,10 +3103,6 @@ mod tests {
         // The first: in a hardirq on a busy CPU. Not the idle CPU's, not the task-context
         // one, not another pid; the last has a fraction of 7 digits.
         assert_eq!(timer_wake_intervals(text, 42), vec![8_000, 7_500]);
-        assert_eq!(parse_trace_ts("1.5"), Some(1_500_000_000));
-        assert_eq!(parse_trace_ts("1."), None);
-        assert_eq!(parse_trace_ts("1.0000000001"), None);
-        assert_eq!(parse_trace_ts("x.1"), None);
     }
 
     #[test]

@@ -28,6 +28,7 @@
 
 use crate::machine::Machine;
 use crate::registry::PolicyKind;
+use crate::report::svg::esc;
 use crate::trace::figures::{figures, Figures};
 use crate::trace::{replay, TraceRecorder};
 use serde::{Deserialize, Serialize};
@@ -767,10 +768,6 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
         );
     }
     s
-}
-
-fn esc(s: &str) -> String {
-    crate::report::svg::esc(s)
 }
 
 /// The validation as one self-contained HTML page (no script, nothing fetched): what recorded

@@ -613,16 +613,7 @@ mod tests {
 
     /// A small run's JSON, as `sim --json` writes it, with a timeline of `cpus` CPUs.
     fn run_json(cpus: u64, slice_cpu: u64) -> String {
-        let m = crate::machine::Machine::load("up-2002").unwrap();
-        let w = crate::workload::Workload::parse("yield:instances=2").unwrap();
-        let cfg = crate::sim::SimConfig {
-            duration_ns: 1_000_000,
-            ..Default::default()
-        };
-        let r = crate::registry::PolicyKind::O1
-            .simulate(&m, &w, cfg)
-            .unwrap();
-        let mut v = serde_json::to_value(&r).unwrap();
+        let mut v = serde_json::to_value(super::super::small_run()).unwrap();
         v["timeline"] = serde_json::json!({
             "from_ns": 0, "to_ns": 1000, "cpus": cpus,
             "tasks": [{"pid": 1, "comm": "a"}],

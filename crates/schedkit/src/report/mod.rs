@@ -504,6 +504,20 @@ pub fn replay_table(cols: &[ReplayColumn], top: usize) -> String {
     out
 }
 
+/// A short run of two yielding tasks (O(1) on `up-2002`, 1 ms), for tests of what reads runs.
+#[cfg(test)]
+pub(crate) fn small_run() -> RunResult {
+    let m = crate::machine::Machine::load("up-2002").unwrap();
+    let w = crate::workload::Workload::parse("yield:instances=2").unwrap();
+    let cfg = crate::sim::SimConfig {
+        duration_ns: 1_000_000,
+        ..Default::default()
+    };
+    crate::registry::PolicyKind::O1
+        .simulate(&m, &w, cfg)
+        .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,16 +530,7 @@ mod tests {
         // Measurements keep their decimals.
         assert_eq!(fmt_num(17.0), "17.00");
         // In the table: `sim events 6232`, not `6232.0`.
-        let m = crate::machine::Machine::load("up-2002").unwrap();
-        let w = crate::workload::Workload::parse("yield:instances=2").unwrap();
-        let cfg = crate::sim::SimConfig {
-            duration_ns: 1_000_000,
-            ..Default::default()
-        };
-        let r = crate::registry::PolicyKind::O1
-            .simulate(&m, &w, cfg)
-            .unwrap();
-        let t = table(&[r]);
+        let t = table(&[small_run()]);
         let line = t.lines().find(|l| l.starts_with("sim events")).unwrap();
         assert!(!line.contains('.'), "{line}");
     }
