@@ -81,6 +81,59 @@ pub enum Line {
     Rq(usize),
     /// A runqueue's list head where it is not in the lock's line (2.4's `runqueue_head`).
     RqList(usize),
+    /// Bytes of a task's kernel structure, for a class that lays out its `task_struct` field
+    /// by field ([`SchedClass::task_struct_layout`]): every line of the machine's line size
+    /// that the span covers. The structure begins a line.
+    TaskBytes(TaskId, Span),
+    /// Bytes of a CPU's idle task's `task_struct` (2.4's `init_tasks[cpu]`: a task to the
+    /// kernel, not one the host schedules).
+    IdleBytes(CpuId, Span),
+    /// Bytes of an address space's `mm_struct` (by the host's mm id; [`INIT_MM`] is the
+    /// kernel's own, which idle tasks borrow at boot). The structure begins a line.
+    MmBytes(u32, Span),
+    /// A kernel global of its own line.
+    Global(GlobalLine),
+}
+
+/// A byte range of a kernel structure: `len` bytes from offset `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub off: u16,
+    pub len: u16,
+}
+
+impl Span {
+    pub const fn new(off: u16, len: u16) -> Span {
+        Span { off, len }
+    }
+}
+
+/// The mm id of `init_mm`, the address space idle tasks run on until they borrow one.
+pub const INIT_MM: u32 = u32::MAX;
+
+/// Kernel globals a scheduler path writes, each taken as a line of its own (where the linker
+/// put them, and what shares their lines, is not known).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GlobalLine {
+    /// 2.4's `nr_running` (`kernel/fork.c`): `add_to_runqueue` and `del_from_runqueue` write
+    /// it, `sys_sched_yield` reads it.
+    NrRunning,
+    /// `kstat.context_swtch`: `schedule()` increments it at every switch, on every CPU.
+    ContextSwitches,
+}
+
+/// Where a class's kernel keeps the task fields the host's own paths touch, for a class that
+/// reports its lines field by field ([`Line::TaskBytes`]). With one, the host writes `state`
+/// at a wakeup and the `fork` spans at a fork, and leaves the tick's and the context switch's
+/// lines to the class (its `task_tick` and `pick_next` report them, as its kernel's paths
+/// touch them).
+#[derive(Debug)]
+pub struct TaskStructLayout {
+    /// `p->state`, which `try_to_wake_up` writes.
+    pub state: Span,
+    /// What a new task's structure puts in the forking CPU's cache (the spans any path of the
+    /// class touches; the rest of the copy is not priced).
+    pub fork: &'static [Span],
 }
 
 /// Where a hook reports the kernel lines it touches, for hosts that price coherence.
@@ -104,6 +157,15 @@ impl<'a> Work<'a> {
     pub fn read_line(&mut self, l: Line) {
         if let Some(s) = self.lines.as_deref_mut() {
             s.read(l);
+        }
+    }
+
+    /// Reports a write of kernel line `l` (a lock-free store, as 2.4's `reschedule_idle`
+    /// setting the chosen CPU's idle task's `need_resched`).
+    #[inline]
+    pub fn write_line(&mut self, l: Line) {
+        if let Some(s) = self.lines.as_deref_mut() {
+            s.write(l);
         }
     }
 }
@@ -541,6 +603,13 @@ pub trait SchedClass: Send + Sync + 'static {
         child: TaskId,
         parent: Option<TaskId>,
     );
+
+    /// Where this class's kernel keeps the task fields the host's paths touch, for hosts that
+    /// price coherence line by line ([`TaskStructLayout`]). `None` (the default): one line per
+    /// task ([`Line::Task`]) that the host writes at wakeups, ticks, forks and switches.
+    fn task_struct_layout(&self) -> Option<&'static TaskStructLayout> {
+        None
+    }
 
     /// Whether this class may keep a sleeping task queued (`DELAY_DEQUEUE`, Linux 6.12+):
     /// then every wakeup first asks [`requeue_delayed`](Self::requeue_delayed), under the

@@ -79,7 +79,8 @@ fn a_child_sent_to_the_other_cpu_pulls_the_mm_lines_across_the_bus() {
     let o = run("o1:era=2002", "smp2-2002", "fork:mode=exit", 300);
     let mm = |r: &RunResult| r.metrics.mm.expect("the profile models the mm");
     let per_fork = |r: &RunResult| r.metrics.per_op_us["fork_exit_us"];
-    assert!(g.metrics.migrations > 10 * o.metrics.migrations.max(1));
+    // (Migrations do not show it: a child's first placement is not one, and whether the
+    // parent moves too is a race between its own rescheduling and the idle CPU's.)
     assert!(
         mm(&g).line_transfers > 20 * mm(&o).line_transfers.max(1),
         "{} vs {}",

@@ -13,12 +13,15 @@
 //! idle) is not modelled; `runqueue_lock` nesting inside `tasklist_lock` is one lock here (the
 //! recalculation runs under it and is charged per task visited).
 
+mod task_struct;
+
 use super::list::{Link, Linked, TaskList};
 use crate::class::*;
 use crate::machine::Topology;
 #[cfg(test)]
 use crate::task::Tasks;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
+use task_struct::{mm, task};
 
 /// `PROC_CHANGE_PENALTY` of i386 (`include/asm-i386/smp.h`): the bonus for staying put.
 pub const PROC_CHANGE_PENALTY: i32 = 15;
@@ -70,6 +73,18 @@ pub struct GoodnessRq {
     tasklist: Vec<TaskId>,
     /// Recalculations done (an epoch counter, for tests and curiosity).
     pub epochs: u64,
+    /// Each CPU's idle task's `active_mm`: the address space it borrowed (lazy TLB) from the
+    /// task it replaced, [`INIT_MM`] until then. Only the coherence report uses it.
+    idle_active_mm: Vec<u32>,
+}
+
+impl GoodnessRq {
+    fn idle_active_mm(&mut self, cpu: CpuId) -> &mut u32 {
+        if cpu >= self.idle_active_mm.len() {
+            self.idle_active_mm.resize(cpu + 1, INIT_MM);
+        }
+        &mut self.idle_active_mm[cpu]
+    }
 }
 
 pub struct Goodness;
@@ -102,32 +117,122 @@ fn preemption_goodness(prev: &T, p: &T, cpu: CpuId) -> i32 {
     goodness(p, cpu, Some(prev.mm)) - goodness(prev, cpu, Some(prev.mm))
 }
 
-/// The lines a list operation on `runqueue_head` writes besides the task's own: its
-/// neighbours' `run_list` pointers, or the list head at either end.
+/// Bytes of task `t`'s `task_struct`, or of `cpu`'s idle task's when `t` is `None`.
+fn tb(t: Option<TaskId>, cpu: CpuId, s: Span) -> Line {
+    match t {
+        Some(t) => Line::TaskBytes(t, s),
+        None => Line::IdleBytes(cpu, s),
+    }
+}
+
+/// `list_del(&p->run_list)`: it reads the task's two pointers and writes its neighbours'
+/// (the previous one's `next`, the following one's `prev`) or the list head at either end.
 fn report_unlink(ctx: &mut Ctx<GoodnessTask>, rq: &Rq<GoodnessRq>, t: TaskId) {
     if !ctx.tracks_lines() {
         return;
     }
-    ctx.write_line(Line::Task(t));
-    for n in [
-        rq.run_list.prev(&ctx.tasks, t),
-        rq.run_list.next(&ctx.tasks, t),
-    ] {
-        ctx.write_line(n.map_or(Line::RqList(0), Line::Task));
+    ctx.read_line(Line::TaskBytes(t, task::RUN_LIST_NEXT));
+    ctx.read_line(Line::TaskBytes(t, task::RUN_LIST_PREV));
+    match rq.run_list.prev(&ctx.tasks, t) {
+        Some(p) => ctx.write_line(Line::TaskBytes(p, task::RUN_LIST_NEXT)),
+        None => ctx.write_line(Line::RqList(0)),
+    }
+    match rq.run_list.next(&ctx.tasks, t) {
+        Some(n) => ctx.write_line(Line::TaskBytes(n, task::RUN_LIST_PREV)),
+        None => ctx.write_line(Line::RqList(0)),
     }
 }
 
-/// `list_add(&p->run_list, ...)` next to `neighbour` (the old tail for `list_add_tail`, the
-/// old first task for the front), or into an empty list: the task, the neighbour, the head.
-fn report_link(ctx: &mut Ctx<GoodnessTask>, t: TaskId, neighbour: Option<TaskId>) {
+/// `list_add(&p->run_list, &runqueue_head)` (`front`: before `neighbour`, the old first task)
+/// or `list_add_tail` (after `neighbour`, the old last one): the task's two pointers, the
+/// neighbour's pointer towards it, and the head.
+fn report_link(ctx: &mut Ctx<GoodnessTask>, t: TaskId, neighbour: Option<TaskId>, front: bool) {
     if !ctx.tracks_lines() {
         return;
     }
-    ctx.write_line(Line::Task(t));
+    ctx.write_line(Line::TaskBytes(t, task::RUN_LIST_NEXT));
+    ctx.write_line(Line::TaskBytes(t, task::RUN_LIST_PREV));
     if let Some(b) = neighbour {
-        ctx.write_line(Line::Task(b));
+        let field = if front {
+            task::RUN_LIST_PREV
+        } else {
+            task::RUN_LIST_NEXT
+        };
+        ctx.write_line(Line::TaskBytes(b, field));
     }
     ctx.write_line(Line::RqList(0));
+}
+
+/// The lines of `schedule()` from the decision on: `task_set_cpu(next)`, `aligned_data`,
+/// `kstat.context_swtch`, `prepare_to_switch`'s mm handover (`switch_mm` or the lazy-TLB
+/// borrowing of an idle task), `switch_to`/`__switch_to`'s thread fields, and
+/// `__schedule_tail(prev)` (2.4.17 `kernel/sched.c` 467–700, `arch/i386/kernel/process.c`
+/// `__switch_to`, `include/asm-i386/mmu_context.h` `switch_mm`). `None` is the idle task.
+fn report_switch(
+    ctx: &mut Ctx<GoodnessTask>,
+    rq: &mut Rq<GoodnessRq>,
+    cpu: CpuId,
+    prev: Option<TaskId>,
+    next: Option<TaskId>,
+) {
+    // sched_data->curr = next; task_set_cpu(next, this_cpu).
+    ctx.write_line(Line::Cpu(cpu));
+    ctx.write_line(tb(next, cpu, task::PROCESSOR_RUNNABLE));
+    if prev == next {
+        // "We won't go through the normal tail": prev->policy &= ~SCHED_YIELD.
+        ctx.write_line(tb(prev, cpu, task::POLICY));
+        return;
+    }
+    ctx.write_line(Line::Global(GlobalLine::ContextSwitches));
+    // prepare_to_switch(): mm = next->mm, oldmm = prev->active_mm.
+    ctx.read_line(tb(next, cpu, task::MM));
+    ctx.read_line(tb(prev, cpu, task::ACTIVE_MM));
+    ctx.read_line(tb(next, cpu, task::ACTIVE_MM));
+    let oldmm = match prev {
+        Some(p) => ctx.tasks[p].mm,
+        None => *rq.idle_active_mm(cpu),
+    };
+    match next {
+        // To the idle task (no mm of its own): it borrows oldmm and pins it.
+        None => {
+            *rq.idle_active_mm(cpu) = oldmm;
+            ctx.write_line(Line::IdleBytes(cpu, task::ACTIVE_MM));
+            ctx.write_line(Line::MmBytes(oldmm, mm::MM_COUNT));
+        }
+        Some(n) => {
+            let newmm = ctx.tasks[n].mm;
+            if newmm != oldmm {
+                ctx.write_line(Line::MmBytes(oldmm, mm::CPU_VM_MASK));
+                ctx.read_line(Line::MmBytes(oldmm, mm::CONTEXT_SEGMENTS));
+                ctx.read_line(Line::MmBytes(newmm, mm::CONTEXT_SEGMENTS));
+                ctx.read_line(Line::MmBytes(newmm, mm::PGD));
+            }
+            // set_bit / test_and_set_bit on cpu_vm_mask and context.cpuvalid: locked
+            // read-modify-writes whether or not the bit changes.
+            ctx.write_line(Line::MmBytes(newmm, mm::CPU_VM_MASK));
+            ctx.write_line(Line::MmBytes(newmm, mm::CONTEXT_CPUVALID));
+        }
+    }
+    if prev.is_none() {
+        // if (!prev->mm) { prev->active_mm = NULL; mmdrop(oldmm); }
+        ctx.write_line(Line::IdleBytes(cpu, task::ACTIVE_MM));
+        ctx.write_line(Line::MmBytes(oldmm, mm::MM_COUNT));
+    }
+    // switch_to saves prev's esp and eip; __switch_to tests prev's PF_USEDFPU (unlazy_fpu),
+    // saves its fs and gs, loads next's esp0, fs and gs, tests next's debugreg[7] and both
+    // tasks' ioperm.
+    ctx.read_line(tb(prev, cpu, task::FLAGS));
+    ctx.write_line(tb(prev, cpu, task::THREAD_SAVED));
+    ctx.read_line(tb(next, cpu, task::THREAD_LOADED));
+    ctx.read_line(tb(next, cpu, task::THREAD_DEBUGREG7));
+    ctx.read_line(tb(prev, cpu, task::THREAD_IOPERM));
+    ctx.read_line(tb(next, cpu, task::THREAD_IOPERM));
+    // __schedule_tail(prev): clear SCHED_YIELD, task_lock, task_release_cpu, read state.
+    ctx.read_line(tb(prev, cpu, task::POLICY));
+    ctx.write_line(tb(prev, cpu, task::POLICY));
+    ctx.write_line(tb(prev, cpu, task::ALLOC_LOCK));
+    ctx.write_line(tb(prev, cpu, task::CPUS_RUNNABLE));
+    ctx.read_line(tb(prev, cpu, task::STATE));
 }
 
 /// `can_schedule(p, cpu)`: allowed there and not running elsewhere.
@@ -151,6 +256,14 @@ impl SchedClass for Goodness {
         LockLayout::Global
     }
 
+    fn task_struct_layout(&self) -> Option<&'static TaskStructLayout> {
+        static I386_2_4_17: TaskStructLayout = TaskStructLayout {
+            state: task::STATE,
+            fork: task::FORK_WRITES,
+        };
+        Some(&I386_2_4_17)
+    }
+
     fn new_rq(&self, _domain: usize, _topology: &Topology) -> GoodnessRq {
         GoodnessRq::default()
     }
@@ -172,7 +285,12 @@ impl SchedClass for Goodness {
                 let (pt, ct) = ctx.tasks.pair_mut(p, child);
                 ct.data.counter = (pt.data.counter + 1) >> 1;
                 pt.data.counter >>= 1;
-                pt.data.counter == 0
+                let resched = pt.data.counter == 0;
+                ctx.write_line(Line::TaskBytes(p, task::COUNTER));
+                if resched {
+                    ctx.write_line(Line::TaskBytes(p, task::NEED_RESCHED));
+                }
+                resched
             }
             // A task started by the host gets a full first slice (init's DEF_COUNTER is
             // 10*HZ/100; NICE_TO_TICKS keeps nice in the picture).
@@ -210,14 +328,15 @@ impl SchedClass for Goodness {
         kind: EnqueueKind,
     ) {
         debug_assert!(!ctx.tasks[t].data.on_rq);
-        // add_to_runqueue: 2.4.16 adds wakeups at the tail; setscheduler moves to the front.
-        if kind == EnqueueKind::Restore {
-            report_link(ctx, t, rq.run_list.front());
-            rq.run_list.push_front(&mut ctx.tasks, t, ctx.ops);
-        } else {
-            report_link(ctx, t, rq.run_list.back());
-            rq.run_list.push_back(&mut ctx.tasks, t, ctx.ops);
-        }
+        let _ = kind;
+        // add_to_runqueue: list_add(&p->run_list, &runqueue_head), at the *front* ("This has
+        // to add the process to the _beginning_ of the run-queue, not the end"; 2.4.16 and
+        // 2.4.17 kernel/sched.c), for wakeups and new tasks alike; setscheduler's
+        // move_first_runqueue puts a re-queued task there too. Ties in the goodness loop go
+        // to the earlier entry, so a woken task wins them.
+        report_link(ctx, t, rq.run_list.front(), true);
+        rq.run_list.push_front(&mut ctx.tasks, t, ctx.ops);
+        ctx.write_line(Line::Global(GlobalLine::NrRunning));
         ctx.tasks[t].data.on_rq = true;
     }
 
@@ -230,8 +349,13 @@ impl SchedClass for Goodness {
         _kind: DequeueKind,
     ) {
         if ctx.tasks[t].data.on_rq {
+            // del_from_runqueue: nr_running--, p->sleep_time = jiffies, list_del,
+            // p->run_list.next = NULL.
+            ctx.write_line(Line::Global(GlobalLine::NrRunning));
+            ctx.write_line(Line::TaskBytes(t, task::SLEEP_TIME));
             report_unlink(ctx, rq, t);
             rq.run_list.remove(&mut ctx.tasks, t, ctx.ops);
+            ctx.write_line(Line::TaskBytes(t, task::RUN_LIST_NEXT));
             ctx.tasks[t].data.on_rq = false;
         }
     }
@@ -257,14 +381,24 @@ impl SchedClass for Goodness {
     ) -> Option<TaskId> {
         let prev = rq.curr_on(cpu);
         let prev_mm = prev.map(|p| ctx.tasks[p].mm);
+        // schedule() on prev (the idle task when None): this_cpu = prev->processor, the RR
+        // test on prev->policy, the switch on prev->state, prev->need_resched = 0, and
+        // prev->active_mm for every goodness() call.
+        if ctx.tracks_lines() {
+            ctx.read_line(tb(prev, cpu, task::GOODNESS_FIELDS));
+            ctx.read_line(tb(prev, cpu, task::STATE));
+            ctx.write_line(tb(prev, cpu, task::NEED_RESCHED));
+            ctx.read_line(tb(prev, cpu, task::ACTIVE_MM));
+        }
         if let Some(p) = prev {
             let pt = &mut ctx.tasks[p];
             // schedule(): an RR task whose counter ran out is refilled and moved to the tail.
             if pt.policy == SchedPolicy::Rr && pt.data.counter == 0 && pt.data.on_rq {
                 pt.data.counter = nice_to_ticks(pt.nice, ctx.hz);
+                ctx.write_line(Line::TaskBytes(p, task::COUNTER));
                 report_unlink(ctx, rq, p);
                 rq.run_list.remove(&mut ctx.tasks, p, ctx.ops);
-                report_link(ctx, p, rq.run_list.back());
+                report_link(ctx, p, rq.run_list.back(), false);
                 rq.run_list.push_back(&mut ctx.tasks, p, ctx.ops);
             }
         }
@@ -274,9 +408,13 @@ impl SchedClass for Goodness {
             let mut c = -1000;
             let mut cur = rq.run_list.front();
             while let Some(t) = cur {
-                // The loop reads the one line of every runnable task's scheduling fields,
-                // wherever another CPU last wrote it.
-                ctx.read_line(Line::Task(t));
+                // The loop reads every runnable task's goodness fields (one line on the P6,
+                // "all fields in a single cacheline that are needed for the goodness() loop"),
+                // wherever another CPU last wrote them, and an RT task's rt_priority.
+                ctx.read_line(Line::TaskBytes(t, task::GOODNESS_FIELDS));
+                if ctx.tasks[t].policy.is_rt() {
+                    ctx.read_line(Line::TaskBytes(t, task::RT_PRIORITY));
+                }
                 let p = &ctx.tasks[t];
                 ctx.ops.scanned += 1;
                 if can_schedule(p, cpu) {
@@ -295,7 +433,9 @@ impl SchedClass for Goodness {
                 for &t in &rq.tasklist {
                     let p = &mut ctx.tasks[t];
                     p.data.counter = (p.data.counter >> 1) + nice_to_ticks(p.nice, ctx.hz);
-                    ctx.write_line(Line::Task(t));
+                    // for_each_task follows next_task; the counter and nice share a line.
+                    ctx.read_line(Line::TaskBytes(t, task::NEXT_TASK));
+                    ctx.write_line(Line::TaskBytes(t, task::COUNTER));
                 }
                 ctx.ops.recalc += rq.tasklist.len() as u64;
                 continue;
@@ -308,14 +448,13 @@ impl SchedClass for Goodness {
             let pd = &mut ctx.tasks[p].data;
             pd.yielded = false;
             pd.running_on = None;
-            ctx.write_line(Line::Task(p));
         }
         if let Some(n) = next {
             ctx.tasks[n].data.running_on = Some(cpu);
-            ctx.write_line(Line::Task(n));
         }
-        // sched_data->curr = next, still under runqueue_lock.
-        ctx.write_line(Line::Cpu(cpu));
+        if ctx.tracks_lines() {
+            report_switch(ctx, rq, cpu, prev, next);
+        }
         next
     }
 
@@ -326,11 +465,14 @@ impl SchedClass for Goodness {
         _cpu: CpuId,
         curr: TaskId,
     ) -> bool {
-        // update_process_times: every task's counter runs down, RT ones included.
+        // update_process_times: every task's counter runs down, RT ones included; at 0 the
+        // tick sets need_resched.
+        ctx.write_line(Line::TaskBytes(curr, task::COUNTER));
         let d = &mut ctx.tasks[curr].data;
         d.counter -= 1;
         if d.counter <= 0 {
             d.counter = 0;
+            ctx.write_line(Line::TaskBytes(curr, task::NEED_RESCHED));
             return true;
         }
         false
@@ -345,6 +487,7 @@ impl SchedClass for Goodness {
     ) -> bool {
         // sys_sched_yield: only if someone is waiting (nr_pending = runnable - CPUs busy): a
         // look at every CPU's aligned_data, each line written by its CPU at its last switch.
+        ctx.read_line(Line::Global(GlobalLine::NrRunning));
         for c in 0..ctx.ncpus {
             ctx.read_line(Line::Cpu(c));
         }
@@ -357,10 +500,12 @@ impl SchedClass for Goodness {
         if !p.policy.is_rt() {
             p.data.yielded = true;
         }
-        // move_last_runqueue.
+        // current->policy |= SCHED_YIELD; current->need_resched = 1; move_last_runqueue.
+        ctx.write_line(Line::TaskBytes(curr, task::POLICY));
+        ctx.write_line(Line::TaskBytes(curr, task::NEED_RESCHED));
         report_unlink(ctx, rq, curr);
         rq.run_list.remove(&mut ctx.tasks, curr, ctx.ops);
-        report_link(ctx, curr, rq.run_list.back());
+        report_link(ctx, curr, rq.run_list.back(), false);
         rq.run_list.push_back(&mut ctx.tasks, curr, ctx.ops);
         true
     }
@@ -381,8 +526,16 @@ impl SchedClass for Goodness {
             return false;
         }
         ctx.ops.scanned += 2;
-        ctx.read_line(Line::Task(curr));
-        preemption_goodness(&ctx.tasks[curr], &ctx.tasks[woken], cpu) > 0
+        // preemption_goodness(tsk, p, cpu): both tasks' goodness fields and tsk->active_mm;
+        // a win sets tsk->need_resched.
+        ctx.read_line(Line::TaskBytes(woken, task::GOODNESS_FIELDS));
+        ctx.read_line(Line::TaskBytes(curr, task::GOODNESS_FIELDS));
+        ctx.read_line(Line::TaskBytes(curr, task::ACTIVE_MM));
+        let preempt = preemption_goodness(&ctx.tasks[curr], &ctx.tasks[woken], cpu) > 0;
+        if preempt {
+            ctx.write_line(Line::TaskBytes(curr, task::NEED_RESCHED));
+        }
+        preempt
     }
 
     fn select_cpu(
@@ -398,11 +551,15 @@ impl SchedClass for Goodness {
         if kind == (WakeKind::Wakeup { sync: true }) && p.cpus_allowed.contains(waker_cpu) {
             return waker_cpu;
         }
-        // reschedule_idle(): the last CPU if it is idle...
+        // reschedule_idle(): p->processor and can_schedule()'s masks...
+        ops.read_line(Line::TaskBytes(t, task::GOODNESS_FIELDS));
+        // ...the last CPU if it is idle: send_now_idle reads and sets its idle task's
+        // need_resched (the IPI decision is the host's).
         let best_cpu = p.cpu;
         if best_cpu < view.ncpus() && can_schedule(p, best_cpu) {
             ops.read_line(Line::Cpu(best_cpu));
             if view.is_idle(best_cpu) {
+                ops.write_line(Line::IdleBytes(best_cpu, task::NEED_RESCHED));
                 return best_cpu;
             }
         }
@@ -427,7 +584,9 @@ impl SchedClass for Goodness {
                     }
                 }
                 Some(c) if oldest_idle == u64::MAX => {
-                    ops.read_line(Line::Task(c));
+                    // preemption_goodness(tsk, p, cpu): tsk's goodness fields and active_mm.
+                    ops.read_line(Line::TaskBytes(c, task::GOODNESS_FIELDS));
+                    ops.read_line(Line::TaskBytes(c, task::ACTIVE_MM));
                     let prio = preemption_goodness(&tasks[c], p, cpu);
                     if prio > max_prio {
                         max_prio = prio;
@@ -435,6 +594,17 @@ impl SchedClass for Goodness {
                     }
                 }
                 Some(_) => {}
+            }
+        }
+        if let Some(cpu) = target {
+            // An idle target: best_cpu = tsk->processor, then send_now_idle. A busy one:
+            // tsk->need_resched = 1, and tsk->processor for the IPI.
+            match view.cpu(cpu).curr {
+                None => {
+                    ops.read_line(Line::IdleBytes(cpu, task::GOODNESS_FIELDS));
+                    ops.write_line(Line::IdleBytes(cpu, task::NEED_RESCHED));
+                }
+                Some(c) => ops.write_line(Line::TaskBytes(c, task::NEED_RESCHED)),
             }
         }
         target.unwrap_or_else(|| {
@@ -550,12 +720,14 @@ mod tests {
         assert_eq!(fx.ops.scanned, 2, "O(n): both tasks were examined");
     }
 
+    /// add_to_runqueue is `list_add` (the front), and the loop keeps the first of equal
+    /// goodness (`weight > c`): the task queued last wins a tie.
     #[test]
-    fn ties_go_to_the_earlier_list_entry() {
+    fn ties_go_to_the_earlier_list_entry_and_new_tasks_go_to_the_front() {
         let mut fx = Fx::new(1);
-        let a = fx.spawn(0);
-        let _b = fx.spawn(0);
-        assert_eq!(fx.pick(0), Some(a));
+        let _a = fx.spawn(0);
+        let b = fx.spawn(0);
+        assert_eq!(fx.pick(0), Some(b));
     }
 
     #[test]

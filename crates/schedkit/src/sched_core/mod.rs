@@ -226,6 +226,12 @@ impl<C: SchedClass> Sched<C> {
         self.class.label()
     }
 
+    /// Where the class's kernel keeps the task fields the host's paths touch, if it says.
+    #[inline]
+    pub fn task_struct_layout(&self) -> Option<&'static TaskStructLayout> {
+        self.class.task_struct_layout()
+    }
+
     /// Tells the class that `cpu`'s governor throttled it (or stopped): `cpu_scaling`.
     #[inline]
     pub fn cpu_scaling(&self, cpu: CpuId, scaling: bool) {

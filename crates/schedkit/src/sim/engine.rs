@@ -639,11 +639,24 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.procs[parent.index()].children += 1;
         self.advance(parent);
 
-        // A new task_struct: fresh memory, written by the forking CPU.
+        // A new task_struct: fresh memory, written by the forking CPU. One line is priced, as
+        // for every class (the copy of the rest is inside the profile's fork cost, measured
+        // with lat_proc); a class that lays its structure out gets every line it tracks put
+        // in the forking CPU's cache, unpriced.
+        let layout = self.sched.task_struct_layout();
         let line_ns = match self.ic.as_mut() {
             Some(ic) => {
-                ic.forget(Line::Task(child));
-                ic.write(cpu, Line::Task(child))
+                ic.forget_task(child);
+                match layout {
+                    Some(l) => {
+                        for &s in l.fork {
+                            ic.claim(cpu, Line::TaskBytes(child, s));
+                        }
+                        // The one priced line: a read-for-ownership from memory, as below.
+                        ic.write(cpu, Line::Task(child))
+                    }
+                    None => ic.write(cpu, Line::Task(child)),
+                }
             }
             None => 0,
         };
@@ -838,8 +851,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         };
         self.procs[t.index()].block = Block::None;
         // The waker writes the task's state (and, once queued, its runqueue links).
+        let state_line = match self.sched.task_struct_layout() {
+            Some(l) => Line::TaskBytes(t, l.state),
+            None => Line::Task(t),
+        };
         if let Some(ic) = self.ic.as_mut() {
-            self.cursor += ic.write(waker_cpu, Line::Task(t));
+            self.cursor += ic.write(waker_cpu, state_line);
         }
         // Still current on its CPU (it has not switched out yet): try_to_wake_up finds it
         // still on its runqueue, takes the lock and sets it running again, nothing more.
@@ -1022,9 +1039,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let curr = self.cpus[cpu]
             .curr
             .filter(|&c| self.tasks[c].state == TaskState::Running(cpu));
-        // The tick writes the running task's slice (2.4's counter, O(1)'s time_slice).
-        if let (Some(ic), Some(c)) = (self.ic.as_mut(), curr) {
-            irq += ic.write(cpu, Line::Task(c));
+        // The tick writes the running task's slice (2.4's counter, O(1)'s time_slice): here,
+        // unless the class reports its own fields from its task_tick.
+        if self.sched.task_struct_layout().is_none() {
+            if let (Some(ic), Some(c)) = (self.ic.as_mut(), curr) {
+                irq += ic.write(cpu, Line::Task(c));
+            }
         }
         let jiffies = self.now / self.tick_ns;
         if cpu == 0 {

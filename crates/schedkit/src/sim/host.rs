@@ -282,8 +282,10 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             // A refill owed by a task switched in but never run is forgotten with it.
             self.cpus[cpu].refill_due = Refill::default();
             self.cpus[cpu].switch_in_refill = None;
-            // The switch writes both tasks' scheduling lines and this CPU's `curr`.
-            if let Some(ic) = self.ic.as_mut() {
+            // The switch writes both tasks' scheduling lines and this CPU's `curr` (a class
+            // that lays out its task_struct reports its switch path's lines from pick_next).
+            let layout = self.sched.task_struct_layout();
+            if let (Some(ic), None) = (self.ic.as_mut(), layout) {
                 for l in [
                     prev.map(Line::Task),
                     next.map(Line::Task),

@@ -29,9 +29,10 @@
 //! starts streaming later does not re-time it), single transactions do not queue behind one
 //! another, and a snoop's own cost to the owner is not charged.
 
-use crate::class::Line;
+use crate::class::{Line, Span};
 use crate::machine::{InterconnectSpec, Machine};
 use crate::task::CpuId;
+use std::collections::HashMap;
 
 const NOBODY: u8 = u8::MAX;
 
@@ -88,7 +89,41 @@ pub struct Interconnect {
     cpus: Vec<LineState>,
     rqs: Vec<LineState>,
     rq_lists: Vec<LineState>,
+    /// The lines of each task's structure, for classes that lay it out ([`Line::TaskBytes`]),
+    /// by line index within the structure.
+    task_bytes: Vec<Vec<LineState>>,
+    /// The lines of each CPU's idle task's structure.
+    idle_bytes: Vec<Vec<LineState>>,
+    /// The lines of each `mm_struct` touched (by mm id; ids are never reused).
+    mm_bytes: HashMap<u32, Vec<LineState>>,
+    globals: [LineState; 2],
     pub stats: InterconnectStats,
+}
+
+/// One directory entry's address: a line of the tracked data.
+#[derive(Clone, Copy)]
+enum Key {
+    Whole(Line),
+    Task(usize, usize),
+    Idle(CpuId, usize),
+    Mm(u32, usize),
+}
+
+/// The `i`-th line after `first` of the same structure.
+fn nth(first: Key, i: usize) -> Key {
+    match first {
+        Key::Task(t, f) => Key::Task(t, f + i),
+        Key::Idle(c, f) => Key::Idle(c, f + i),
+        Key::Mm(m, f) => Key::Mm(m, f + i),
+        k => k,
+    }
+}
+
+fn slot(v: &mut Vec<LineState>, i: usize) -> &mut LineState {
+    if i >= v.len() {
+        v.resize(i + 1, LineState::default());
+    }
+    &mut v[i]
 }
 
 impl Interconnect {
@@ -118,6 +153,10 @@ impl Interconnect {
             cpus: vec![LineState::default(); ncpus],
             rqs: vec![LineState::default(); ncpus.max(1)],
             rq_lists: vec![LineState::default(); ncpus.max(1)],
+            task_bytes: Vec::new(),
+            idle_bytes: vec![Vec::new(); ncpus],
+            mm_bytes: HashMap::new(),
+            globals: [LineState::default(); 2],
             stats: InterconnectStats::default(),
         }
     }
@@ -131,24 +170,69 @@ impl Interconnect {
         self.line_bytes
     }
 
-    fn entry(&mut self, line: Line) -> &mut LineState {
-        match line {
-            Line::Task(t) => {
+    fn entry(&mut self, key: Key) -> &mut LineState {
+        match key {
+            Key::Whole(Line::Task(t)) => {
                 let i = t.index();
                 if i >= self.tasks.len() {
                     self.tasks.resize(i + 1, LineState::default());
                 }
                 &mut self.tasks[i]
             }
-            Line::Cpu(c) => &mut self.cpus[c],
-            Line::Rq(d) => &mut self.rqs[d],
-            Line::RqList(d) => &mut self.rq_lists[d],
+            Key::Whole(Line::Cpu(c)) => &mut self.cpus[c],
+            Key::Whole(Line::Rq(d)) => &mut self.rqs[d],
+            Key::Whole(Line::RqList(d)) => &mut self.rq_lists[d],
+            Key::Whole(Line::Global(g)) => &mut self.globals[g as usize],
+            Key::Task(t, i) => {
+                if t >= self.task_bytes.len() {
+                    self.task_bytes.resize(t + 1, Vec::new());
+                }
+                slot(&mut self.task_bytes[t], i)
+            }
+            Key::Idle(c, i) => slot(&mut self.idle_bytes[c], i),
+            Key::Mm(m, i) => slot(self.mm_bytes.entry(m).or_default(), i),
+            Key::Whole(Line::TaskBytes(..) | Line::IdleBytes(..) | Line::MmBytes(..)) => {
+                unreachable!("spans are split into keys by keys_of")
+            }
+        }
+    }
+
+    /// The directory entries `line` covers: one, or every line of a span.
+    fn keys_of(&self, line: Line) -> (Key, usize) {
+        let lb = self.line_bytes as usize;
+        let span = |s: Span| {
+            let first = s.off as usize / lb;
+            let last = (s.off as usize + s.len.max(1) as usize - 1) / lb;
+            (first, last - first + 1)
+        };
+        match line {
+            Line::TaskBytes(t, s) => {
+                let (i, n) = span(s);
+                (Key::Task(t.index(), i), n)
+            }
+            Line::IdleBytes(c, s) => {
+                let (i, n) = span(s);
+                (Key::Idle(c, i), n)
+            }
+            Line::MmBytes(m, s) => {
+                let (i, n) = span(s);
+                (Key::Mm(m, i), n)
+            }
+            l => (Key::Whole(l), 1),
         }
     }
 
     /// A fresh line (a task slot reused by a new task: its `task_struct` is new memory).
     pub fn forget(&mut self, line: Line) {
-        *self.entry(line) = LineState::default();
+        *self.entry(Key::Whole(line)) = LineState::default();
+    }
+
+    /// A fresh task structure, every line of it (a slot reused by a new task).
+    pub fn forget_task(&mut self, t: crate::task::TaskId) {
+        self.forget(Line::Task(t));
+        if let Some(v) = self.task_bytes.get_mut(t.index()) {
+            v.clear();
+        }
     }
 
     /// Bus wait of a transaction `cpu` issues now: one occupancy per other streaming CPU.
@@ -188,8 +272,19 @@ impl Interconnect {
 
     /// `cpu` reads `line`: what it costs beyond a cache hit, ns.
     pub fn read(&mut self, cpu: CpuId, line: Line) -> u64 {
+        let (first, n) = self.keys_of(line);
+        (0..n).map(|i| self.read_key(cpu, nth(first, i))).sum()
+    }
+
+    /// `cpu` writes `line`: what it costs beyond a cache hit, ns.
+    pub fn write(&mut self, cpu: CpuId, line: Line) -> u64 {
+        let (first, n) = self.keys_of(line);
+        (0..n).map(|i| self.write_key(cpu, nth(first, i))).sum()
+    }
+
+    fn read_key(&mut self, cpu: CpuId, key: Key) -> u64 {
         let me = 1u64 << cpu;
-        let st = *self.entry(line);
+        let st = *self.entry(key);
         if st.sharers & me != 0 {
             return 0;
         }
@@ -198,16 +293,15 @@ impl Interconnect {
         } else {
             self.memory(cpu)
         };
-        let e = self.entry(line);
+        let e = self.entry(key);
         e.owner = NOBODY;
         e.sharers |= me;
         ns
     }
 
-    /// `cpu` writes `line`: what it costs beyond a cache hit, ns.
-    pub fn write(&mut self, cpu: CpuId, line: Line) -> u64 {
+    fn write_key(&mut self, cpu: CpuId, key: Key) -> u64 {
         let me = 1u64 << cpu;
-        let st = *self.entry(line);
+        let st = *self.entry(key);
         let ns = if st.owner as usize == cpu || st.sharers == me {
             0
         } else if st.owner != NOBODY {
@@ -224,10 +318,22 @@ impl Interconnect {
             }
             self.memory(cpu)
         };
-        let e = self.entry(line);
+        let e = self.entry(key);
         e.owner = cpu as u8;
         e.sharers = me;
         ns
+    }
+
+    /// `cpu` holds `line` Modified and alone, at no price: data written as part of work
+    /// priced elsewhere (the copy of a new `task_struct`, inside the profile's fork cost).
+    pub fn claim(&mut self, cpu: CpuId, line: Line) {
+        let (first, n) = self.keys_of(line);
+        for i in 0..n {
+            *self.entry(nth(first, i)) = LineState {
+                owner: cpu as u8,
+                sharers: 1u64 << cpu,
+            };
+        }
     }
 
     /// `cpu` starts or stops streaming a refill over its bus.
@@ -305,6 +411,49 @@ mod tests {
         assert_eq!(m.write(1, l), 180);
         assert_eq!(m.stats.invalidations, 2);
         assert_eq!((m.read(0, l), m.read(3, l)), (150, 180));
+    }
+
+    /// A span is priced line by line at the machine's line size: the 2.4 switch's saved
+    /// thread fields (bytes 884–899) straddle two 32-byte lines; the goodness fields (32–63)
+    /// are one; a task's fields and another task's are distinct lines, as are an idle task's.
+    #[test]
+    fn a_span_costs_every_line_it_covers() {
+        let mut m = ic(4);
+        let t = TaskId(3);
+        let saved = Line::TaskBytes(t, Span::new(884, 16));
+        assert_eq!(m.write(0, saved), 2 * 180, "two lines from memory");
+        assert_eq!(m.read(1, saved), 2 * 150, "two transfers");
+        let goodness = Line::TaskBytes(t, Span::new(32, 32));
+        assert_eq!(m.write(0, goodness), 180);
+        // The same line through a narrower span: a hit.
+        assert_eq!(m.read(0, Line::TaskBytes(t, Span::new(60, 4))), 0);
+        // Line 0 of the structure is another line.
+        assert_eq!(m.read(0, Line::TaskBytes(t, Span::new(20, 4))), 180);
+        // Another task's, an idle task's and an mm's bytes at the same offsets are their own.
+        assert_eq!(m.read(0, Line::TaskBytes(TaskId(4), Span::new(32, 4))), 180);
+        assert_eq!(m.read(0, Line::IdleBytes(0, Span::new(32, 4))), 180);
+        assert_eq!(m.read(0, Line::MmBytes(3, Span::new(32, 4))), 180);
+        // A fresh task structure forgets every line: CPU 1 writes from memory again.
+        m.forget_task(t);
+        assert_eq!(m.write(1, saved), 2 * 180);
+    }
+
+    /// At 64-byte lines the first two 32-byte lines of a task_struct are one.
+    #[test]
+    fn wider_lines_merge_what_32_bytes_split() {
+        let spec = InterconnectSpec {
+            line_bytes: 64,
+            bus_mhz: 100.0,
+            bus_width_bytes: 8,
+            cpus_per_bus: 4,
+            transfer_ns: 150.0,
+            cross_bus_ns: 50.0,
+            invalidate_clocks: 2.0,
+        };
+        let mut m = Interconnect::from_spec(&spec, 4, 180.0);
+        let t = TaskId(0);
+        assert_eq!(m.write(0, Line::TaskBytes(t, Span::new(20, 4))), 180);
+        assert_eq!(m.read(1, Line::TaskBytes(t, Span::new(32, 32))), 150);
     }
 
     #[test]
