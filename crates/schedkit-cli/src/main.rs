@@ -109,13 +109,37 @@ struct RunOpts {
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Also give the figures of each phase of the run, the phases beginning at these times
+    /// (comma-separated, increasing, within the duration; e.g. `60s,120s` for 0–60 s, 60–120
+    /// s and 120 s to the end): a workload's steps, when a group starts (`start=`) or is
+    /// changed (`renice=`, `chpolicy=`) at a time.
+    #[arg(long, value_delimiter = ',', value_parser = parse_dur, value_name = "TIMES")]
+    phases: Vec<u64>,
     #[command(flatten)]
     trace: traceio::TraceOpts,
 }
 
 impl RunOpts {
-    /// The output files can be made (before any run).
+    /// The output files can be made and the phases make sense (before any run).
     fn check(&self) -> Result<()> {
+        let mut last = 0;
+        for &t in &self.phases {
+            if t <= last {
+                bail!(
+                    "--phases: {} s comes after {} s: give increasing times after 0",
+                    t as f64 / 1e9,
+                    last as f64 / 1e9
+                );
+            }
+            if t >= self.duration {
+                bail!(
+                    "--phases: {} s is not within the run (--duration {} s)",
+                    t as f64 / 1e9,
+                    self.duration as f64 / 1e9
+                );
+            }
+            last = t;
+        }
         self.trace.check()?;
         match &self.report {
             Some(p) => check_creatable(p, "--report"),
@@ -358,6 +382,7 @@ fn run(cli: Cli) -> Result<()> {
                 None,
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
+            out(&schedkit::report::phase_tables(std::slice::from_ref(&r)));
             json.write(&r)?;
             report_runs(
                 a.run.report.as_ref(),
@@ -473,6 +498,10 @@ fn run(cli: Cli) -> Result<()> {
                         }
                     }
                     out(&format!("{}\n", schedkit::report::table(&runs)));
+                    let phases = schedkit::report::phase_tables(&runs);
+                    if !phases.is_empty() {
+                        out(&format!("{phases}\n"));
+                    }
                     all.extend(runs);
                 }
             }
@@ -637,6 +666,7 @@ fn simulate(
         audit_every: opts.audit_every,
         progress: Some(&mut on_progress),
         governor,
+        phases: opts.phases.clone(),
         ..Default::default()
     };
     let mut r = policy

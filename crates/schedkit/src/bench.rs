@@ -203,6 +203,7 @@ fn sim_rows(
                 progress: None,
                 trace: None,
                 governor: None,
+                phases: Vec::new(),
             };
             let start = Instant::now();
             let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");

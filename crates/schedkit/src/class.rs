@@ -611,6 +611,20 @@ pub trait SchedClass: Send + Sync + 'static {
         None
     }
 
+    /// A sleeping task's nice level or policy was changed from outside (`set_user_nice`,
+    /// `sched_setscheduler` on a task on no runqueue); `rq` is the runqueue of its CPU, locked.
+    /// A class that keeps what it derives from them (a load weight) updates it here, as
+    /// `set_load_weight` does; one that still holds the task (a delayed dequeue) settles
+    /// that. Default: nothing kept.
+    fn attr_changed_asleep(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _rq: &mut Rq<Self::Rq>,
+        _cpu: CpuId,
+        _t: TaskId,
+    ) {
+    }
+
     /// Whether this class may keep a sleeping task queued (`DELAY_DEQUEUE`, Linux 6.12+):
     /// then every wakeup first asks [`requeue_delayed`](Self::requeue_delayed), under the
     /// lock of the task's runqueue, as `try_to_wake_up` calls `ttwu_runnable` for a task still

@@ -33,6 +33,26 @@ pub struct RunResult {
     /// (the CLI does for `--json` and `--report`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<crate::trace::timeline::Timeline>,
+    /// The figures of each phase of the run, where phases were asked for (`--phases`):
+    /// what changes when a workload's step begins (a group started or changed at a time).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseMetrics>,
+}
+
+/// The figures of one phase of a run: the part from `from_s` to `to_s` alone.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PhaseMetrics {
+    pub from_s: f64,
+    pub to_s: f64,
+    /// The workload's throughput figure over the phase (its unit as the run's).
+    pub throughput: f64,
+    pub context_switches_per_s: f64,
+    pub migrations: u64,
+    /// Runnable tasks (queued or running) sampled at each tick of CPU 0, as vmstat's `r`.
+    pub runqueue_length_avg: f64,
+    pub interactive_wakeup_latency_us: Option<Latency>,
+    pub probe_latency_us: Option<Latency>,
+    pub audio: Option<AudioReport>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -57,6 +57,18 @@ impl SchedPolicy {
         matches!(self, SchedPolicy::Fifo | SchedPolicy::Rr)
     }
 
+    /// The lowercase name [`SchedPolicy::parse`] reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedPolicy::Normal => "normal",
+            SchedPolicy::Batch => "batch",
+            SchedPolicy::Idle => "idle",
+            SchedPolicy::Iso => "iso",
+            SchedPolicy::Fifo => "fifo",
+            SchedPolicy::Rr => "rr",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<SchedPolicy> {
         match s.to_ascii_lowercase().as_str() {
             "normal" | "other" | "sched_other" | "sched_normal" => Some(SchedPolicy::Normal),

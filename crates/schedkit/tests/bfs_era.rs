@@ -26,6 +26,7 @@ fn run_w(
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
         governor,
+        phases: Vec::new(),
     };
     let mode = if rt_pushpull {
         RtBalance::PushPull

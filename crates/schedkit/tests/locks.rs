@@ -19,6 +19,7 @@ fn run(machine: &str, w: &Workload, mode: LockMode, ms: u64) -> RunResult {
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
         governor: None,
+        phases: Vec::new(),
     };
     PolicyKind::O1.simulate(&m, w, cfg).unwrap()
 }

@@ -20,6 +20,7 @@ fn run(machine: &Machine, w: &Workload, mode: RtBalance, secs: u64) -> RunResult
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
         governor: None,
+        phases: Vec::new(),
     };
     PolicyKind::O1.simulate_with(mode, machine, w, cfg).unwrap()
 }

@@ -19,6 +19,7 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
         governor: None,
+        phases: Vec::new(),
     };
     policy
         .simulate(&m, &w, cfg)
@@ -160,6 +161,7 @@ program = ["loop forever", "timer t 1ms cyclic", "end"]
         max_live_tasks: schedkit::workload::limits::MAX_TASKS,
         trace: None,
         governor: None,
+        phases: Vec::new(),
     };
     let r = PolicyKind::O1.simulate(&m, &w, cfg).unwrap();
     // Most of the CPU goes to refills: the RT task's wakeups mostly land in one.
@@ -436,6 +438,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
                     max_live_tasks: schedkit::workload::limits::MAX_TASKS,
                     trace: None,
                     governor: None,
+                    phases: Vec::new(),
                 },
             )
             .unwrap();
@@ -472,6 +475,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
                     max_live_tasks: schedkit::workload::limits::MAX_TASKS,
                     trace: None,
                     governor: None,
+                    phases: Vec::new(),
                 },
             )
             .unwrap();

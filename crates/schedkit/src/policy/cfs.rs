@@ -384,6 +384,18 @@ impl SchedClass for Cfs {
     ) {
     }
 
+    fn attr_changed_asleep(
+        &self,
+        ctx: &mut Ctx<CfsTask>,
+        _rq: &mut Rq<CfsRq>,
+        _cpu: CpuId,
+        t: TaskId,
+    ) {
+        // set_load_weight on a task on no runqueue: the new weight, the vruntime it slept with.
+        let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
+        ctx.tasks[t].data.load = LoadWeight::of_task(nice, policy, self.idleprio);
+    }
+
     fn enqueue(
         &self,
         ctx: &mut Ctx<CfsTask>,

@@ -400,6 +400,18 @@ impl SchedClass for CfsFairClock {
     ) {
     }
 
+    fn attr_changed_asleep(
+        &self,
+        ctx: &mut Ctx<FairClockTask>,
+        _rq: &mut Rq<FairClockRq>,
+        _cpu: CpuId,
+        t: TaskId,
+    ) {
+        // set_load_weight on a task on no runqueue: the new weight only.
+        let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
+        ctx.tasks[t].data.load = LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24);
+    }
+
     fn enqueue(
         &self,
         ctx: &mut Ctx<FairClockTask>,

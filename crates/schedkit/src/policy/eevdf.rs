@@ -791,6 +791,26 @@ impl Eevdf {
     }
 }
 
+/// A dequeued entity takes the weight of its task's nice level and policy: as
+/// `reweight_entity` does for an entity on no runqueue, its lag `w * vlag` is kept by scaling
+/// `vlag` by old/new weight (div_s64 truncates towards zero), and a relative deadline with it.
+fn reweight_dequeued(task: &mut crate::task::Task<EevdfTask>) {
+    let (nice, policy) = (task.nice, task.policy);
+    let se = &mut task.data;
+    let (old, new) = (
+        se.load.weight,
+        LoadWeight::of_task(nice, policy, IDLEPRIO_LATER),
+    );
+    if old != new.weight {
+        se.vlag = (se.vlag as i128 * old as i128 / new.weight as i128) as i64;
+        if se.rel_deadline {
+            let rel = se.deadline as i64 as i128;
+            se.deadline = (rel * old as i128 / new.weight as i128) as i64 as u64;
+        }
+    }
+    se.load = new;
+}
+
 impl SchedClass for Eevdf {
     type Rq = EevdfRq;
     type TaskData = EevdfTask;
@@ -908,6 +928,23 @@ impl SchedClass for Eevdf {
     ) {
     }
 
+    fn attr_changed_asleep(
+        &self,
+        ctx: &mut Ctx<EevdfTask>,
+        rq: &mut Rq<EevdfRq>,
+        _cpu: CpuId,
+        t: TaskId,
+    ) {
+        if ctx.tasks[t].data.sched_delayed {
+            // Still queued, delayed: the dequeue is finished first, as 6.12+
+            // `__sched_setscheduler` does when a delayed task changes class. (For a nice
+            // change the kernel reweights the delayed entity where it is; it would leave the
+            // tree at its next pick anyway, being ineligible: a simplification.)
+            self.finish_delayed_dequeue(ctx, rq, t);
+        }
+        reweight_dequeued(&mut ctx.tasks[t]);
+    }
+
     fn enqueue(
         &self,
         ctx: &mut Ctx<EevdfTask>,
@@ -917,24 +954,8 @@ impl SchedClass for Eevdf {
         kind: EnqueueKind,
     ) {
         if kind == EnqueueKind::Restore {
-            // A nice change (dequeue SAVE, set_load_weight, enqueue RESTORE): as
-            // `reweight_entity` does for a dequeued entity, keep its lag `w * vlag` by
-            // scaling `vlag` by old/new weight (div_s64 truncates towards zero).
-            let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
-            let se = &mut ctx.tasks[t].data;
-            let (old, new) = (
-                se.load.weight,
-                LoadWeight::of_task(nice, policy, IDLEPRIO_LATER),
-            );
-            if old != new.weight {
-                se.vlag = (se.vlag as i128 * old as i128 / new.weight as i128) as i64;
-                if se.rel_deadline {
-                    // reweight_entity scales a relative deadline by old/new weight too.
-                    let rel = se.deadline as i64 as i128;
-                    se.deadline = (rel * old as i128 / new.weight as i128) as i64 as u64;
-                }
-            }
-            se.load = new;
+            // A nice change (dequeue SAVE, set_load_weight, enqueue RESTORE).
+            reweight_dequeued(&mut ctx.tasks[t]);
         }
         let is_curr = rq.class.curr == Some(t);
         let mut se = std::mem::take(&mut ctx.tasks[t].data);

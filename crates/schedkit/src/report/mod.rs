@@ -5,7 +5,7 @@
 pub mod html;
 pub mod svg;
 
-use crate::metrics::RunResult;
+use crate::metrics::{PhaseMetrics, RunResult};
 
 fn fmt_num(v: f64) -> String {
     let a = v.abs();
@@ -87,47 +87,7 @@ pub fn table(runs: &[RunResult]) -> String {
     if same_workload {
         out.push_str(&format!("workload: {}\n", runs[0].workload));
     }
-    // Label RT balancing modes only when runs differ in them (a policy without one is not a
-    // difference).
-    let modes: std::collections::BTreeSet<&String> =
-        runs.iter().filter_map(|r| r.rt_balance.as_ref()).collect();
-    let vary_rt = modes.len() > 1;
-    let lock_modes: std::collections::BTreeSet<&String> =
-        runs.iter().filter_map(|r| r.lock_mode.as_ref()).collect();
-    let vary_lock = lock_modes.len() > 1;
-    let governors: std::collections::BTreeSet<&String> = runs
-        .iter()
-        .filter_map(|r| r.metrics.power.as_ref()?.governor.as_ref())
-        .collect();
-    let vary_governor = governors.len() > 1;
-    let headers: Vec<String> = runs
-        .iter()
-        .map(|r| {
-            let mut h = r.policy.clone();
-            if vary_rt {
-                if let Some(b) = &r.rt_balance {
-                    h.push_str(&format!(" [{b}]"));
-                }
-            }
-            if vary_lock {
-                if let Some(l) = &r.lock_mode {
-                    h.push_str(&format!(" [{l}]"));
-                }
-            }
-            if vary_governor {
-                if let Some(g) = r.metrics.power.as_ref().and_then(|p| p.governor.as_ref()) {
-                    h.push_str(&format!(" [{g}]"));
-                }
-            }
-            if !same_machine {
-                h.push_str(&format!(" @{}", r.machine));
-            }
-            if !same_workload {
-                h.push_str(&format!(" {}", r.workload));
-            }
-            h
-        })
-        .collect();
+    let (headers, vary_rt, vary_lock) = column_headers(runs, same_machine, same_workload);
     type Getter = fn(&RunResult) -> Option<f64>;
     let rows: Vec<(String, Getter)> = vec![
         (
@@ -392,6 +352,181 @@ pub fn table(runs: &[RunResult]) -> String {
             "note: {} hit the duration limit before the workload finished; throughput is over the simulated time\n",
             incomplete.join(", ")
         ));
+    }
+    out
+}
+
+/// The column heading of each run in a table of `runs`: the policy, with what else varies.
+fn column_headers(
+    runs: &[RunResult],
+    same_machine: bool,
+    same_workload: bool,
+) -> (Vec<String>, bool, bool) {
+    // Label RT balancing modes only when runs differ in them (a policy without one is not a
+    // difference).
+    let modes: std::collections::BTreeSet<&String> =
+        runs.iter().filter_map(|r| r.rt_balance.as_ref()).collect();
+    let vary_rt = modes.len() > 1;
+    let lock_modes: std::collections::BTreeSet<&String> =
+        runs.iter().filter_map(|r| r.lock_mode.as_ref()).collect();
+    let vary_lock = lock_modes.len() > 1;
+    let governors: std::collections::BTreeSet<&String> = runs
+        .iter()
+        .filter_map(|r| r.metrics.power.as_ref()?.governor.as_ref())
+        .collect();
+    let vary_governor = governors.len() > 1;
+    let headers: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let mut h = r.policy.clone();
+            if vary_rt {
+                if let Some(b) = &r.rt_balance {
+                    h.push_str(&format!(" [{b}]"));
+                }
+            }
+            if vary_lock {
+                if let Some(l) = &r.lock_mode {
+                    h.push_str(&format!(" [{l}]"));
+                }
+            }
+            if vary_governor {
+                if let Some(g) = r.metrics.power.as_ref().and_then(|p| p.governor.as_ref()) {
+                    h.push_str(&format!(" [{g}]"));
+                }
+            }
+            if !same_machine {
+                h.push_str(&format!(" @{}", r.machine));
+            }
+            if !same_workload {
+                h.push_str(&format!(" {}", r.workload));
+            }
+            h
+        })
+        .collect();
+    (headers, vary_rt, vary_lock)
+}
+
+/// The figures of each phase of `runs` (`--phases`), one table per phase, the runs as
+/// columns: what a workload's steps (a group started or changed at a time) did. Empty when
+/// the runs have no phases.
+pub fn phase_tables(runs: &[RunResult]) -> String {
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    if first.phases.is_empty() {
+        return String::new();
+    }
+    let same_machine = runs.iter().all(|r| r.machine == first.machine);
+    let same_workload = runs.iter().all(|r| r.workload == first.workload);
+    let (headers, _, _) = column_headers(runs, same_machine, same_workload);
+    type Getter = fn(&PhaseMetrics) -> Option<f64>;
+    let rows: Vec<(String, Getter)> = vec![
+        (
+            format!("throughput ({})", first.metrics.throughput.unit),
+            |p| Some(p.throughput),
+        ),
+        ("context switches/s".into(), |p| {
+            Some(p.context_switches_per_s)
+        }),
+        ("migrations".into(), |p| Some(p.migrations as f64)),
+        ("runqueue length avg".into(), |p| {
+            Some(p.runqueue_length_avg)
+        }),
+        ("interactive p50 (us)".into(), |p| {
+            p.interactive_wakeup_latency_us.map(|l| l.p50)
+        }),
+        ("interactive p99 (us)".into(), |p| {
+            p.interactive_wakeup_latency_us.map(|l| l.p99)
+        }),
+        ("interactive max (us)".into(), |p| {
+            p.interactive_wakeup_latency_us.map(|l| l.max)
+        }),
+        ("probe latency p50 (us)".into(), |p| {
+            p.probe_latency_us.map(|l| l.p50)
+        }),
+        ("probe latency p99 (us)".into(), |p| {
+            p.probe_latency_us.map(|l| l.p99)
+        }),
+        ("audio periods".into(), |p| p.audio.map(|a| a.chunks as f64)),
+        ("audio underruns".into(), |p| {
+            p.audio.map(|a| a.underruns as f64)
+        }),
+        ("audio deadline misses".into(), |p| {
+            p.audio.map(|a| a.deadline_misses as f64)
+        }),
+        ("audio lateness p99 (us)".into(), |p| {
+            p.audio.map(|a| a.lateness_us.p99)
+        }),
+        ("audio lateness max (us)".into(), |p| {
+            p.audio.map(|a| a.lateness_us.max)
+        }),
+    ];
+    let nphases = runs.iter().map(|r| r.phases.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for k in 0..nphases {
+        let span = runs.iter().find_map(|r| r.phases.get(k)).expect("k < max");
+        out.push_str(&format!(
+            "phase {}: {} s to {} s\n",
+            k + 1,
+            fmt_num(span.from_s),
+            fmt_num(span.to_s)
+        ));
+        let mut lines: Vec<Vec<String>> = Vec::new();
+        let mut head = vec!["metric".to_string()];
+        head.extend(headers.iter().cloned());
+        lines.push(head);
+        for (name, get) in &rows {
+            // A run that ended before this phase has no column value.
+            let vals: Vec<Option<f64>> =
+                runs.iter().map(|r| r.phases.get(k).and_then(get)).collect();
+            if vals.iter().all(|v| v.is_none()) {
+                continue;
+            }
+            let fmt = if COUNT_ROWS.contains(&name.as_str()) || name == "audio periods" {
+                fmt_count
+            } else {
+                fmt_num
+            };
+            let mut line = vec![name.clone()];
+            line.extend(
+                vals.iter()
+                    .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt)),
+            );
+            lines.push(line);
+        }
+        out.push_str(&align(&lines));
+    }
+    out
+}
+
+/// Columns padded to their widest cell (the first left-aligned, the rest right-aligned), a
+/// rule under the first line.
+fn align(lines: &[Vec<String>]) -> String {
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (n, l) in lines.iter().enumerate() {
+        let mut s = String::new();
+        for (c, cell) in l.iter().enumerate() {
+            if c == 0 {
+                s.push_str(&format!("{:<w$}", cell, w = widths[c]));
+            } else {
+                s.push_str(&format!("  {:>w$}", cell, w = widths[c]));
+            }
+        }
+        out.push_str(s.trim_end());
+        out.push('\n');
+        if n == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            out.push('\n');
+        }
     }
     out
 }

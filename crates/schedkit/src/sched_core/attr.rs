@@ -107,3 +107,54 @@ pub fn change_attr<H: Host, R>(
     h.set_need_resched(cpu);
     r
 }
+
+/// `set_user_nice` / `sched_setscheduler` on `t` from outside (the user at a shell running
+/// `renice` or `chrt -p`, not `t` itself), under `t`'s runqueue lock. A queued or running task
+/// is dequeued (SAVE), changed and enqueued (RESTORE) into whichever class it belongs to now;
+/// then its CPU reschedules if it runs there, or if the class's preemption check says the
+/// queued task now beats the running one (`prio_changed`: a simplification of each class's
+/// own rule, which the kernel applies per class). A sleeping task is changed where it sleeps
+/// and the class told ([`SchedClass::attr_changed_asleep`]), as `set_load_weight` updates a
+/// task on no runqueue. Returns false for a task that has exited or not started.
+pub fn set_task_attr<H: Host>(
+    h: &mut H,
+    t: TaskId,
+    f: impl FnOnce(&mut crate::task::Task<TaskData<H>>),
+) -> bool {
+    use crate::task::TaskState;
+    let mut f = Some(f);
+    let outcome = task_rq_lock(h, t, |s, ctx, rq| {
+        let cpu = ctx.tasks[t].cpu;
+        let change = f.take().expect("runs once");
+        match ctx.tasks[t].state {
+            TaskState::Queued | TaskState::Running(_) => {
+                let was_rt = s.in_rt(&ctx.tasks[t]);
+                let running = rq.curr_on(cpu) == Some(t);
+                s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
+                change(&mut ctx.tasks[t]);
+                if !was_rt && s.in_rt(&ctx.tasks[t]) && running {
+                    // It leaves the per-CPU class while running on it (as in change_attr).
+                    s.class.put_prev(ctx, rq, cpu, t);
+                }
+                s.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
+                let resched = running
+                    || (rq.curr_on(cpu).is_some() && s.check_preempt(ctx, rq, cpu, t, false));
+                Some(resched.then_some(cpu))
+            }
+            TaskState::Sleeping { .. } => {
+                change(&mut ctx.tasks[t]);
+                s.class.attr_changed_asleep(ctx, rq, cpu, t);
+                Some(None)
+            }
+            TaskState::New | TaskState::Dead => None,
+        }
+    });
+    match outcome {
+        Some(Some(cpu)) => {
+            h.resched(cpu, None);
+            true
+        }
+        Some(None) => true,
+        None => false,
+    }
+}

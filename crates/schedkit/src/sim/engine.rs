@@ -253,6 +253,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         self.audio.deadline_misses += 1;
                     }
                     self.audio.lateness.saturating_record(late.max(1));
+                    if let Some(ph) = self.phase.as_deref_mut() {
+                        ph.audio_lateness.saturating_record(late.max(1));
+                    }
                     // The device reached chunk k before it was written: a skip; the stream
                     // restarts with this chunk.
                     if now > a.t0 + k * period {
@@ -420,8 +423,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 };
                 // Before the timer's first use there is no expiry to be late for.
                 if let Some(next) = next {
-                    self.probe
-                        .saturating_record(measured.saturating_sub(*next).max(1));
+                    let late = measured.saturating_sub(*next).max(1);
+                    self.probe.saturating_record(late);
+                    if let Some(ph) = self.phase.as_deref_mut() {
+                        ph.probe.saturating_record(late);
+                    }
                     while *next + period < now {
                         *next += period;
                     }
@@ -817,6 +823,59 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.interrupt_user(cpu, total)?;
         } else {
             self.charge_irq(cpu, total);
+        }
+        Ok(())
+    }
+
+    /// Workload task `i` starts now (`start=`): created by an agent outside the model, it is
+    /// placed as a new task (`wake_up_new_task`) from the CPU its index gives. The kernel's
+    /// part of that is charged to that CPU as interrupt work (as a timer's wakeup is); the
+    /// creating agent's own work is not modelled.
+    pub(super) fn start_later(&mut self, i: usize) -> Result<(), SimError> {
+        self.pending_starts -= 1;
+        if !self.workload.tasks[i].background {
+            // Counted alive while it waited to start; new_proc counts it again.
+            self.foreground_alive -= 1;
+        }
+        let (t, cpu) = self.create_spec_task(i)?;
+        let (_, cost, _) =
+            self.core_path(cpu, self.now, |s| core::attr::fork(s, cpu, None, t, None))?;
+        self.trace_wakeup_new(t, self.tasks[t].cpu);
+        if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched {
+            self.interrupt_user(cpu, cost)?;
+        } else {
+            self.charge_irq(cpu, cost);
+        }
+        Ok(())
+    }
+
+    /// The workload's change `i` is made now (`renice=`, `chpolicy=`) to every live task
+    /// running one of its programs, in task order: by an agent outside the model (its own
+    /// work is not charged), under each task's runqueue lock (which the lock model holds for
+    /// the kernel's part).
+    pub(super) fn change_group(&mut self, i: usize) -> Result<(), SimError> {
+        let c = &self.workload.changes[i];
+        let to = c.change.to;
+        let targets: Vec<TaskId> = (0..self.procs.len())
+            .map(|k| TaskId(k as u32))
+            .filter(|&t| {
+                t.index() < self.tasks.len()
+                    && !matches!(self.tasks[t].state, TaskState::Dead | TaskState::New)
+                    && c.progs.contains(&self.procs[t.index()].prog)
+            })
+            .collect();
+        for t in targets {
+            let cpu = self.tasks[t].cpu;
+            self.core_path(cpu, self.now, |s| {
+                core::attr::set_task_attr(s, t, |task| match to {
+                    crate::workload::AttrTo::Nice(n) => task.nice = n,
+                    crate::workload::AttrTo::Policy(p, prio) => {
+                        task.policy = p;
+                        task.rt_priority = prio;
+                    }
+                });
+                Ok(())
+            })?;
         }
         Ok(())
     }
@@ -1255,6 +1314,45 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
     // ----- result -----
 
+    /// The figures of phase `p`, from its start to `end`.
+    pub(super) fn phase_metrics(&self, p: &PhaseTally, end: u64) -> crate::metrics::PhaseMetrics {
+        let secs = end.saturating_sub(p.start_ns) as f64 / 1e9;
+        let rate = |x: u64| {
+            if secs > 0.0 {
+                x as f64 / secs
+            } else {
+                f64::NAN
+            }
+        };
+        let lat = |h: &Histogram<u64>| {
+            (!h.is_empty()).then(|| Latency {
+                p50: h.value_at_quantile(0.5) as f64 / 1e3,
+                p99: h.value_at_quantile(0.99) as f64 / 1e3,
+                max: h.max() as f64 / 1e3,
+                count: h.len(),
+            })
+        };
+        let count0 = self.counts.first().copied().unwrap_or(0);
+        let samples = self.rq_len.1 - p.rq_len.1;
+        let chunks = self.audio.chunks - p.audio.0;
+        crate::metrics::PhaseMetrics {
+            from_s: p.start_ns as f64 / 1e9,
+            to_s: end as f64 / 1e9,
+            throughput: rate(count0 - p.count0) * self.workload.throughput_scale,
+            context_switches_per_s: rate(self.switches - p.switches),
+            migrations: self.migrations - p.migrations,
+            runqueue_length_avg: (self.rq_len.0 - p.rq_len.0) as f64 / samples.max(1) as f64,
+            interactive_wakeup_latency_us: lat(&p.lat_interactive),
+            probe_latency_us: lat(&p.probe),
+            audio: (chunks > 0).then(|| AudioReport {
+                chunks,
+                underruns: self.audio.underruns - p.audio.1,
+                deadline_misses: self.audio.deadline_misses - p.audio.2,
+                lateness_us: lat(&p.audio_lateness).unwrap_or_default(),
+            }),
+        }
+    }
+
     pub(super) fn result(&self, wall_s: f64) -> RunResult {
         let end = self.end_time.unwrap_or(self.cfg.duration_ns).max(1);
         let secs = end as f64 / 1e9;
@@ -1332,6 +1430,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 _ => None,
             },
             timeline: None,
+            phases: match self.phase.as_deref() {
+                Some(p) => {
+                    let mut v = self.phases_done.clone();
+                    v.push(self.phase_metrics(p, end));
+                    v
+                }
+                None => Vec::new(),
+            },
             metrics: Metrics {
                 context_switches: self.switches,
                 context_switches_per_s: rate(self.switches as f64),

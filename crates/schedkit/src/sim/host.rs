@@ -325,6 +325,9 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                     self.lat_all.saturating_record(lat);
                     if pr.interactive {
                         self.lat_interactive.saturating_record(lat);
+                        if let Some(ph) = self.phase.as_deref_mut() {
+                            ph.lat_interactive.saturating_record(lat);
+                        }
                     }
                 }
                 let topo = &self.machine.topology;

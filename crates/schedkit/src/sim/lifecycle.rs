@@ -94,6 +94,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     /// runnable, and no sleep timer will fire, yet foreground tasks remain.
     pub(super) fn stuck(&self) -> bool {
         self.foreground_alive > 0
+            && self.pending_starts == 0
             && self.timers.is_empty()
             && self.cpus.iter().all(|c| {
                 c.curr.is_none() && c.seg == SegKind::Idle && !c.need_resched && !c.ipi_pending

@@ -54,6 +54,9 @@ pub struct SimConfig<'a> {
     /// The cpufreq governor (`None`: the profile's default; ignored by a profile without
     /// frequency scaling).
     pub governor: Option<crate::machine::Governor>,
+    /// Where the run's phases begin, ns (after 0, before the duration, increasing): the
+    /// result then also gives each phase's own figures.
+    pub phases: Vec<u64>,
 }
 
 impl Default for SimConfig<'_> {
@@ -67,6 +70,7 @@ impl Default for SimConfig<'_> {
             max_live_tasks: crate::workload::limits::MAX_TASKS,
             trace: None,
             governor: None,
+            phases: Vec::new(),
         }
     }
 }
@@ -125,6 +129,16 @@ enum Ev {
     Respeed {
         cpu: u32,
     },
+    /// Workload task `spec` (its index in the workload) starts now (`start=`).
+    Start {
+        spec: u32,
+    },
+    /// The workload's change `i` is made now (`renice=`, `chpolicy=`).
+    Change {
+        i: u32,
+    },
+    /// A phase of the run begins (`SimConfig::phases`).
+    Phase,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -322,6 +336,20 @@ struct AudioStream {
 }
 
 /// What the audio players of a run achieved.
+/// What a phase of the run has counted since it began (`SimConfig::phases`): the run's
+/// counters where it began, and its own latency histograms.
+pub(crate) struct PhaseTally {
+    pub start_ns: u64,
+    pub switches: u64,
+    pub migrations: u64,
+    pub count0: u64,
+    pub rq_len: (u64, u64),
+    pub audio: (u64, u64, u64),
+    pub lat_interactive: Histogram<u64>,
+    pub probe: Histogram<u64>,
+    pub audio_lateness: Histogram<u64>,
+}
+
 pub(crate) struct AudioTally {
     pub chunks: u64,
     pub underruns: u64,
@@ -403,6 +431,22 @@ fn check_policies<P: SchedClass>(sched: &Sched<P>, w: &Workload) -> Result<(), S
         if let Err(e) = sched.check_policy(t.policy) {
             let at = t.origin.clone().unwrap_or_else(|| format!("task {i}"));
             return Err(SimError::Impossible(format!("{at}: {e}")));
+        }
+    }
+    for c in &w.changes {
+        if let crate::workload::AttrTo::Policy(p, _) = c.change.to {
+            if let Err(e) = sched.check_policy(p) {
+                let names: Vec<&str> = c
+                    .progs
+                    .iter()
+                    .map(|&p| w.programs[p as usize].name.as_str())
+                    .collect();
+                return Err(SimError::Impossible(format!(
+                    "the change to {} at {}: {e}",
+                    names.join(", "),
+                    c.change.spec()
+                )));
+            }
         }
     }
     for p in &w.programs {
@@ -511,6 +555,9 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     ops_total: OpCounter,
 
     foreground_alive: usize,
+    /// Workload tasks whose start is still to come (`start=`): the run is not stuck while
+    /// one is pending.
+    pending_starts: usize,
     /// When the run stopped before the duration ran out (every foreground task ended, or
     /// none could ever run again).
     end_time: Option<u64>,
@@ -522,6 +569,9 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// cyclictest-style probes (`Op::Lateness`): how late each ran after its timer's expiry.
     probe: Histogram<u64>,
     audio: AudioTally,
+    /// The phase now running and the phases already over (`SimConfig::phases`).
+    phase: Option<Box<PhaseTally>>,
+    phases_done: Vec<crate::metrics::PhaseMetrics>,
     /// The longest a runnable task waited for a CPU, ns.
     max_runnable_wait: u64,
     /// Runnable tasks machine-wide (running ones included), sampled at CPU 0's ticks: sum,
@@ -680,6 +730,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             ),
             ops_total: OpCounter::default(),
             foreground_alive: 0,
+            pending_starts: 0,
             end_time: None,
             free_slots: Vec::new(),
             tasks_created: 0,
@@ -701,6 +752,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 deadline_misses: 0,
                 lateness: hist(),
             },
+            phase: None,
+            phases_done: Vec::new(),
             rq_len: (0, 0, 0),
             sleeplocks: workload
                 .locks
@@ -773,71 +826,23 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
 
     fn start_tasks(&mut self) -> Result<(), SimError> {
         self.trace_begin();
-        let all = self.machine.topology.all_cpus();
-        for (i, spec) in self.workload.tasks.iter().enumerate() {
-            let allowed = spec.affinity.map_or(all, |a| a.and(&all));
-            if allowed.is_empty() {
-                let cpus = spec
-                    .affinity
-                    .map(|a| {
-                        a.iter(crate::task::CpuMask::MAX_CPUS)
-                            .map(|c| c.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .unwrap_or_default();
-                let what = match &spec.origin {
-                    Some(o) => format!(
-                        "{o}: group '{}'",
-                        self.workload.programs[spec.prog as usize].name
-                    ),
-                    None => format!(
-                        "task {i} ({})",
-                        self.workload.programs[spec.prog as usize].name
-                    ),
-                };
-                return Err(SimError::Impossible(format!(
-                    "{what} may only run on CPU(s) {cpus}, none of which {} has (CPUs 0 to {})",
-                    self.machine.name(),
-                    self.ncpus - 1
-                )));
-            }
-            let t = self.tasks.spawn();
-            self.tasks_created += 1;
-            {
-                let task = &mut self.tasks[t];
-                task.nice = spec.nice;
-                task.policy = spec.policy;
-                task.rt_priority = spec.rt_priority;
-                task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
-                task.cpus_allowed = allowed;
-                task.mm = spec.mm;
-            }
-            if let Some(mm) = self.mm.as_mut() {
-                let pages = self.workload.programs[spec.prog as usize].mm_pages;
-                if mm.size(spec.mm) == 0 && mm.would_exceed(pages as u64) {
-                    return Err(SimError::Impossible(format!(
-                        "task {i} ({}): the workload's address spaces pass {} pages",
-                        self.workload.programs[spec.prog as usize].name,
-                        mm::MAX_LIVE_PAGES
-                    )));
+        let w = self.workload;
+        for (i, c) in w.changes.iter().enumerate() {
+            self.post(c.change.at_ns, Ev::Change { i: i as u32 });
+        }
+        for i in 0..w.tasks.len() {
+            let spec = &w.tasks[i];
+            if spec.start_ns > 0 {
+                // It starts later: the run waits for it as for a task alive.
+                self.check_affinity(i)?;
+                if !spec.background {
+                    self.foreground_alive += 1;
                 }
-                mm.attach(spec.mm, pages, 0);
+                self.pending_starts += 1;
+                self.post(spec.start_ns, Ev::Start { spec: i as u32 });
+                continue;
             }
-            let mut pr = self.new_proc(
-                spec.prog,
-                spec.part as u32,
-                spec.interactive,
-                spec.background,
-            );
-            pr.member = spec.member;
-            pr.rng = crate::workload::TaskRng::root(self.cfg.seed, i as u64);
-            self.procs.push(pr);
-            // Initial placement: round robin over the allowed CPUs, as if already balanced.
-            let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
-            let cpu = allowed_cpus[i % allowed_cpus.len()];
-            self.tasks[t].cpu = cpu;
-            self.tasks[t].timestamp_ns = 0;
+            let (t, cpu) = self.create_spec_task(i)?;
             let d = self.layout.domain_of(cpu);
             let mut ctx = Ctx::new(
                 0,
@@ -856,6 +861,13 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             self.cpus[c].need_resched = true;
             self.post(0, Ev::Ipi { cpu: c as u32 });
             self.post(self.tick_ns, Ev::Tick { cpu: c as u32 });
+        }
+        if !self.cfg.phases.is_empty() {
+            self.phase = Some(Box::new(self.phase_tally(0)));
+            for i in 0..self.cfg.phases.len() {
+                let at = self.cfg.phases[i];
+                self.post(at, Ev::Phase);
+            }
         }
         Ok(())
     }
@@ -903,6 +915,141 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         }
     }
 
+    /// The CPUs workload task `i` may run on here, or the error naming it when there are none.
+    fn check_affinity(&self, i: usize) -> Result<crate::task::CpuMask, SimError> {
+        let all = self.machine.topology.all_cpus();
+        let spec = &self.workload.tasks[i];
+        let allowed = spec.affinity.map_or(all, |a| a.and(&all));
+        if !allowed.is_empty() {
+            return Ok(allowed);
+        }
+        let cpus = spec
+            .affinity
+            .map(|a| {
+                a.iter(crate::task::CpuMask::MAX_CPUS)
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let what = match &spec.origin {
+            Some(o) => format!(
+                "{o}: group '{}'",
+                self.workload.programs[spec.prog as usize].name
+            ),
+            None => format!(
+                "task {i} ({})",
+                self.workload.programs[spec.prog as usize].name
+            ),
+        };
+        Err(SimError::Impossible(format!(
+            "{what} may only run on CPU(s) {cpus}, none of which {} has (CPUs 0 to {})",
+            self.machine.name(),
+            self.ncpus - 1
+        )))
+    }
+
+    /// Creates the task of workload task `i` (not yet queued) and the CPU it starts from:
+    /// round robin over its allowed CPUs, as if already balanced. Tasks present from the
+    /// start take consecutive slots; one started later takes a free slot as a fork would.
+    fn create_spec_task(&mut self, i: usize) -> Result<(TaskId, CpuId), SimError> {
+        let allowed = self.check_affinity(i)?;
+        let w = self.workload;
+        let spec = &w.tasks[i];
+        let later = spec.start_ns > 0;
+        let t = if later {
+            let live = self.tasks.len() - self.free_slots.len();
+            let limit = self
+                .cfg
+                .max_live_tasks
+                .min(crate::workload::limits::MAX_TASKS);
+            if live as u64 >= limit {
+                return Err(SimError::Impossible(format!(
+                    "task {i} ({}) starts at {:.3} ms with {live} tasks alive: past the limit of {limit} live tasks",
+                    w.programs[spec.prog as usize].name,
+                    self.now as f64 / 1e6
+                )));
+            }
+            match self.free_slots.pop() {
+                Some(t) => {
+                    self.tasks[t] = crate::task::Task::new(t);
+                    t
+                }
+                None => self.tasks.spawn(),
+            }
+        } else {
+            self.tasks.spawn()
+        };
+        self.tasks_created += 1;
+        {
+            let task = &mut self.tasks[t];
+            task.nice = spec.nice;
+            task.policy = spec.policy;
+            task.rt_priority = spec.rt_priority;
+            task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
+            task.cpus_allowed = allowed;
+            task.mm = spec.mm;
+        }
+        let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
+        let cpu = allowed_cpus[i % allowed_cpus.len()];
+        if let Some(mm) = self.mm.as_mut() {
+            let pages = w.programs[spec.prog as usize].mm_pages;
+            if mm.size(spec.mm) == 0 && mm.would_exceed(pages as u64) {
+                return Err(SimError::Impossible(format!(
+                    "task {i} ({}): the workload's address spaces pass {} pages",
+                    w.programs[spec.prog as usize].name,
+                    mm::MAX_LIVE_PAGES
+                )));
+            }
+            mm.attach(spec.mm, pages, if later { cpu } else { 0 });
+        }
+        let mut pr = self.new_proc(
+            spec.prog,
+            spec.part as u32,
+            spec.interactive,
+            spec.background,
+        );
+        pr.member = spec.member;
+        pr.rng = crate::workload::TaskRng::root(self.cfg.seed, i as u64);
+        if later {
+            self.put_proc(t, pr);
+        } else {
+            self.procs.push(pr);
+        }
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].timestamp_ns = self.now;
+        Ok((t, cpu))
+    }
+
+    /// A fresh phase beginning at `at`: the run's counters now, empty histograms.
+    fn phase_tally(&self, at: u64) -> PhaseTally {
+        PhaseTally {
+            start_ns: at,
+            switches: self.switches,
+            migrations: self.migrations,
+            count0: self.counts.first().copied().unwrap_or(0),
+            rq_len: (self.rq_len.0, self.rq_len.1),
+            audio: (
+                self.audio.chunks,
+                self.audio.underruns,
+                self.audio.deadline_misses,
+            ),
+            lat_interactive: hist(),
+            probe: hist(),
+            audio_lateness: hist(),
+        }
+    }
+
+    /// The phase now running ends and the next begins.
+    fn next_phase(&mut self) {
+        let now = self.now;
+        if let Some(p) = self.phase.as_deref() {
+            let done = self.phase_metrics(p, now);
+            self.phases_done.push(done);
+        }
+        self.phase = Some(Box::new(self.phase_tally(now)));
+    }
+
     // ----- main loop -----
 
     fn run(&mut self) -> Result<(), SimError> {
@@ -936,6 +1083,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     self.freq_apply(domain as usize, pstate as usize)
                 }
                 Ev::Respeed { cpu } => self.respeed(cpu as usize)?,
+                Ev::Start { spec } => self.start_later(spec as usize)?,
+                Ev::Change { i } => self.change_group(i as usize)?,
+                Ev::Phase => self.next_phase(),
             }
             if self.foreground_alive == 0 {
                 self.end_time = Some(self.now);

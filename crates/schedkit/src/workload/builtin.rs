@@ -2,11 +2,14 @@
 //!
 //! Every built-in takes `nice=N`, which renices every task (the announcement's
 //! `nice -n 19 ./chat_c`, which reniced the clients and not the server, is
-//! `chat:rooms=10,messages=1000,client_nice=19`).
+//! `chat:rooms=10,messages=1000,client_nice=19`); `start=D`, which starts its tasks at `D`
+//! instead of at 0; and `renice=T/N` and `chpolicy=T/P` (`P`: normal, batch, idle, fifo:PRIO,
+//! rr:PRIO), which change every live task running one of its programs at `T` (children it
+//! forked included) from outside, as `renice`/`chrt -p` at a shell would.
 
 use super::{
-    parse_duration, ChanKind, ChannelSpec, Dist, KernelWork, Op, ProgramBuilder, TaskSpec,
-    Workload, WorkloadError,
+    parse_duration, AttrChange, AttrTo, ChanKind, ChannelSpec, Dist, KernelWork, Op,
+    ProgramBuilder, TaskSpec, Workload, WorkloadError,
 };
 use crate::task::{SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
 
@@ -49,8 +52,8 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
     ),
     (
         "loops",
-        "n=4,policy=normal",
-        "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; CPU-seconds/s",
+        "n=4,policy=normal,from=none",
+        "N endless busy loops (the CFS v19 report's `while(1)` hogs), SCHED_OTHER, SCHED_BATCH or SCHED_IDLE; from=shell: forked one by one by a nice-0 shell loop (`nice -n N ./loop &`: fork, exec of nice, setpriority, exec of the loop), competing with the loops already running; CPU-seconds/s",
     ),
     (
         "cpujob",
@@ -71,6 +74,11 @@ pub const BUILTINS: &[(&str, &str, &str)] = &[
         "audio",
         "period=50ms,work=2.5ms,buffer=3",
         "an mpg123-like player: decodes `work` of CPU per `period` of sound into a device ring of `buffer` periods; reports underruns (skips), deadline misses and lateness; periods/s",
+    ),
+    (
+        "mpg123",
+        "cycles_per_s=11628763,period=125ms,buffer=4",
+        "mpg123 of 2007 (0.66) playing a 44.1 kHz stereo MP3 through ALSA: decoding costs `cycles_per_s` CPU cycles per second of sound (its doc/BENCHMARKING: 19 s of a Pentium II 366 for 598 s, scaled by the machine's clock), written in ALSA periods of 125 ms into a ring of 4 (audio_alsa.c: a 0.5 s buffer, period = buffer / 4, woken when a period is free); underruns, lateness; periods/s",
     ),
     (
         "pipechain",
@@ -179,7 +187,7 @@ impl<'a> Params<'a> {
                 .find(|(n, _, _)| *n == self.workload)
                 .map_or("", |(_, p, _)| *p);
             return Err(self.err(format!(
-                "unknown parameter '{}' (takes: {known},nice)",
+                "unknown parameter '{}' (takes: {known}; and every built-in: nice, start, renice, chpolicy)",
                 self.pairs[i].0
             )));
         }
@@ -193,6 +201,26 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
     let name = name.trim();
     let mut p = Params::parse(name, rest)?;
     let nice = p.int("nice", 0, NICE_MIN as i64, NICE_MAX as i64)? as i32;
+    // Taken by every built-in: when its tasks start, and changes made to them from outside.
+    let start_ns = p.dur("start", 0)?;
+    let mut changes = Vec::new();
+    if let Some(v) = p.raw("renice") {
+        changes.push(AttrChange::parse_renice(v).map_err(|e| p.err(format!("renice={v}: {e}")))?);
+    }
+    if let Some(v) = p.raw("chpolicy") {
+        changes
+            .push(AttrChange::parse_chpolicy(v).map_err(|e| p.err(format!("chpolicy={v}: {e}")))?);
+    }
+    changes.sort_by_key(|c| c.at_ns);
+    if let Some(c) = changes.first().filter(|c| c.at_ns < start_ns) {
+        return Err(p.err(format!(
+            "a change at {} comes before the tasks start (start={})",
+            fmt_dur(c.at_ns),
+            fmt_dur(start_ns)
+        )));
+    }
+    // A built-in that applies `nice` itself (to some of its tasks only) says so.
+    let mut nice_applied = false;
     let mut w = match name {
         "yield" => {
             let n = p.int("instances", 4, 1, 100_000)? as u32;
@@ -278,7 +306,16 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 "idle" => SchedPolicy::Idle,
                 v => return Err(p.err(format!("policy={v}: must be normal, batch or idle"))),
             };
-            loops(n, policy)
+            match p.raw("from").unwrap_or("none") {
+                "none" => loops(n, policy),
+                "shell" => {
+                    // The loops set their own nice level after the fork; the shell stays at 0.
+                    let w = loops_from_shell(n, policy, nice);
+                    nice_applied = true;
+                    w
+                }
+                v => return Err(p.err(format!("from={v}: must be none or shell"))),
+            }
         }
         "cpujob" => {
             let threads = p.int("threads", 1, 1, 4096)? as u32;
@@ -338,6 +375,27 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
                 return Err(p.err("cputime must be longer than 0".into()));
             }
             schbench(messages, workers, cputime, sleep)
+        }
+        "mpg123" => {
+            let per_s = match p.raw("cycles_per_s") {
+                None => MPG123_CYCLES_PER_AUDIO_S,
+                Some(v) => v
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|c| c.is_finite() && (1e3..=1e12).contains(c))
+                    .ok_or_else(|| {
+                        p.err(format!(
+                            "cycles_per_s={v}: must be a number within 1e3..=1e12"
+                        ))
+                    })?,
+            };
+            let period = p.dur("period", 125_000_000)?;
+            let buffer = p.int("buffer", 4, 1, 64)? as u32;
+            if period == 0 {
+                return Err(p.err("period must be longer than 0".into()));
+            }
+            mpg123(per_s, period, buffer)
         }
         "audio" => {
             let period = p.dur("period", 50_000_000)?;
@@ -436,10 +494,29 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
     };
     p.finish()?;
     if nice != 0 {
-        for t in &mut w.tasks {
-            t.nice = nice;
+        if !nice_applied {
+            for t in &mut w.tasks {
+                t.nice = nice;
+            }
         }
         w.name.push_str(&format!(",nice={nice}"));
+    }
+    if start_ns > 0 {
+        for t in &mut w.tasks {
+            t.start_ns = start_ns;
+        }
+        w.name.push_str(&format!(",start={}", fmt_dur(start_ns)));
+    }
+    for c in &changes {
+        w.changes.push(super::GroupChange {
+            change: *c,
+            progs: (0..w.programs.len() as u32).collect(),
+        });
+        let key = match c.to {
+            AttrTo::Nice(_) => "renice",
+            AttrTo::Policy(..) => "chpolicy",
+        };
+        w.name.push_str(&format!(",{key}={}", c.spec()));
     }
     debug_assert!(w.validate().is_ok(), "{:?}", w.validate());
     Ok(w)
@@ -456,6 +533,7 @@ fn base(name: String, unit: &str) -> Workload {
         rtmigrate: None,
         locks: Vec::new(),
         throughput_scale: 1.0,
+        changes: Vec::new(),
     }
 }
 
@@ -942,6 +1020,88 @@ pub fn loops(n: u32, policy: SchedPolicy) -> Workload {
         t.policy = policy;
         w.tasks.push(t);
     }
+    w
+}
+
+/// `n` busy loops started as the CFS v19 report started them: a nice-0 shell loop forks them
+/// one after another (`for ...; do nice -n 19 ./loop & done`), each child paying the fork, an
+/// exec of `nice`, its `setpriority` and the exec of the loop, while the loops already
+/// started compete with the shell for the CPU. The shell exits once the last is started.
+/// The shell's own interpretation of the loop line is not charged (no source gives it).
+pub fn loops_from_shell(n: u32, policy: SchedPolicy, nice: i32) -> Workload {
+    let mut w = loops(n, policy);
+    w.name = w.name.replacen(
+        &format!("loops:n={n}"),
+        &format!("loops:n={n},from=shell"),
+        1,
+    );
+    w.tasks.clear();
+    // Program 0 becomes the child: `nice -n N` (exec, setpriority) execs the loop.
+    let mut child = ProgramBuilder::new().op(Op::Kernel(KernelWork::Exec));
+    if nice != 0 {
+        child = child.op(Op::SetNice(nice));
+    }
+    if policy != SchedPolicy::Normal {
+        child = child.op(Op::SetPolicy(policy, 0));
+    }
+    let working_set = w.programs[0].working_set_kb;
+    w.programs[0] = child
+        .op(Op::Kernel(KernelWork::Exec))
+        .repeat(None)
+        .op(Op::Compute(Dist::Const(10_000_000)))
+        .op(Op::Count)
+        .end()
+        .build("loop")
+        .with_working_set(working_set);
+    let shell = ProgramBuilder::new()
+        .repeat(Some(n as u64))
+        .op(Op::Fork {
+            prog: 0,
+            thread: false,
+        })
+        .end()
+        .op(Op::Exit)
+        .build("shell");
+    w.programs.push(shell.with_working_set(16));
+    w.tasks.push(TaskSpec::new(1));
+    w
+}
+
+/// mpg123's decoding cost per second of 44.1 kHz stereo sound, in CPU cycles: its own
+/// doc/BENCHMARKING (2006, mpg123 0.60, MMX build) decodes a 598 s file in 19 s of a Pentium
+/// II 366, so 19 × 366 MHz / 598 s. Scaled by clock to other machines: a simplification (a
+/// 2007 Athlon runs more instructions per cycle, and 0.66 has 3DNow/SSE decoders).
+pub const MPG123_CYCLES_PER_AUDIO_S: f64 = 19.0 * 366e6 / 598.0;
+
+/// mpg123 of mid-2007 playing through ALSA (`src/audio_alsa.c` of 0.66: `BUFFER_LENGTH 0.5`
+/// s, `period_size = buffer_size / 4`, start threshold 1 frame; alsa-lib's default
+/// `avail_min` is one period). Each blocking write of decoded frames returns once a period
+/// of the ring is free: the player wakes every `period`, decodes that much sound and writes
+/// it. Decoding a period costs `cycles_per_s × period` cycles at the machine's clock.
+/// Simplified: the decode of a period is one burst (mpg123 writes each 26 ms frame as it is
+/// decoded, the ring taking it while there is room); OSS output is not modelled.
+pub fn mpg123(cycles_per_s: f64, period_ns: u64, buffer: u32) -> Workload {
+    let cycles = (cycles_per_s * period_ns as f64 / 1e9).round().max(1.0) as u64;
+    let mut w = base(
+        format!(
+            "mpg123:cycles_per_s={},period={},buffer={buffer}",
+            cycles_per_s.round() as u64,
+            fmt_dur(period_ns)
+        ),
+        "periods/s",
+    );
+    let prog = ProgramBuilder::new()
+        .repeat(None)
+        .op(Op::ComputeCycles(cycles))
+        .op(Op::AudioWrite {
+            period: period_ns,
+            buffer,
+        })
+        .op(Op::Count)
+        .end()
+        .build("mpg123");
+    w.programs.push(prog.with_working_set(256));
+    w.tasks.push(TaskSpec::new(0));
     w
 }
 
@@ -1522,7 +1682,7 @@ pub fn x264(p: X264) -> Workload {
     w
 }
 
-fn fmt_dur(ns: u64) -> String {
+pub(crate) fn fmt_dur(ns: u64) -> String {
     if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
     } else if ns.is_multiple_of(1_000_000) {

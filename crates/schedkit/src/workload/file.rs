@@ -24,6 +24,11 @@
 //! threads = false               # true: the group's tasks share one address space
 //! interactive = false           # report this group's wakeup latency separately
 //! background = false            # the run does not wait for these tasks to end
+//! # start = "10s"               # the group's tasks start at 10 s instead of at 0
+//! # renice = ["20s/19"]         # at 20 s, renice every live task running this group's program
+//! #                             # (those forked from it too) to 19, from outside, as `renice`
+//! #                             # at a shell would: not the task itself
+//! # chpolicy = ["30s/idle"]     # at 30 s, `chrt -p`: normal, batch, idle, fifo:PRIO, rr:PRIO
 //! program = [
 //!   "loop forever",
 //!   "recv pipe.{i-1}",          # {i} is the task's index in its group, taken modulo the count;
@@ -61,9 +66,9 @@
 
 use super::limits::{MAX_CHANNELS, MAX_LOOP_DEPTH, MAX_PROGRAM_OPS, MAX_TASKS, MAX_TOTAL_OPS};
 use super::{
-    parse_dist_with_unit as parse_dist, parse_duration_with_unit as parse_duration, ChanKind,
-    ChannelSpec, KernelWork, LockMode, LockSpec, Op, ProgramBuilder, ProgramSource, TaskSpec,
-    Workload, WorkloadError,
+    parse_dist_with_unit as parse_dist, parse_duration_with_unit as parse_duration, AttrChange,
+    ChanKind, ChannelSpec, KernelWork, LockMode, LockSpec, Op, ProgramBuilder, ProgramSource,
+    TaskSpec, Workload, WorkloadError,
 };
 use crate::task::{CpuMask, SchedPolicy, NICE_MAX, NICE_MIN, RT_PRIO_MAX, RT_PRIO_MIN};
 use serde::Deserialize;
@@ -124,6 +129,11 @@ struct GroupEntry {
     affinity: Option<Spanned<Vec<i64>>>,
     working_set_kb: Option<Spanned<i64>>,
     mm_pages: Option<Spanned<i64>>,
+    start: Option<Spanned<String>>,
+    #[serde(default)]
+    renice: Vec<Spanned<String>>,
+    #[serde(default)]
+    chpolicy: Vec<Spanned<String>>,
     #[serde(default)]
     threads: bool,
     #[serde(default)]
@@ -351,6 +361,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         rtmigrate: None,
         locks: locks.clone(),
         throughput_scale: 1.0,
+        changes: Vec::new(),
     };
 
     // One program per group, shared by its tasks (group g runs program g); `{i}` in a
@@ -453,6 +464,37 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
             }
             (None, false) => 0,
         };
+        let start_ns = match &g.start {
+            None => 0,
+            Some(s) => parse_duration(s.get_ref())
+                .map_err(|e| err(s.span().start, format!("group '{}': start: {e}", g.name)))?,
+        };
+        let mut changes = Vec::new();
+        for (key, list, parse) in [
+            (
+                "renice",
+                &g.renice,
+                AttrChange::parse_renice as fn(&str) -> Result<AttrChange, String>,
+            ),
+            ("chpolicy", &g.chpolicy, AttrChange::parse_chpolicy),
+        ] {
+            for v in list {
+                let c = parse(v.get_ref())
+                    .map_err(|e| err(v.span().start, format!("group '{}': {key}: {e}", g.name)))?;
+                if c.at_ns < start_ns {
+                    return Err(err(
+                        v.span().start,
+                        format!(
+                            "group '{}': {key} '{}' comes before the group starts (start = \"{}\")",
+                            g.name,
+                            v.get_ref(),
+                            g.start.as_ref().map_or("", |s| s.get_ref().as_str())
+                        ),
+                    ));
+                }
+                changes.push(c);
+            }
+        }
         let working_set_kb = match &g.working_set_kb {
             None => 0,
             Some(n) => ranged(
@@ -566,7 +608,14 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
             t.background = g.background;
             t.member = i;
             t.origin = Some(origin.clone());
+            t.start_ns = start_ns;
             w.tasks.push(t);
+        }
+        for change in changes {
+            w.changes.push(super::GroupChange {
+                change,
+                progs: vec![prog_id],
+            });
         }
         mm_next += count.max(1);
     }
@@ -576,6 +625,8 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
             "every group has count = 0: nothing starts".into(),
         ));
     }
+    // Applied in time order; two at the same time in the order written.
+    w.changes.sort_by_key(|c| c.change.at_ns);
     w.validate().map_err(|p| err(0, p))?;
     Ok(w)
 }

@@ -133,6 +133,102 @@ pub struct TaskSpec {
     pub member: u32,
     /// Where it was defined ("file.toml line 12"), for errors found when the machine is known.
     pub origin: Option<String>,
+    /// When it starts, ns from the run's start (0: present from the start). A task started
+    /// later is created then by an agent outside the model (its creator's own work is not
+    /// charged; the kernel's placing of a new task is, on the CPU it is created on).
+    pub start_ns: u64,
+}
+
+/// A change made from outside, at a given time, to every live task running one of some
+/// programs (a workload file's group, forked copies included; every program of a built-in):
+/// the user running `renice` or `chrt -p` on each of their pids at a shell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupChange {
+    pub change: AttrChange,
+    /// The programs whose tasks it changes.
+    pub progs: Vec<ProgId>,
+}
+
+/// A change of a live task's nice level or policy made from outside at a given time (the
+/// user running `renice -n N -p PID` or `chrt -p`, not the task itself).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttrChange {
+    /// When, ns from the run's start.
+    pub at_ns: u64,
+    pub to: AttrTo,
+}
+
+/// What an [`AttrChange`] sets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AttrTo {
+    Nice(i32),
+    /// A policy and its RT priority (0 for the non-RT policies).
+    Policy(SchedPolicy, u8),
+}
+
+impl AttrChange {
+    /// `T/N`: at time `T`, nice `N` (`20s/5`).
+    pub fn parse_renice(v: &str) -> Result<AttrChange, String> {
+        let (at, n) = v
+            .split_once('/')
+            .ok_or_else(|| format!("'{v}' is not TIME/NICE (e.g. 20s/5)"))?;
+        let at_ns = parse_duration_with_unit(at.trim())?;
+        let nice: i32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{}' is not a nice level", n.trim()))?;
+        if !(crate::task::NICE_MIN..=crate::task::NICE_MAX).contains(&nice) {
+            return Err(format!("nice {nice} is outside -20..=19"));
+        }
+        Ok(AttrChange {
+            at_ns,
+            to: AttrTo::Nice(nice),
+        })
+    }
+
+    /// `T/P`: at time `T`, policy `P` (`normal`, `batch`, `idle`, `fifo:PRIO`, `rr:PRIO`;
+    /// `30s/idle`, `5s/fifo:50`).
+    pub fn parse_chpolicy(v: &str) -> Result<AttrChange, String> {
+        let (at, p) = v
+            .split_once('/')
+            .ok_or_else(|| format!("'{v}' is not TIME/POLICY (e.g. 20s/idle, 5s/fifo:50)"))?;
+        let at_ns = parse_duration_with_unit(at.trim())?;
+        let (name, prio) = match p.trim().split_once(':') {
+            Some((n, pr)) => (n, Some(pr)),
+            None => (p.trim(), None),
+        };
+        let policy = SchedPolicy::parse(name).ok_or_else(|| {
+            format!("policy '{name}' (use normal, batch, idle, fifo:PRIO or rr:PRIO)")
+        })?;
+        let rt_priority = match (policy.is_rt(), prio) {
+            (true, Some(pr)) => {
+                let n: u8 = pr
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|n| (crate::task::RT_PRIO_MIN..=crate::task::RT_PRIO_MAX).contains(n))
+                    .ok_or_else(|| format!("RT priority '{pr}' is not within 1..=99"))?;
+                n
+            }
+            (true, None) => return Err(format!("{name} needs a priority: {name}:PRIO (1..=99)")),
+            (false, Some(_)) => return Err(format!("{name} takes no priority")),
+            (false, None) => 0,
+        };
+        Ok(AttrChange {
+            at_ns,
+            to: AttrTo::Policy(policy, rt_priority),
+        })
+    }
+
+    /// The form the parsers read (`20s/5`, `30s/idle`, `5s/fifo:50`), for workload names.
+    pub fn spec(&self) -> String {
+        let at = builtin::fmt_dur(self.at_ns);
+        match self.to {
+            AttrTo::Nice(n) => format!("{at}/{n}"),
+            AttrTo::Policy(p, 0) => format!("{at}/{}", p.name()),
+            AttrTo::Policy(p, prio) => format!("{at}/{}:{prio}", p.name()),
+        }
+    }
 }
 
 impl TaskSpec {
@@ -150,6 +246,7 @@ impl TaskSpec {
             part: 0,
             member: 0,
             origin: None,
+            start_ns: 0,
         }
     }
 }
@@ -173,6 +270,8 @@ pub struct Workload {
     pub locks: Vec<(String, LockSpec)>,
     /// Throughput is reported as count per second times this (60 for jobs/min).
     pub throughput_scale: f64,
+    /// Changes made to running groups from outside (`renice=`, `chpolicy=`), in time order.
+    pub changes: Vec<GroupChange>,
 }
 
 /// What the rt-migrate-test analysis needs to know about the workload.
@@ -276,6 +375,13 @@ impl Workload {
         }
         self.channels.extend(other.channels);
         self.locks.extend(other.locks);
+        for mut c in other.changes {
+            for p in &mut c.progs {
+                *p += prog_off;
+            }
+            self.changes.push(c);
+        }
+        self.changes.sort_by_key(|c| c.change.at_ns);
         for mut t in other.tasks {
             t.prog += prog_off;
             t.mm += mm_off;
@@ -318,6 +424,11 @@ impl Workload {
                 "{} channels: more than the limit of {MAX_CHANNELS}",
                 self.channels.len()
             ));
+        }
+        for c in &self.changes {
+            if let Some(p) = c.progs.iter().find(|&&p| p as usize >= self.programs.len()) {
+                return Err(format!("a change names program {p}, which does not exist"));
+            }
         }
         let mut total = 0u64;
         for p in &self.programs {
