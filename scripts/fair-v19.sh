@@ -32,3 +32,13 @@ run chains-130x234 --policies $ALL --machine $M --duration 30s \
   --workload "pipechain:groups=130,len=234+audio+interactive"
 run chains-short --policies $ALL --machine $M --duration 30s \
   --workload "pipechain:groups=4,len=3+audio+interactive"
+# 5. The report's procedure, step by step (issue 29): a nice-0 shell forks 32 640 nice +19
+#    loops one after another (`nice -n 19 ./loop &`; the 32 768 pids less about 128 taken by
+#    the desktop's processes, an estimate), the user's shell beside them; mpg123 (2007's,
+#    through ALSA) starts at 300 s; the loops are made SCHED_IDLE at 600 s. --phases gives
+#    each step its own figures. The Athlon box only, as in the report.
+run procedure --policies $FAIR --machine athlonmp2-2007 --duration 900s --phases 300s,600s \
+  --workload "mpg123:start=300s+interactive+loops:n=32640,nice=19,from=shell,chpolicy=600s/idle"
+# The stock 2.6.20 scheduler of the box (O(1)) and 2.4 have no SCHED_IDLE: the first two steps.
+run procedure-no-idle --policies goodness,o1 --machine athlonmp2-2007 --duration 600s \
+  --phases 300s --workload "mpg123:start=300s+interactive+loops:n=32640,nice=19,from=shell"

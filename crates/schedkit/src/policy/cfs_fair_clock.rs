@@ -19,7 +19,8 @@
 //!   dequeues and re-enqueues it); otherwise it stays as it was.
 //! - Sleepers (`enqueue_sleeper`): a waking task is credited `min(2 * limit, fair_clock -
 //!   sleep_start_fair)` (weighted), within the ±limit clamp; the credit actually given is
-//!   added to the runqueue's `sleeper_bonus`. SCHED_BATCH gets no credit.
+//!   added to the runqueue's `sleeper_bonus`. SCHED_BATCH gets no credit, and nobody does
+//!   while `sleeper_bonus` exceeds `runtime_limit` ("too much bonus 'in flight' already").
 //! - Preemption (`__check_preempt_curr_fair`): `curr.fair_key - se.fair_key >
 //!   niced_granularity(curr, gran)`, where gran becomes 0 once curr has run more than
 //!   `max(latency / nr, min_granularity)` since it was picked. At the tick, against the
@@ -241,6 +242,12 @@ impl CfsFairClock {
         if policy == SchedPolicy::Batch {
             return;
         }
+        if rq.sleeper_bonus > self.runtime_limit {
+            // "Do not boost sleepers if there's too much bonus 'in flight' already"
+            // (`__enqueue_sleeper`, 2.6.23; commit b2133c8b1e27): no credit at all.
+            se.sleep_start_fair = 0;
+            return;
+        }
         let slept = rq.fair_clock.wrapping_sub(se.sleep_start_fair);
         let mut delta_fair = if (slept as i64) < 0 { 0 } else { slept }.min(2 * self.runtime_limit);
         if se.load.weight != NICE_0_LOAD {
@@ -407,9 +414,12 @@ impl SchedClass for CfsFairClock {
         _cpu: CpuId,
         t: TaskId,
     ) {
-        // set_load_weight on a task on no runqueue: the new weight only.
+        // set_load_weight on a task on no runqueue: the new weight, and wait_runtime starts
+        // over (2.6.23's set_load_weight zeroes it whether or not the task is queued).
         let (nice, policy) = (ctx.tasks[t].nice, ctx.tasks[t].policy);
-        ctx.tasks[t].data.load = LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24);
+        let se = &mut ctx.tasks[t].data;
+        se.load = LoadWeight::of_task(nice, policy, IDLEPRIO_2_6_24);
+        se.wait_runtime = 0;
     }
 
     fn enqueue(

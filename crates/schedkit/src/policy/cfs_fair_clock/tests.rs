@@ -165,6 +165,33 @@ fn sleeper_credit_and_bonus_payback() {
     assert_eq!(f.se(a).wait_runtime, -(MS as i64));
 }
 
+/// While more than `runtime_limit` of bonus is owed to sleepers, a waking task gets none
+/// (`__enqueue_sleeper`'s "too much bonus 'in flight'" test), and its sleep start is reset.
+#[test]
+fn no_sleeper_credit_while_the_bonus_in_flight_exceeds_the_limit() {
+    let mut f = Fx::new();
+    let a = f.spawn(0);
+    let s = f.spawn(0);
+    f.tasks[s].data.fair_key = 0;
+    f.tasks[a].data.fair_key = 1;
+    f.rq.class.timeline = RbTree::default();
+    let (mut c, rq, _) = f.ctx();
+    rq.class.timeline.insert(&mut c.tasks, s, c.ops);
+    rq.class.timeline.insert(&mut c.tasks, a, c.ops);
+    assert_eq!(f.pick(), Some(s));
+    f.sleep_curr();
+    assert_eq!(f.pick(), Some(a));
+    for _ in 0..30 {
+        f.tick_after(MS);
+    }
+    let limit = f.s.class.runtime_limit;
+    f.rq.class.sleeper_bonus = limit + 1;
+    f.wake(s);
+    assert_eq!(f.se(s).wait_runtime, 0, "no credit");
+    assert_eq!(f.rq.class.sleeper_bonus, limit + 1);
+    assert_eq!(f.se(s).sleep_start_fair, 0);
+}
+
 /// task_new_fair: the child's key is the parent's minus its granularity minus 1 (it runs
 /// first), and START_DEBIT starts it at -gran/2.
 #[test]
