@@ -44,3 +44,16 @@ run "xeon-x264" --policies $P --machine xeon-x3360 --governor $G \
 #    push/pull RT balancing.
 run "rtmix-athlon" --policies goodness,o1,cfs,eevdf,bfs --rt-balance passive,pushpull \
   --machine athlonmp2-2007 --workload "rtmix:rt=2,normal=2,period=10ms,work=3ms" --duration 20s
+# 5. The same laptop beside a desktop that is never idle (issue 29): the CPU-bound jobs and
+#    make -j1/-j2/-j4 with the `desktop` background (PowerTOP's wakeup sources), under BFS with
+#    and without the sticky flag and 2.6.32's CFS (the nearest era schedkit has to the 2.6.38
+#    the 0.372 changelog compared against).
+D=bfs,bfs:sticky=off,cfs:era=2.6.32
+for n in 1 2; do
+  run "i7-cpujob-$n-desktop" --policies $D --machine i7-m620 --governor $G \
+    --workload "cpujob:threads=$n+desktop" --duration 400s
+done
+for j in 1 2 4; do
+  run "i7-makej-$j-desktop" --policies $D --machine i7-m620 --governor $G \
+    --workload "makej:jobs=$j,units=240+desktop" --duration 600s
+done

@@ -278,3 +278,21 @@ fn mpg123_decodes_a_period_in_the_documented_cycles() {
     // A 125 ms period: 8 a second, and the ring of 4 filled at the start.
     assert!((14..=20).contains(&a.chunks), "{}", a.chunks);
 }
+
+/// The desktop background wakes about as often as the PowerTOP report it comes from (79.9 a
+/// second less the governor's 10) and takes about its C0 share of the CPU (69.9 × 0.24 ms).
+#[test]
+fn the_desktop_background_wakes_at_the_reported_rate() {
+    let r = run("cfs", "loops:n=1+desktop", 20_000);
+    let busy = 1.0 - cpu_s_per_s(&r);
+    let expect = 69.9 * 0.019 / 79.9;
+    // The loop also loses what the switches and refills around each wakeup cost (up-2002's
+    // 64 KB working sets refill from memory): somewhat more than the work itself.
+    assert!(
+        busy > expect && busy < expect + 0.01,
+        "the loop lost {busy} of the CPU, expected a little more than {expect}"
+    );
+    let w = Workload::parse("loops:n=1+desktop:scale=2").unwrap();
+    assert!(w.name.ends_with("desktop:scale=2"));
+    assert!(Workload::parse("desktop:scale=0").is_err());
+}
