@@ -400,6 +400,15 @@ fn import_notes(s: &trace::ImportStats) -> Vec<String> {
         s.inferred_switches,
         "unrecorded switches put back (a CPU's events name another task than its last switch)",
     );
+    if let Some(h) = s
+        .header_cpus
+        .filter(|&h| s.event_cpus > 0 && h > s.event_cpus)
+    {
+        v.push(format!(
+            "the header gives {h} CPUs and the events use {} (the recorded idle time counts all {h})",
+            s.event_cpus
+        ));
+    }
     let other: u64 = s.other_events.values().sum();
     if other > 0 {
         let names: Vec<String> = s

@@ -366,6 +366,9 @@ pub struct Latency {
 pub struct Throughput {
     pub unit: String,
     pub value: f64,
+    /// How many times the workload's first part ran its `count` statement: the figure's raw
+    /// numerator (`value` is `count` per simulated second, times the workload's scale).
+    pub count: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Default)]

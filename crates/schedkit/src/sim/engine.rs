@@ -1474,6 +1474,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 throughput: Throughput {
                     unit: self.workload.throughput_unit.clone(),
                     value: throughput,
+                    count: self.counts.first().copied().unwrap_or(0),
                 },
                 per_op_us,
                 cpu_time_s: CpuTime {

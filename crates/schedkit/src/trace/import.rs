@@ -976,6 +976,12 @@ impl Resolver {
         // Put-back switches sit at their CPU's previous event, which may precede events of
         // other CPUs already pushed.
         self.trace.events.sort_by_key(|e| e.ts);
+        self.trace.stats.header_cpus = (self.trace.ncpus > 0).then_some(self.trace.ncpus);
+        self.trace.stats.event_cpus = if self.trace.events.is_empty() {
+            0
+        } else {
+            max_cpu + 1
+        };
         self.trace.ncpus = self.trace.ncpus.max(max_cpu + 1);
         self.trace.start_ns = self.trace.events.first().map_or(0, |e| e.ts);
         self.trace.end_ns = self.trace.events.last().map_or(0, |e| e.ts);
@@ -1089,6 +1095,24 @@ mod tests {
           <idle>-0       [000] dNh2.  5075.959000: sched_waking: comm=sshd pid=880 prio=120 target_cpu=003
              cc1-4242    [002] d..2  5075.960000: sched_switch: prev_comm=cc1 prev_pid=4242 prev_prio=120 prev_state=R+ ==> next_comm=kworker/2:1 next_pid=88 next_prio=120
 ";
+
+    /// A header with more CPUs than the events use is believed (an idle CPU is a CPU of the
+    /// machine) and both counts are kept for the notes (issue 34: `#P:65536`).
+    #[test]
+    fn a_header_with_more_cpus_than_the_events_use_is_kept_and_said() {
+        let text = TRACEFS.replace("#P:4", "#P:65536");
+        let t = parse(&text).unwrap();
+        assert_eq!(t.ncpus, 65536);
+        assert_eq!(t.stats.header_cpus, Some(65536));
+        assert_eq!(
+            t.stats.event_cpus, 4,
+            "CPU 3 is the highest named (target_cpu)"
+        );
+        // Events on a CPU above the header's count raise the count.
+        let low = TRACEFS.replace("#P:4", "#P:2");
+        let t = parse(&low).unwrap();
+        assert_eq!((t.ncpus, t.stats.header_cpus), (4, Some(2)));
+    }
 
     #[test]
     fn tracefs_text_becomes_events() {

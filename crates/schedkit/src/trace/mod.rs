@@ -163,6 +163,11 @@ pub struct ImportStats {
     /// `[n EVENTS DROPPED]`, a trace.dat page flagged with missed events; 1 where the count
     /// was not kept).
     pub lost_events: u64,
+    /// CPUs the header gives (`#P:N`, `cpus=N`), where it gives them, and the CPUs the
+    /// events use (the highest named + 1): a header with more CPUs than the events touch is
+    /// believed (an idle CPU is a CPU of the machine), and said.
+    pub header_cpus: Option<u32>,
+    pub event_cpus: u32,
 }
 
 /// A scheduler trace: tasks, time-ordered events, and the machine's size.

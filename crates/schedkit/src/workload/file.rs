@@ -49,7 +49,9 @@
 //! `condvar` channel: a signal with no waiter is lost), `timer T PERIOD [relative|absolute|cyclic]`
 //! (rt-app's periodic timer on a `timer` channel, shared by the tasks that use it, or a
 //! `task-timer`, one per task; `cyclic` is cyclictest's loop: absolute expiries, missed ones
-//! skipped, and how late each wakeup ran recorded as the run's probe latency),
+//! skipped, and how late each wakeup ran recorded as the run's probe latency; a timer is
+//! anchored where it is first used, its first expiry one period after the first `timer`
+//! statement that reaches it: to phase a periodic task, start its group later with `start`),
 //! `loop N|forever` ... `end`.
 //!
 //! Sleeping locks:
