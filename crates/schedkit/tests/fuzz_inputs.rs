@@ -400,3 +400,124 @@ fn mutated_profiles_are_accepted_or_refused_never_crash() {
     eprintln!("profile fuzz: {} accepted", accepted.get());
     assert!(accepted.get() > 0);
 }
+
+/// Sweep grids (`examples/sweeps/*.toml` and a grid of every key), mutated: parsed or refused
+/// with an error, never a panic; an accepted grid's points expand without one either.
+#[test]
+fn mutated_sweep_grids_are_accepted_or_refused_never_crash() {
+    let mut grids = read_dir("examples/sweeps", "toml");
+    grids.push(
+        r#"
+policies = ["goodness", "cfs:era={2.6.23,2.6.32}", "eevdf"]
+machines = ["smp2-2002", "up-2002"]
+workloads = ["chat:rooms={1..3},messages=10", "loops:n=4,renice=5ms/10"]
+seeds = "1..3"
+duration = "20ms"
+rt_balance = ["passive", "pushpull"]
+record = ["throughput", "context_switches"]
+"#
+        .to_string(),
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: cases() / 2,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u64);
+    let strategy = (0..grids.len(), proptest::collection::vec(mutation(), 1..4));
+    runner
+        .run(&strategy, |(f, muts)| {
+            let mut text = grids[f].clone();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            if let Ok(g) = schedkit::sweep::parse_grid(&text, "fuzz.toml", None) {
+                accepted.set(accepted.get() + 1);
+                prop_assert!(!g.points.is_empty(), "an accepted grid with no point");
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("grid fuzz: {} accepted", accepted.get());
+    assert!(accepted.get() > 0);
+}
+
+/// Result files for `schedkit report` (a real run's JSON, and one with phases), mutated: added
+/// to a page or refused, and an accepted set renders, never a panic.
+#[test]
+fn mutated_result_json_is_reported_or_refused_never_crash() {
+    let m = Machine::load("up-2002").unwrap();
+    let run = |w: &str, phases: Vec<u64>| {
+        let cfg = SimConfig {
+            duration_ns: 3_000_000,
+            phases,
+            ..Default::default()
+        };
+        let r = PolicyKind::parse("cfs")
+            .unwrap()
+            .simulate(&m, &Workload::parse(w).unwrap(), cfg)
+            .unwrap();
+        serde_json::to_string_pretty(&r).unwrap()
+    };
+    let texts = [
+        run("yield:instances=2", Vec::new()),
+        run("mpg123+loops:n=2", vec![1_000_000, 2_000_000]),
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: cases() / 2,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u64);
+    let strategy = (0..texts.len(), proptest::collection::vec(mutation(), 1..4));
+    runner
+        .run(&strategy, |(f, muts)| {
+            let mut text = texts[f].clone();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            let mut input = schedkit::report::html::Input::new();
+            if input.add("fuzz.json", &text).is_ok() {
+                accepted.set(accepted.get() + 1);
+                let _ = input.render();
+            }
+            Ok(())
+        })
+        .unwrap();
+    eprintln!("result json fuzz: {} accepted", accepted.get());
+    assert!(accepted.get() > 0);
+}
+
+/// Sweep journals (the rows a sweep appends as it goes), mutated and read back as `--resume`
+/// reads them: rows, a note about a last line cut short, or an error naming the line.
+#[test]
+fn mutated_sweep_journals_are_recovered_or_refused_never_crash() {
+    let row = r#"{"key":"policy=cfs machine=up-2002 workload=yield:instances=2 seed=1","policy":"cfs","machine":"up-2002","workload":"yield:instances=2","seed":1,"throughput":12345.6,"context_switches":987}"#;
+    let journal = format!("{row}\n{}\n", row.replace("seed=1", "seed=2"));
+    let dir = std::env::temp_dir().join(format!("schedkit-fuzz-journal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sweep.journal");
+    let mut runner = TestRunner::new(Config {
+        cases: cases() / 2,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let accepted = std::cell::Cell::new(0u64);
+    let strategy = proptest::collection::vec(mutation(), 1..4);
+    runner
+        .run(&strategy, |muts| {
+            let mut text = journal.clone();
+            for m in &muts {
+                text = apply(&text, m);
+            }
+            std::fs::write(&path, &text).unwrap();
+            if schedkit::sweep::Journal::recover(&path).is_ok() {
+                accepted.set(accepted.get() + 1);
+            }
+            Ok(())
+        })
+        .unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    eprintln!("journal fuzz: {} accepted", accepted.get());
+    assert!(accepted.get() > 0);
+}
