@@ -126,7 +126,7 @@ impl RunOpts {
         for &t in &self.phases {
             if t <= last {
                 bail!(
-                    "--phases: {} s comes after {} s: give increasing times after 0",
+                    "--phases: {} s does not come after {} s: give increasing times after 0",
                     t as f64 / 1e9,
                     last as f64 / 1e9
                 );

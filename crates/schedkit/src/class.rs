@@ -611,6 +611,13 @@ pub trait SchedClass: Send + Sync + 'static {
         None
     }
 
+    /// Whether a nice change from outside dequeues and requeues the task and checks for
+    /// preemption (`set_user_nice` in 2.6 and later). 2.4's `sys_setpriority` only stores the
+    /// new nice level (`p->nice = niceval`), which `goodness()` reads at the next pick.
+    fn requeues_on_nice(&self) -> bool {
+        true
+    }
+
     /// A sleeping task's nice level or policy was changed from outside (`set_user_nice`,
     /// `sched_setscheduler` on a task on no runqueue); `rq` is the runqueue of its CPU, locked.
     /// A class that keeps what it derives from them (a load weight) updates it here, as

@@ -150,26 +150,118 @@ program = ["loop forever", "compute 10ms", "end"]
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A change addressed to a task that has already exited is dropped: the run goes on.
+/// A change addressed to tasks that have already exited is dropped, while a change at the
+/// same time reaches the live tasks of another group: the run goes on to its end, and the main
+/// loop gets more of the CPU than without the second change. (The short group's tasks exit
+/// within 2 ms; the changes come at 10 ms; the loop keeps the run alive to 300 ms.)
 #[test]
 fn a_change_to_a_task_that_exited_is_skipped() {
     let dir = std::env::temp_dir().join(format!("schedkit-timed-x-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("short.toml");
-    std::fs::write(
-        &file,
-        r#"
+    let text = r#"
+[[group]]
+name = "main"
+program = ["loop forever", "compute 1ms", "count", "end"]
+
 [[group]]
 name = "short"
 count = 2
-chpolicy = ["100ms/batch"]
-program = ["compute 10ms", "count", "exit"]
-"#,
-    )
-    .unwrap();
-    let r = run("cfs", file.to_str().unwrap(), 1000);
-    assert_eq!(r.stop_reason, "completed");
+background = true
+chpolicy = ["10ms/idle"]
+program = ["compute 1ms", "exit"]
+
+[[group]]
+name = "other"
+background = true
+renice = ["10ms/19"]
+program = ["loop forever", "compute 1ms", "end"]
+"#;
+    let share = |text: &str, name: &str| {
+        let file = dir.join(name);
+        std::fs::write(&file, text).unwrap();
+        let r = run("eevdf", file.to_str().unwrap(), 300);
+        assert_eq!(r.stop_reason, "time_limit");
+        r.metrics.throughput.count
+    };
+    let with = share(text, "with.toml");
+    let without = share(
+        &text.replace("renice = [\"10ms/19\"]\n", ""),
+        "without.toml",
+    );
+    assert!(with > without, "{with} counts against {without}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A change made at the instant its group starts reaches it: starts come first.
+#[test]
+fn a_change_at_the_start_of_its_group_applies() {
+    let with = run("eevdf", "loops:n=1+loops:n=1,start=1s,renice=1s/19", 2000);
+    let expect = (1.0 + 1024.0 / 1039.0) / 2.0;
+    assert!(
+        (cpu_s_per_s(&with) - expect).abs() < 0.02,
+        "{} against {expect}",
+        cpu_s_per_s(&with)
+    );
+}
+
+/// A change that makes a queued task SCHED_FIFO takes the CPU at once (an IPI to the task's
+/// CPU), not at the next tick: the loop made RT at 1.0135 s gets the CPU within microseconds.
+#[test]
+fn a_change_to_rt_preempts_at_once() {
+    for policy in ["cfs", "eevdf", "o1"] {
+        let m = Machine::load("up-2002").unwrap();
+        let mut rec = schedkit::trace::TraceRecorder::new(None);
+        let cfg = SimConfig {
+            duration_ns: 1_100_000_000,
+            trace: Some(&mut rec),
+            ..Default::default()
+        };
+        let w = Workload::parse("loops:n=1+loops:n=1,chpolicy=1013500us/fifo:10").unwrap();
+        PolicyKind::parse(policy)
+            .unwrap()
+            .simulate_with(RtBalance::Passive, &m, &w, cfg)
+            .unwrap();
+        let trace = rec.finish();
+        // After the change, the RT loop (task 1, the second part) runs without a break: no
+        // switch away from it, and its first switch-in after 1.0135 s comes before 1.014 s.
+        let first_in = trace
+            .events
+            .iter()
+            .filter(|e| e.ts >= 1_013_500_000)
+            .find_map(|e| match &e.kind {
+                schedkit::trace::EventKind::Switch { next: Some(n), .. }
+                    if trace.tasks[*n].pid == 2 =>
+                {
+                    Some(e.ts)
+                }
+                _ => None,
+            });
+        assert!(
+            first_in.is_some_and(|t| t < 1_014_000_000),
+            "{policy}: the RT task first ran at {first_in:?}"
+        );
+    }
+}
+
+/// A start or a change after the run's end is refused, naming it.
+#[test]
+fn starts_and_changes_after_the_end_are_refused() {
+    let m = Machine::load("up-2002").unwrap();
+    for (spec, says) in [
+        ("loops:n=1+loops:n=1,start=2s", "starts at 2 s"),
+        ("loops:n=1,renice=3s/5", "at or after the run's end"),
+    ] {
+        let cfg = SimConfig {
+            duration_ns: 1_000_000_000,
+            ..Default::default()
+        };
+        let e = PolicyKind::parse("cfs")
+            .unwrap()
+            .simulate(&m, &Workload::parse(spec).unwrap(), cfg)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{spec}: {e}");
+    }
 }
 
 #[test]
@@ -184,6 +276,18 @@ fn bad_changes_are_refused_with_the_reason() {
     assert!(err("loops:chpolicy=1s/deadline").contains("policy 'deadline'"));
     assert!(err("loops:start=2s,renice=1s/0").contains("before the tasks start"));
     assert!(err("loops:start=-1s").contains("start"));
+    // Names with parameters added parse back, a built-in without parameters of its own too.
+    let w = Workload::parse("loops:n=1+desktop:start=1s").unwrap();
+    assert_eq!(w.name, "loops:n=1+desktop:start=1s");
+    assert_eq!(Workload::parse(&w.name).unwrap(), w);
+    let e = schedkit::workload::file::parse_str(
+        "[[group]]\nname = \"t\"\ncount = 0\nstart = \"1s\"\nprogram = [\"exit\"]\n[[group]]\nname = \"m\"\nprogram = [\"exit\"]\n",
+        "t.toml",
+        "t",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("template"), "{e}");
 }
 
 /// The changes show in the workload's name, in the form the parser reads back.

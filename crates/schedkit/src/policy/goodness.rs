@@ -256,6 +256,12 @@ impl SchedClass for Goodness {
         LockLayout::Global
     }
 
+    /// `sys_setpriority`: `p->nice = niceval`, nothing else (2.4.16 `kernel/sys.c`);
+    /// `setscheduler` does move a queued task to the front and reschedule.
+    fn requeues_on_nice(&self) -> bool {
+        false
+    }
+
     fn task_struct_layout(&self) -> Option<&'static TaskStructLayout> {
         static I386_2_4_17: TaskStructLayout = TaskStructLayout {
             state: task::STATE,

@@ -116,9 +116,14 @@ pub fn change_attr<H: Host, R>(
 /// own rule, which the kernel applies per class). A sleeping task is changed where it sleeps
 /// and the class told ([`SchedClass::attr_changed_asleep`]), as `set_load_weight` updates a
 /// task on no runqueue. Returns false for a task that has exited or not started.
+///
+/// `nice_only`: the change is of the nice level alone; a class whose kernel only stores it
+/// ([`SchedClass::requeues_on_nice`] false: 2.4's `sys_setpriority`) gets it stored, nothing
+/// more.
 pub fn set_task_attr<H: Host>(
     h: &mut H,
     t: TaskId,
+    nice_only: bool,
     f: impl FnOnce(&mut crate::task::Task<TaskData<H>>),
 ) -> bool {
     use crate::task::TaskState;
@@ -126,6 +131,15 @@ pub fn set_task_attr<H: Host>(
     let outcome = task_rq_lock(h, t, |s, ctx, rq| {
         let cpu = ctx.tasks[t].cpu;
         let change = f.take().expect("runs once");
+        if nice_only && !s.class.requeues_on_nice() {
+            return match ctx.tasks[t].state {
+                TaskState::New | TaskState::Dead => None,
+                _ => {
+                    change(&mut ctx.tasks[t]);
+                    Some(None)
+                }
+            };
+        }
         match ctx.tasks[t].state {
             TaskState::Queued | TaskState::Running(_) => {
                 let was_rt = s.in_rt(&ctx.tasks[t]);

@@ -864,10 +864,15 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     && c.progs.contains(&self.procs[t.index()].prog)
             })
             .collect();
+        // The agent changes one task after another: each change starts where the kernel's
+        // part of the last one ended (all at one instant, the lock model would queue them
+        // behind each other as if they contended).
+        let mut at = self.now;
         for t in targets {
             let cpu = self.tasks[t].cpu;
-            self.core_path(cpu, self.now, |s| {
-                core::attr::set_task_attr(s, t, |task| match to {
+            let (_, cost, _) = self.core_path(cpu, at, |s| {
+                let nice_only = matches!(to, crate::workload::AttrTo::Nice(_));
+                core::attr::set_task_attr(s, t, nice_only, |task| match to {
                     crate::workload::AttrTo::Nice(n) => task.nice = n,
                     crate::workload::AttrTo::Policy(p, prio) => {
                         task.policy = p;
@@ -876,6 +881,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 });
                 Ok(())
             })?;
+            at += cost;
+            // The agent is on no CPU of the model: a reschedule the change asks of the task's
+            // CPU reaches it by IPI, as `resched_curr` from another CPU does.
+            if self.cpus[cpu].need_resched && !self.cpus[cpu].ipi_pending {
+                let _ = self.resched_cpu(cpu, NO_CPU as CpuId);
+            }
         }
         Ok(())
     }

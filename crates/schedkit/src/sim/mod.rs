@@ -335,7 +335,6 @@ struct AudioStream {
     released: u64,
 }
 
-/// What the audio players of a run achieved.
 /// What a phase of the run has counted since it began (`SimConfig::phases`): the run's
 /// counters where it began, and its own latency histograms.
 pub(crate) struct PhaseTally {
@@ -350,6 +349,7 @@ pub(crate) struct PhaseTally {
     pub audio_lateness: Histogram<u64>,
 }
 
+/// What the audio players of a run achieved.
 pub(crate) struct AudioTally {
     pub chunks: u64,
     pub underruns: u64,
@@ -641,6 +641,29 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         workload
             .check_has_foreground()
             .map_err(SimError::Impossible)?;
+        // A start or a change after the run's end would never happen: the run would idle to
+        // its time limit (or never be found stuck) for nothing.
+        let end = cfg.duration_ns;
+        if let Some((i, t)) = workload
+            .tasks
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.start_ns >= end)
+        {
+            let at = t.origin.clone().unwrap_or_else(|| format!("task {i}"));
+            return Err(SimError::Impossible(format!(
+                "{at} starts at {} s, not before the run ends ({} s)",
+                t.start_ns as f64 / 1e9,
+                end as f64 / 1e9
+            )));
+        }
+        if let Some(c) = workload.changes.iter().find(|c| c.change.at_ns >= end) {
+            return Err(SimError::Impossible(format!(
+                "the change {} comes at or after the run's end ({} s)",
+                c.change.spec(),
+                end as f64 / 1e9
+            )));
+        }
         Self::check_memory(workload)?;
         Self::assemble(sched, machine, workload, cfg)
     }
@@ -827,9 +850,6 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
     fn start_tasks(&mut self) -> Result<(), SimError> {
         self.trace_begin();
         let w = self.workload;
-        for (i, c) in w.changes.iter().enumerate() {
-            self.post(c.change.at_ns, Ev::Change { i: i as u32 });
-        }
         for i in 0..w.tasks.len() {
             let spec = &w.tasks[i];
             if spec.start_ns > 0 {
@@ -856,6 +876,11 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             self.procs[t.index()].waiting_since = Some(0);
             self.trace_wakeup_new(t, cpu);
             self.publish(cpu);
+        }
+        // After the starts, so that a change made when its group starts finds the group there
+        // (events of one time run in the order posted).
+        for (i, c) in w.changes.iter().enumerate() {
+            self.post(c.change.at_ns, Ev::Change { i: i as u32 });
         }
         for c in 0..self.ncpus {
             self.cpus[c].need_resched = true;
@@ -970,13 +995,18 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     self.now as f64 / 1e6
                 )));
             }
-            match self.free_slots.pop() {
+            let t = match self.free_slots.pop() {
                 Some(t) => {
                     self.tasks[t] = crate::task::Task::new(t);
                     t
                 }
                 None => self.tasks.spawn(),
+            };
+            // A new task_struct: a reused slot's lines are fresh memory (as at a fork).
+            if let Some(ic) = self.ic.as_mut() {
+                ic.forget_task(t);
             }
+            t
         } else {
             self.tasks.spawn()
         };

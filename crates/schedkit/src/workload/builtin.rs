@@ -512,19 +512,24 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
         }
     };
     p.finish()?;
+    // A parameter added to the name: after ':' if it is the first, so that it parses back.
+    let add = |name: &mut String, kv: String| {
+        name.push(if name.contains(':') { ',' } else { ':' });
+        name.push_str(&kv);
+    };
     if nice != 0 {
         if !nice_applied {
             for t in &mut w.tasks {
                 t.nice = nice;
             }
         }
-        w.name.push_str(&format!(",nice={nice}"));
+        add(&mut w.name, format!("nice={nice}"));
     }
     if start_ns > 0 {
         for t in &mut w.tasks {
             t.start_ns = start_ns;
         }
-        w.name.push_str(&format!(",start={}", fmt_dur(start_ns)));
+        add(&mut w.name, format!("start={}", fmt_dur(start_ns)));
     }
     for c in &changes {
         w.changes.push(super::GroupChange {
@@ -535,7 +540,7 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
             AttrTo::Nice(_) => "renice",
             AttrTo::Policy(..) => "chpolicy",
         };
-        w.name.push_str(&format!(",{key}={}", c.spec()));
+        add(&mut w.name, format!("{key}={}", c.spec()));
     }
     debug_assert!(w.validate().is_ok(), "{:?}", w.validate());
     Ok(w)

@@ -468,6 +468,15 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         };
         let start_ns = match &g.start {
             None => 0,
+            Some(s) if count == 0 => {
+                return Err(err(
+                    s.span().start,
+                    format!(
+                        "group '{}': start needs tasks to start (count = 0 makes the group a template for `fork`, whose copies start when they are forked)",
+                        g.name
+                    ),
+                ))
+            }
             Some(s) => parse_duration(s.get_ref())
                 .map_err(|e| err(s.span().start, format!("group '{}': start: {e}", g.name)))?,
         };
