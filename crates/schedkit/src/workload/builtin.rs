@@ -1092,7 +1092,8 @@ pub fn loops_from_shell(n: u32, policy: SchedPolicy, nice: i32) -> Workload {
 }
 
 /// mpg123's decoding cost per second of 44.1 kHz stereo sound, in CPU cycles: its own
-/// doc/BENCHMARKING (2006, mpg123 0.60, MMX build) decodes a 598 s file in 19 s of a Pentium
+/// doc/BENCHMARKING (the entry of 23 July 2006, mpg123 0.60-beta1, MMX build; in the mpg123
+/// repository's history from 2006, e.g. github.com/madebr/mpg123) decodes a 598 s file in 19 s of a Pentium
 /// II 366, so 19 × 366 MHz / 598 s. Scaled by clock to other machines: a simplification (a
 /// 2007 Athlon runs more instructions per cycle, and 0.66 has 3DNow/SSE decoders).
 pub const MPG123_CYCLES_PER_AUDIO_S: f64 = 19.0 * 366e6 / 598.0;
@@ -1353,7 +1354,8 @@ pub fn audio(period_ns: u64, work_ns: u64, buffer: u32) -> Workload {
 }
 
 /// The wakeup sources of an idle desktop as PowerTOP reported them (Eric Brake's blog, May
-/// 2007, "powertop: misc causes for wakeups": 79.9 wakeups-from-idle a second, 1.9 % of the
+/// 2007, "powertop: misc causes for wakeups", https://www.ericbrake.ws/2007/05/: 79.9
+/// wakeups-from-idle a second, 1.9 % of the
 /// time in C0), per second: the processes and the interrupt-driven work of its top ten, and
 /// the rest as one source; the ondemand governor's 10 a second left out (the simulator's
 /// governor samples on its own).
