@@ -276,6 +276,11 @@ fn bad_changes_are_refused_with_the_reason() {
     assert!(err("loops:chpolicy=1s/deadline").contains("policy 'deadline'"));
     assert!(err("loops:start=2s,renice=1s/0").contains("before the tasks start"));
     assert!(err("loops:start=-1s").contains("start"));
+    // A renice level written with its sign is not split off as a workload of its own.
+    let w = Workload::parse("loops:n=1+loops:n=1,renice=1s/+5+desktop").unwrap();
+    assert_eq!(w.changes.len(), 1);
+    assert_eq!(w.changes[0].change.to, schedkit::workload::AttrTo::Nice(5));
+    assert!(w.name.ends_with("renice=1s/5+desktop"), "{}", w.name);
     // Names with parameters added parse back, a built-in without parameters of its own too.
     let w = Workload::parse("loops:n=1+desktop:start=1s").unwrap();
     assert_eq!(w.name, "loops:n=1+desktop:start=1s");

@@ -324,7 +324,21 @@ impl Workload {
                 })?;
             return Ok(w);
         }
-        let mut parts = spec.split('+').map(str::trim);
+        // `+` joins workloads, except as the sign of a renice level (`renice=10s/+5`): a
+        // piece ending in '/' takes the '+' and the number after it back.
+        let mut parts: Vec<String> = Vec::new();
+        for piece in spec.split('+') {
+            match parts.last_mut() {
+                Some(last)
+                    if last.ends_with('/') && piece.starts_with(|c: char| c.is_ascii_digit()) =>
+                {
+                    last.push('+');
+                    last.push_str(piece);
+                }
+                _ => parts.push(piece.to_string()),
+            }
+        }
+        let mut parts = parts.iter().map(|p| p.trim());
         let first = parts.next().unwrap_or_default();
         let mut w = Workload::parse_one(first)?;
         for (i, p) in parts.enumerate() {
