@@ -408,6 +408,7 @@ impl SchedClass for Goodness {
                 rq.run_list.push_back(&mut ctx.tasks, p, ctx.ops);
             }
         }
+        let tracks_lines = ctx.tracks_lines();
         let next = loop {
             // The goodness loop: every runnable task that can run here, strictly-greater wins.
             let mut best: Option<TaskId> = None;
@@ -417,9 +418,11 @@ impl SchedClass for Goodness {
                 // The loop reads every runnable task's goodness fields (one line on the P6,
                 // "all fields in a single cacheline that are needed for the goodness() loop"),
                 // wherever another CPU last wrote them, and an RT task's rt_priority.
-                ctx.read_line(Line::TaskBytes(t, task::GOODNESS_FIELDS));
-                if ctx.tasks[t].policy.is_rt() {
-                    ctx.read_line(Line::TaskBytes(t, task::RT_PRIORITY));
+                if tracks_lines {
+                    ctx.read_line(Line::TaskBytes(t, task::GOODNESS_FIELDS));
+                    if ctx.tasks[t].policy.is_rt() {
+                        ctx.read_line(Line::TaskBytes(t, task::RT_PRIORITY));
+                    }
                 }
                 let p = &ctx.tasks[t];
                 ctx.ops.scanned += 1;

@@ -30,6 +30,7 @@ const COUNT_ROWS: &[&str] = &[
     "migrations",
     "audio underruns",
     "audio deadline misses",
+    "audio periods",
     "coherence transfers",
     "  across buses",
     "COW faults",
@@ -267,19 +268,9 @@ pub fn table(runs: &[RunResult]) -> String {
         ));
     }
     let mut push = |name: &str, vals: Vec<Option<f64>>| {
-        if vals.iter().all(|v| v.is_none()) {
+        let Some(mut line) = value_row(name, &vals) else {
             return;
-        }
-        let mut line = vec![name.to_string()];
-        let fmt = if COUNT_ROWS.contains(&name) {
-            fmt_count
-        } else {
-            fmt_num
         };
-        line.extend(
-            vals.iter()
-                .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt)),
-        );
         if ratio {
             line.push(match (vals[0], vals[1]) {
                 (Some(a), Some(b)) if a != 0.0 => format!("{:.2}x", b / a),
@@ -296,31 +287,7 @@ pub fn table(runs: &[RunResult]) -> String {
             }
         }
     }
-    let widths: Vec<usize> = (0..lines[0].len())
-        .map(|c| {
-            lines
-                .iter()
-                .map(|l| l.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (n, l) in lines.iter().enumerate() {
-        let mut s = String::new();
-        for (c, cell) in l.iter().enumerate() {
-            if c == 0 {
-                s.push_str(&format!("{:<w$}", cell, w = widths[c]));
-            } else {
-                s.push_str(&format!("  {:>w$}", cell, w = widths[c]));
-            }
-        }
-        out.push_str(s.trim_end());
-        out.push('\n');
-        if n == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
-            out.push('\n');
-        }
-    }
+    out.push_str(&align(&lines));
     for r in runs {
         if let Some(waits) = &r.deadlock {
             out.push_str(&format!(
@@ -479,24 +446,30 @@ pub fn phase_tables(runs: &[RunResult]) -> String {
             // A run that ended before this phase has no column value.
             let vals: Vec<Option<f64>> =
                 runs.iter().map(|r| r.phases.get(k).and_then(get)).collect();
-            if vals.iter().all(|v| v.is_none()) {
-                continue;
-            }
-            let fmt = if COUNT_ROWS.contains(&name.as_str()) || name == "audio periods" {
-                fmt_count
-            } else {
-                fmt_num
-            };
-            let mut line = vec![name.clone()];
-            line.extend(
-                vals.iter()
-                    .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt)),
-            );
-            lines.push(line);
+            lines.extend(value_row(name, &vals));
         }
         out.push_str(&align(&lines));
     }
     out
+}
+
+/// A table row: the name, then each run's value (a count without decimals, `-` where there
+/// is none); `None` when no run has a value.
+fn value_row(name: &str, vals: &[Option<f64>]) -> Option<Vec<String>> {
+    if vals.iter().all(|v| v.is_none()) {
+        return None;
+    }
+    let fmt = if COUNT_ROWS.contains(&name) {
+        fmt_count
+    } else {
+        fmt_num
+    };
+    let mut line = vec![name.to_string()];
+    line.extend(
+        vals.iter()
+            .map(|v| v.filter(|x| x.is_finite()).map_or("-".into(), fmt)),
+    );
+    Some(line)
 }
 
 /// Columns padded to their widest cell (the first left-aligned, the rest right-aligned), a

@@ -645,24 +645,19 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.procs[parent.index()].children += 1;
         self.advance(parent);
 
-        // A new task_struct: fresh memory, written by the forking CPU. One line is priced, as
-        // for every class (the copy of the rest is inside the profile's fork cost, measured
-        // with lat_proc); a class that lays its structure out gets every line it tracks put
-        // in the forking CPU's cache, unpriced.
-        let layout = self.sched.task_struct_layout();
+        // A new task_struct: fresh memory (`take_slot` forgot its lines), written by the
+        // forking CPU. One line is priced, as for every class, a read-for-ownership from
+        // memory (the copy of the rest is inside the profile's fork cost, measured with
+        // lat_proc); a class that lays its structure out also gets every line it tracks put in
+        // the forking CPU's cache, unpriced.
         let line_ns = match self.ic.as_mut() {
             Some(ic) => {
-                ic.forget_task(child);
-                match layout {
-                    Some(l) => {
-                        for &s in l.fork {
-                            ic.claim(cpu, Line::TaskBytes(child, s));
-                        }
-                        // The one priced line: a read-for-ownership from memory, as below.
-                        ic.write(cpu, Line::Task(child))
+                if let Some(l) = self.sched.task_struct_layout() {
+                    for &s in l.fork {
+                        ic.claim(cpu, Line::TaskBytes(child, s));
                     }
-                    None => ic.write(cpu, Line::Task(child)),
                 }
+                ic.write(cpu, Line::Task(child))
             }
             None => 0,
         };
@@ -882,11 +877,6 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 Ok(())
             })?;
             at += cost;
-            // The agent is on no CPU of the model: a reschedule the change asks of the task's
-            // CPU reaches it by IPI, as `resched_curr` from another CPU does.
-            if self.cpus[cpu].need_resched && !self.cpus[cpu].ipi_pending {
-                let _ = self.resched_cpu(cpu, NO_CPU as CpuId);
-            }
         }
         Ok(())
     }

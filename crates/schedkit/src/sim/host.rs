@@ -250,8 +250,12 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
     }
 
     fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
-        let cost = self.resched_cpu(cpu, from.unwrap_or(cpu));
-        self.cursor += cost;
+        // No asking CPU (an agent outside the model: a task started or changed from outside)
+        // reaches `cpu` as a remote CPU would, by IPI; sending it is the agent's own work.
+        let cost = self.resched_cpu(cpu, from.unwrap_or(NO_CPU as CpuId));
+        if from.is_some() {
+            self.cursor += cost;
+        }
     }
 
     fn set_need_resched(&mut self, cpu: CpuId) {

@@ -27,27 +27,39 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(())
     }
 
-    /// A slot for a task forked by `parent` on `cpu`: a dead task's if there is one.
-    pub(super) fn alloc_task(&mut self, cpu: CpuId, parent: TaskId) -> Result<TaskId, SimError> {
+    /// A slot for a new task, a dead task's if there is one, with its cache lines fresh (a new
+    /// `task_struct` is new memory); `Err((live, limit))` once `limit` tasks are alive.
+    pub(super) fn take_slot(&mut self) -> Result<TaskId, (usize, u64)> {
         let live = self.tasks.len() - self.free_slots.len();
         let limit = self.cfg.max_live_tasks.min(MAX_TASKS);
         if live as u64 >= limit {
-            let pr = &self.procs[parent.index()];
-            let prog = &self.workload.programs[pr.prog as usize];
-            return Err(SimError::Impossible(format!(
-                "{} alive at {:.3} ms: {} forks past the limit of {limit} live tasks (a fork bomb?) on CPU {cpu}",
-                live,
-                self.now as f64 / 1e6,
-                prog.where_is(pr.pc as usize)
-            )));
+            return Err((live, limit));
         }
         self.tasks_created += 1;
-        Ok(match self.free_slots.pop() {
+        let t = match self.free_slots.pop() {
             Some(t) => {
                 self.tasks[t] = crate::task::Task::new(t);
                 t
             }
             None => self.tasks.spawn(),
+        };
+        if let Some(ic) = self.ic.as_mut() {
+            ic.forget_task(t);
+        }
+        Ok(t)
+    }
+
+    /// A slot for a task forked by `parent` on `cpu`.
+    pub(super) fn alloc_task(&mut self, cpu: CpuId, parent: TaskId) -> Result<TaskId, SimError> {
+        self.take_slot().map_err(|(live, limit)| {
+            let pr = &self.procs[parent.index()];
+            let prog = &self.workload.programs[pr.prog as usize];
+            SimError::Impossible(format!(
+                "{} alive at {:.3} ms: {} forks past the limit of {limit} live tasks (a fork bomb?) on CPU {cpu}",
+                live,
+                self.now as f64 / 1e6,
+                prog.where_is(pr.pc as usize)
+            ))
         })
     }
 

@@ -983,34 +983,17 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         let spec = &w.tasks[i];
         let later = spec.start_ns > 0;
         let t = if later {
-            let live = self.tasks.len() - self.free_slots.len();
-            let limit = self
-                .cfg
-                .max_live_tasks
-                .min(crate::workload::limits::MAX_TASKS);
-            if live as u64 >= limit {
-                return Err(SimError::Impossible(format!(
+            self.take_slot().map_err(|(live, limit)| {
+                SimError::Impossible(format!(
                     "task {i} ({}) starts at {:.3} ms with {live} tasks alive: past the limit of {limit} live tasks",
                     w.programs[spec.prog as usize].name,
                     self.now as f64 / 1e6
-                )));
-            }
-            let t = match self.free_slots.pop() {
-                Some(t) => {
-                    self.tasks[t] = crate::task::Task::new(t);
-                    t
-                }
-                None => self.tasks.spawn(),
-            };
-            // A new task_struct: a reused slot's lines are fresh memory (as at a fork).
-            if let Some(ic) = self.ic.as_mut() {
-                ic.forget_task(t);
-            }
-            t
+                ))
+            })?
         } else {
+            self.tasks_created += 1;
             self.tasks.spawn()
         };
-        self.tasks_created += 1;
         {
             let task = &mut self.tasks[t];
             task.nice = spec.nice;

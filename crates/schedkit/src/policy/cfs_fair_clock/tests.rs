@@ -128,14 +128,13 @@ fn granularity_vanishes_after_the_ideal_runtime() {
     let _ = &mut c;
 }
 
-/// A sleeper is credited the fair time it slept, at most 2 * limit and within +limit, and
-/// the credit given is tracked in sleeper_bonus; runners pay it back from delta_mine.
-#[test]
-fn sleeper_credit_and_bonus_payback() {
+/// Two nice-0 tasks: `s` runs first and goes to sleep with wait_runtime 0 at fair clock 0,
+/// then `a` runs alone 30 ms (load 1024: the fair clock moves 1:1, a's wait_runtime stays).
+/// Returns the fixture, `a` and `s` (asleep, not yet woken).
+fn sleeper_after_30ms_alone() -> (Fx, TaskId, TaskId) {
     let mut f = Fx::new();
     let a = f.spawn(0);
     let s = f.spawn(0);
-    // Let s run first and go to sleep with wait_runtime 0 at fair clock 0.
     f.tasks[s].data.fair_key = 0;
     f.tasks[a].data.fair_key = 1;
     f.rq.class.timeline = RbTree::default();
@@ -146,13 +145,19 @@ fn sleeper_credit_and_bonus_payback() {
     f.sleep_curr();
     assert_eq!(f.se(s).sleep_start_fair, 0);
     assert_eq!(f.pick(), Some(a));
-    // a runs alone 30 ms: load 1024, the fair clock moves 1:1, a's wait_runtime stays.
     for _ in 0..30 {
         f.tick_after(MS);
     }
     assert_eq!(f.rq.class.fair_clock, 30 * MS);
-    let a_wr = f.se(a).wait_runtime;
-    assert_eq!(a_wr, 0);
+    assert_eq!(f.se(a).wait_runtime, 0);
+    (f, a, s)
+}
+
+/// A sleeper is credited the fair time it slept, at most 2 * limit and within +limit, and
+/// the credit given is tracked in sleeper_bonus; runners pay it back from delta_mine.
+#[test]
+fn sleeper_credit_and_bonus_payback() {
+    let (mut f, a, s) = sleeper_after_30ms_alone();
     // s slept 30 ms of fair time: credit min(40, 30) = 30 ms, clamped to the 20 ms limit.
     assert!(f.wake(s), "a sleeper 20 ms ahead preempts");
     assert_eq!(f.se(s).wait_runtime, 20 * MS as i64);
@@ -169,21 +174,7 @@ fn sleeper_credit_and_bonus_payback() {
 /// (`__enqueue_sleeper`'s "too much bonus 'in flight'" test), and its sleep start is reset.
 #[test]
 fn no_sleeper_credit_while_the_bonus_in_flight_exceeds_the_limit() {
-    let mut f = Fx::new();
-    let a = f.spawn(0);
-    let s = f.spawn(0);
-    f.tasks[s].data.fair_key = 0;
-    f.tasks[a].data.fair_key = 1;
-    f.rq.class.timeline = RbTree::default();
-    let (mut c, rq, _) = f.ctx();
-    rq.class.timeline.insert(&mut c.tasks, s, c.ops);
-    rq.class.timeline.insert(&mut c.tasks, a, c.ops);
-    assert_eq!(f.pick(), Some(s));
-    f.sleep_curr();
-    assert_eq!(f.pick(), Some(a));
-    for _ in 0..30 {
-        f.tick_after(MS);
-    }
+    let (mut f, _, s) = sleeper_after_30ms_alone();
     let limit = f.s.class.runtime_limit;
     f.rq.class.sleeper_bonus = limit + 1;
     f.wake(s);
