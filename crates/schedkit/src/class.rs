@@ -784,6 +784,22 @@ pub trait SchedClass: Send + Sync + 'static {
     ) -> Option<Busiest> {
         None
     }
+    /// Whether the new-idle pass that `find_busiest` just ran on `rq` is to be closed by
+    /// [`SchedClass::newidle_done`] (a class that times its new-idle passes, as 6.18 does
+    /// for `max_newidle_lb_cost`).
+    fn newidle_pass_open(&self, _rq: &Rq<Self::Rq>) -> bool {
+        false
+    }
+    /// The new-idle pass ends at `ctx.now`, with this runqueue locked again (as
+    /// `sched_balance_newidle` relocks it), having pulled a task or not.
+    fn newidle_done(
+        &self,
+        _ctx: &mut Ctx<Self::TaskData>,
+        _rq: &mut Rq<Self::Rq>,
+        _cpu: CpuId,
+        _pulled: bool,
+    ) {
+    }
     /// `move_tasks`: with both runqueues locked, moves up to what `imbalance` calls for from
     /// `src` to `this`.
     #[allow(clippy::too_many_arguments)]

@@ -883,7 +883,7 @@ impl SchedClass for Eevdf {
         // Per-CPU layout: the lock domain is the CPU.
         if self.is_618() {
             return EevdfRq {
-                lb: fair_lb::Domains::build(domain, topology),
+                lb: fair_lb::Domains::build(domain, topology, self.migration_cost),
                 track_slices: true,
                 ..EevdfRq::default()
             };
@@ -956,6 +956,10 @@ impl SchedClass for Eevdf {
         if kind == EnqueueKind::Restore {
             // A nice change (dequeue SAVE, set_load_weight, enqueue RESTORE).
             reweight_dequeued(&mut ctx.tasks[t]);
+        }
+        if matches!(kind, EnqueueKind::Wakeup { .. }) && self.is_618() {
+            // ttwu_do_activate: the idle time since the last new-idle entry ends here.
+            rq.class.lb.newidle.woken(ctx.now);
         }
         let is_curr = rq.class.curr == Some(t);
         let mut se = std::mem::take(&mut ctx.tasks[t].data);
@@ -1283,6 +1287,20 @@ impl SchedClass for Eevdf {
         this.class
             .domains
             .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
+    }
+
+    fn newidle_pass_open(&self, rq: &Rq<EevdfRq>) -> bool {
+        rq.class.lb.newidle.pass.is_some()
+    }
+
+    fn newidle_done(
+        &self,
+        ctx: &mut Ctx<EevdfTask>,
+        rq: &mut Rq<EevdfRq>,
+        _cpu: CpuId,
+        pulled: bool,
+    ) {
+        rq.class.lb.newidle_done(ctx.now, pulled);
     }
 
     fn move_tasks(

@@ -46,9 +46,32 @@
 //! in `detach_tasks` use the task's weight, not its PELT load; no active balancing (the
 //! migration thread pushing a running task), no misfit, asymmetric-packing or SMT-balance
 //! classes, no `migrate_util` case (a local group with spare capacity against an overloaded
-//! one across a domain that shares no cache: fair.c 11146), no NUMA imbalance allowance; the
-//! new-idle balance is not skipped on `avg_idle` against the measured cost of balancing
-//! (`max_newidle_lb_cost`), nor drawn at random by its success (6.18.y's NI_RANDOM).
+//! one across a domain that shares no cache: fair.c 11146), no NUMA imbalance allowance.
+//!
+//! New-idle gating (`sched_balance_newidle`, fair.c of 6.18.35 12970; `update_newidle_cost`
+//! 12350; `ttwu_do_activate`, core.c 3726), in [`NewIdle`]:
+//! - a CPU about to go idle stamps the time (`idle_stamp`); the next wakeup queued on it
+//!   folds the time since into `avg_idle` (`update_avg`: an eighth of the difference), capped
+//!   at twice `max_idle_balance_cost`; `avg_idle` starts at 1 ms, twice
+//!   `sysctl_sched_migration_cost`;
+//! - no pass unless some CPU of the root domain has two tasks (`rd->overloaded`) and
+//!   `avg_idle` is at least the lowest level's `max_newidle_lb_cost`; a level is searched
+//!   only while `avg_idle` exceeds what the pass has cost so far plus that level's cost;
+//! - each level's `max_newidle_lb_cost` is the most a pass over it has cost (measured by the
+//!   host: the simulated time of the pass, or the clock in the runtime), decayed by 253/256
+//!   once a second by the periodic balancer, which also keeps `max_idle_balance_cost` at
+//!   least `sysctl_sched_migration_cost`;
+//! - NI_RANDOM (6.18.y, from v6.19): a level is searched with probability
+//!   (1 + `newidle_ratio`)/1024, the ratio being its successes per 1 024 passes (halved
+//!   every 1 024; it starts at 512 of 512), drawn from a per-CPU `prandom_u32_state`.
+//!
+//! Simplified there: `rd->overloaded` is read from the CPUs' current counts (the kernel
+//! sets the flag as a runqueue reaches two tasks and clears it at the root level's
+//! statistics); delayed tasks are not in those counts; a pass over several levels is timed
+//! as a whole and its cost shared equally among the levels it searched, and a later level's
+//! gate adds the earlier levels' recorded costs instead of their cost in this pass; the
+//! per-CPU generators are seeded from the CPU's number, so runs repeat (the kernel seeds
+//! them from the entropy pool).
 
 use super::sched_domains::SchedDomains;
 use crate::class::{Busiest, CpuIdle, CpuView, OpCounter};
@@ -93,6 +116,140 @@ pub struct Level {
     /// When it last balanced, ns.
     pub last_balance: u64,
     pub nr_balance_failed: u32,
+    /// The most a new-idle pass over this level has cost, ns (decayed once a second).
+    pub max_newidle_lb_cost: u64,
+    /// When `max_newidle_lb_cost` was last raised or decayed, ns.
+    pub last_decay_max_lb_cost: u64,
+    /// NI_RANDOM's counts: passes, successes weighted by how unlikely the pass was, and the
+    /// successes per 1 024 passes that set the odds of the next (topology.c 1671).
+    pub newidle_call: u32,
+    pub newidle_success: u32,
+    pub newidle_ratio: u32,
+}
+
+impl Level {
+    /// `update_newidle_stats`.
+    fn newidle_stats(&mut self, success: u32) {
+        self.newidle_call += 1;
+        self.newidle_success += success;
+        if self.newidle_call >= 1024 {
+            self.newidle_ratio = self.newidle_success;
+            self.newidle_call /= 2;
+            self.newidle_success /= 2;
+        }
+    }
+
+    /// `update_newidle_cost`: a pass of `cost` ns (0 from the periodic balancer's visit)
+    /// raises the level's maximum; a second without a raise decays it by 253/256. Whether it
+    /// decayed.
+    fn newidle_cost(&mut self, now: u64, cost: u64, success: u32) -> bool {
+        if cost > 0 {
+            self.newidle_stats(success);
+        }
+        if cost > self.max_newidle_lb_cost {
+            self.max_newidle_lb_cost = cost;
+            self.last_decay_max_lb_cost = now;
+        } else if now > self.last_decay_max_lb_cost + 1_000_000_000 {
+            self.max_newidle_lb_cost = self.max_newidle_lb_cost * 253 / 256;
+            self.last_decay_max_lb_cost = now;
+            return true;
+        }
+        false
+    }
+}
+
+/// `prandom_u32_state` (lib/random32.c): L'Ecuyer's four-component Tausworthe generator
+/// (LFSR113), the kernel's per-CPU `sched_rnd_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prandom([u32; 4]);
+
+impl Prandom {
+    /// Seeded as lib/random32.c's self-test seeds it (each component the "super-duper"
+    /// LCG, x 69069, of the one before, raised past the bits its step discards: 2, 8, 16,
+    /// 128), then warmed up by ten draws (`prandom_warmup`). The kernel seeds
+    /// `sched_rnd_state` from the entropy pool; schedkit from the CPU's number, so that a
+    /// run repeats.
+    pub fn seeded(seed: u32) -> Prandom {
+        let lcg = |x: u32| x.wrapping_mul(69069);
+        let at_least = |x: u32, m: u32| if x < m { x + m } else { x };
+        let s1 = at_least(lcg(seed), 2);
+        let s2 = at_least(lcg(s1), 8);
+        let s3 = at_least(lcg(s2), 16);
+        let s4 = at_least(lcg(s3), 128);
+        let mut r = Prandom([s1, s2, s3, s4]);
+        for _ in 0..10 {
+            r.next_u32();
+        }
+        r
+    }
+
+    pub fn next_u32(&mut self) -> u32 {
+        fn taus(s: u32, a: u32, b: u32, c: u32, d: u32) -> u32 {
+            ((s & c) << d) ^ (((s << a) ^ s) >> b)
+        }
+        let s = &mut self.0;
+        s[0] = taus(s[0], 6, 13, 4_294_967_294, 18);
+        s[1] = taus(s[1], 2, 27, 4_294_967_288, 2);
+        s[2] = taus(s[2], 13, 21, 4_294_967_280, 7);
+        s[3] = taus(s[3], 3, 12, 4_294_967_168, 13);
+        s[0] ^ s[1] ^ s[2] ^ s[3]
+    }
+}
+
+/// What gates a CPU's new-idle balance: `rq->avg_idle`, `rq->idle_stamp`,
+/// `rq->max_idle_balance_cost`, and the pass in progress.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NewIdle {
+    pub avg_idle: u64,
+    /// When the CPU last went looking for work, until a wakeup queues a task here (or a pass
+    /// pulls one).
+    pub idle_stamp: Option<u64>,
+    pub max_idle_balance_cost: u64,
+    /// `sysctl_sched_migration_cost`.
+    pub migration_cost: u64,
+    pub rng: Prandom,
+    /// The pass under way: when it began, the levels it searched (a bit each) and the
+    /// NI_RANDOM weight of each.
+    pub pass: Option<Pass>,
+}
+
+/// A new-idle pass that `find_busiest` began and `newidle_done` closes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pass {
+    pub started: u64,
+    pub levels: u32,
+    pub weights: [u32; 8],
+}
+
+impl Default for NewIdle {
+    fn default() -> NewIdle {
+        NewIdle::new(0, 500_000)
+    }
+}
+
+impl NewIdle {
+    fn new(cpu: CpuId, migration_cost: u64) -> NewIdle {
+        NewIdle {
+            avg_idle: 2 * migration_cost,
+            idle_stamp: None,
+            max_idle_balance_cost: migration_cost,
+            migration_cost,
+            rng: Prandom::seeded(cpu as u32 + 1),
+            pass: None,
+        }
+    }
+
+    /// `ttwu_do_activate`: a task woken onto this runqueue ends the idle time begun at the
+    /// last new-idle entry.
+    pub fn woken(&mut self, now: u64) {
+        if let Some(stamp) = self.idle_stamp.take() {
+            let sample = now.saturating_sub(stamp) as i64;
+            // update_avg: avg += (sample - avg) / 8, the division truncating towards zero.
+            let avg = self.avg_idle as i64;
+            self.avg_idle = (avg + (sample - avg) / 8) as u64;
+            self.avg_idle = self.avg_idle.min(2 * self.max_idle_balance_cost);
+        }
+    }
 }
 
 /// `sg_lb_stats` of one group.
@@ -136,11 +293,12 @@ pub struct Domains {
     pub levels: Vec<Level>,
     /// What the last `find_busiest` decided, for `move_tasks` (the kernel's `lb_env`).
     pub pending: Option<(usize, Migration)>,
+    pub newidle: NewIdle,
 }
 
 impl Domains {
     /// `build_sched_domains` + `sd_init` for `cpu`.
-    pub fn build(cpu: CpuId, topology: &Topology) -> Domains {
+    pub fn build(cpu: CpuId, topology: &Topology, migration_cost: u64) -> Domains {
         let spans = SchedDomains::build(cpu, topology);
         let levels = spans
             .levels
@@ -164,6 +322,11 @@ impl Domains {
                     balance_interval_ms: weight,
                     last_balance: 0,
                     nr_balance_failed: 0,
+                    max_newidle_lb_cost: 0,
+                    last_decay_max_lb_cost: 0,
+                    newidle_call: 512,
+                    newidle_success: 256,
+                    newidle_ratio: 512,
                     span: l.span,
                     groups: l.groups,
                 }
@@ -172,6 +335,7 @@ impl Domains {
         Domains {
             levels,
             pending: None,
+            newidle: NewIdle::new(cpu, migration_cost),
         }
     }
 
@@ -204,46 +368,155 @@ impl Domains {
         idle: CpuIdle,
     ) -> Option<Busiest> {
         self.pending = None;
+        if idle == CpuIdle::NewlyIdle {
+            return self.find_busiest_newidle(ops, now, this_cpu, view);
+        }
+        // "Decay the newidle max times here because this is a regular visit to all the
+        // domains" (each level's result overwrites the last, as the kernel's need_decay).
+        let mut need_decay = false;
+        let mut max_cost = 0;
+        for lvl in &mut self.levels {
+            need_decay = lvl.newidle_cost(now, 0, 0);
+            max_cost += lvl.max_newidle_lb_cost;
+        }
+        if need_decay {
+            self.newidle.max_idle_balance_cost = max_cost.max(self.newidle.migration_cost);
+        }
         for i in 0..self.levels.len() {
             let lvl = &self.levels[i];
-            if idle != CpuIdle::NewlyIdle {
-                // get_sd_balance_interval: balance_interval ms, x busy_factor less a jiffy
-                // on a busy CPU.
-                let mut every = lvl.balance_interval_ms * 1_000_000;
-                if idle == CpuIdle::NotIdle {
-                    let jiffy = 1_000_000_000 / view.hz.max(1) as u64;
-                    every = (every * lvl.busy_factor).saturating_sub(jiffy).max(jiffy);
-                }
-                if now < lvl.last_balance.saturating_add(every) {
-                    continue;
-                }
-                self.levels[i].last_balance = now;
+            // get_sd_balance_interval: balance_interval ms, x busy_factor less a jiffy
+            // on a busy CPU.
+            let mut every = lvl.balance_interval_ms * 1_000_000;
+            if idle == CpuIdle::NotIdle {
+                let jiffy = 1_000_000_000 / view.hz.max(1) as u64;
+                every = (every * lvl.busy_factor).saturating_sub(jiffy).max(jiffy);
             }
-            let found = find_src(ops, &self.levels[i], this_cpu, view, idle);
-            let lvl = &mut self.levels[i];
-            match found {
-                Some((cpu, m)) => {
-                    // "We were unbalanced, so reset the balancing interval" (whether or not
-                    // the pass then moves anything).
-                    lvl.balance_interval_ms = lvl.min_interval_ms;
-                    self.pending = Some((i, m));
-                    let imbalance = match m {
-                        Migration::Tasks(n) | Migration::Load(n) => n as usize,
-                    };
-                    return Some(Busiest { cpu, imbalance });
-                }
-                None => {
-                    // out_balanced: the level is fine; back off, except after a new-idle
-                    // pass, which runs at every idle entry and would send the interval
-                    // up in no time.
-                    lvl.nr_balance_failed = 0;
-                    if idle != CpuIdle::NewlyIdle && lvl.balance_interval_ms < lvl.max_interval_ms {
-                        lvl.balance_interval_ms *= 2;
-                    }
-                }
+            if now < lvl.last_balance.saturating_add(every) {
+                continue;
+            }
+            self.levels[i].last_balance = now;
+            if let Some(b) = self.search(ops, i, this_cpu, view, idle) {
+                return Some(b);
             }
         }
         None
+    }
+
+    /// `sched_balance_newidle`: stamps the idle entry, then searches the levels its gates
+    /// let through, opening a [`Pass`] for `newidle_done` when it searched any.
+    fn find_busiest_newidle(
+        &mut self,
+        ops: &mut OpCounter,
+        now: u64,
+        this_cpu: CpuId,
+        view: &CpuView,
+    ) -> Option<Busiest> {
+        self.newidle.idle_stamp = Some(now);
+        self.newidle.pass = None;
+        let (Some(first), Some(root)) = (self.levels.first(), self.levels.last()) else {
+            return None;
+        };
+        // get_rd_overloaded: one read of the root domain's flag.
+        ops.remote_touches += 1;
+        let overloaded = root.span.iter().any(|&c| view.cpu(c).nr_running >= 2);
+        if !overloaded || self.newidle.avg_idle < first.max_newidle_lb_cost {
+            return None;
+        }
+        let mut pass = Pass {
+            started: now,
+            levels: 0,
+            weights: [1; 8],
+        };
+        let mut cost = 0;
+        let mut found = None;
+        for i in 0..self.levels.len().min(8) {
+            if self.newidle.avg_idle < cost + self.levels[i].max_newidle_lb_cost {
+                break;
+            }
+            // NI_RANDOM: "Throw a 1k sided dice; and only run newidle_balance according to
+            // the success rate."
+            let d1k = self.newidle.rng.next_u32() % 1024;
+            let weight = 1 + self.levels[i].newidle_ratio;
+            if d1k > weight {
+                self.levels[i].newidle_stats(0);
+                continue;
+            }
+            pass.levels |= 1 << i;
+            pass.weights[i] = (1024 + weight / 2) / weight;
+            cost += self.levels[i].max_newidle_lb_cost;
+            found = self.search(ops, i, this_cpu, view, CpuIdle::NewlyIdle);
+            if found.is_some() {
+                break;
+            }
+        }
+        if pass.levels != 0 {
+            self.newidle.pass = Some(pass);
+        }
+        found
+    }
+
+    /// `newidle_done`: the pass that began at `pass.started` ended at `now`, having pulled a
+    /// task or not. Its cost raises each searched level's `max_newidle_lb_cost` (shared
+    /// equally) and the runqueue's `max_idle_balance_cost`; the level it ended on counts a
+    /// success, weighted by how unlikely its draw was.
+    pub fn newidle_done(&mut self, now: u64, pulled: bool) {
+        let Some(pass) = self.newidle.pass.take() else {
+            return;
+        };
+        let cost = now.saturating_sub(pass.started);
+        let share = cost / u64::from(pass.levels.count_ones().max(1));
+        let last = 31 - pass.levels.leading_zeros() as usize;
+        for i in 0..self.levels.len().min(8) {
+            if pass.levels & (1 << i) != 0 {
+                let success = if pulled && i == last {
+                    pass.weights[i]
+                } else {
+                    0
+                };
+                self.levels[i].newidle_cost(now, share, success);
+            }
+        }
+        if cost > self.newidle.max_idle_balance_cost {
+            self.newidle.max_idle_balance_cost = cost;
+        }
+        if pulled {
+            self.newidle.idle_stamp = None;
+        }
+    }
+
+    /// `sched_balance_rq` at level `i`, up to the choice of source runqueue.
+    fn search(
+        &mut self,
+        ops: &mut OpCounter,
+        i: usize,
+        this_cpu: CpuId,
+        view: &CpuView,
+        idle: CpuIdle,
+    ) -> Option<Busiest> {
+        let found = find_src(ops, &self.levels[i], this_cpu, view, idle);
+        let lvl = &mut self.levels[i];
+        match found {
+            Some((cpu, m)) => {
+                // "We were unbalanced, so reset the balancing interval" (whether or not
+                // the pass then moves anything).
+                lvl.balance_interval_ms = lvl.min_interval_ms;
+                self.pending = Some((i, m));
+                let imbalance = match m {
+                    Migration::Tasks(n) | Migration::Load(n) => n as usize,
+                };
+                Some(Busiest { cpu, imbalance })
+            }
+            None => {
+                // out_balanced: the level is fine; back off, except after a new-idle
+                // pass, which runs at every idle entry and would send the interval
+                // up in no time.
+                lvl.nr_balance_failed = 0;
+                if idle != CpuIdle::NewlyIdle && lvl.balance_interval_ms < lvl.max_interval_ms {
+                    lvl.balance_interval_ms *= 2;
+                }
+                None
+            }
+        }
     }
 
     /// After `move_tasks`: a pass that found an imbalance and moved nothing counts as failed
@@ -438,7 +711,7 @@ mod tests {
     #[test]
     fn sd_init_constants() {
         // Two CPUs sharing a cache: one MC level of weight 2.
-        let d = Domains::build(0, &topo(2, 1, 2));
+        let d = Domains::build(0, &topo(2, 1, 2), 500_000);
         assert_eq!(d.levels.len(), 1);
         let l = &d.levels[0];
         assert_eq!((l.name, l.imbalance_pct, l.busy_factor), ("MC", 117, 16));
@@ -451,7 +724,7 @@ mod tests {
         assert_eq!(d.interval_ticks(false, 250), 8);
         assert_eq!(d.interval_ticks(true, 250), 1);
         // SMT siblings: 110, no cache_nice_tries.
-        let d = Domains::build(0, &topo(4, 2, 4));
+        let d = Domains::build(0, &topo(4, 2, 4), 500_000);
         assert_eq!(d.levels[0].imbalance_pct, 110);
         assert_eq!(d.levels[0].cache_nice_tries, 0);
         assert_eq!(d.levels[1].imbalance_pct, 117);
@@ -487,7 +760,9 @@ mod tests {
     #[test]
     fn an_idle_cpu_takes_half_the_difference_in_tasks() {
         let t = topo(2, 1, 2);
-        let mut d = Domains::build(0, &t);
+        let mut d = Domains::build(0, &t, 500_000);
+        // NI_RANDOM's odds at their highest (1 + 1023 of 1024): every new-idle pass searches.
+        d.levels[0].newidle_ratio = 1023;
         let mut ops = OpCounter::default();
         // CPU 1 runs 5 tasks (load 5120), CPU 0 is idle: migrate_task, (5 - 0) >> 1 = 2.
         let st = [cpu(0, 0), cpu(5, 5120)];
@@ -511,7 +786,7 @@ mod tests {
     #[test]
     fn busy_cpus_balance_load_beyond_imbalance_pct_only() {
         let t = topo(2, 1, 2);
-        let mut d = Domains::build(0, &t);
+        let mut d = Domains::build(0, &t, 500_000);
         let mut ops = OpCounter::default();
         // Busy CPU 0 with 2 tasks (2048) against CPU 1 with 4 (4096): both overloaded;
         // avg_load 2048 vs 4096, domain average 3072; 4096 * 100 > 117 * 2048: move
@@ -574,5 +849,128 @@ mod tests {
         assert_eq!(d.levels[0].balance_interval_ms, 2);
         d.balanced(0, CpuIdle::Idle);
         assert_eq!(d.levels[0].nr_balance_failed, 1);
+    }
+
+    #[test]
+    fn prandom_matches_the_kernels_self_test() {
+        // lib/random32.c, test1[]: the first draw after seeding and warming up.
+        for (seed, first) in [
+            (1, 3_484_351_685u32),
+            (2, 2_623_130_059),
+            (3, 3_125_133_893),
+            (4, 984_847_254),
+        ] {
+            assert_eq!(Prandom::seeded(seed).next_u32(), first, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn avg_idle_folds_an_eighth_of_each_idle_time_capped_at_twice_the_balance_cost() {
+        let mut n = NewIdle::new(0, 500_000);
+        assert_eq!((n.avg_idle, n.max_idle_balance_cost), (1_000_000, 500_000));
+        // No idle entry stamped: a wakeup changes nothing.
+        n.woken(5_000_000);
+        assert_eq!(n.avg_idle, 1_000_000);
+        // 200 us idle: 1 000 000 + (200 000 - 1 000 000) / 8 = 900 000; the stamp is used up.
+        n.idle_stamp = Some(10_000_000);
+        n.woken(10_200_000);
+        assert_eq!((n.avg_idle, n.idle_stamp), (900_000, None));
+        // 3 ms idle: 900 000 + 2 100 000 / 8 = 1 162 500, capped at 2 x 500 000.
+        n.idle_stamp = Some(20_000_000);
+        n.woken(23_000_000);
+        assert_eq!(n.avg_idle, 1_000_000);
+        // A truncating division: 1 000 000 + (999 993 - 1 000 000) / 8 = 1 000 000 - 0.
+        n.idle_stamp = Some(30_000_000);
+        n.woken(30_999_993);
+        assert_eq!(n.avg_idle, 1_000_000);
+    }
+
+    #[test]
+    fn newidle_runs_only_on_an_overloaded_root_domain_and_while_idle_time_pays_for_it() {
+        let t = topo(2, 1, 2);
+        let mut d = Domains::build(0, &t, 500_000);
+        d.levels[0].newidle_ratio = 1023;
+        let mut ops = OpCounter::default();
+        // Nobody has two tasks: no pass, but the idle entry is stamped.
+        let st = [cpu(0, 0), cpu(1, 1024)];
+        assert!(d
+            .find_busiest(&mut ops, 1_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+            .is_none());
+        assert_eq!((d.newidle.idle_stamp, d.newidle.pass), (Some(1_000), None));
+        // CPU 1 overloaded: a pass, open until newidle_done; it took 40 us and pulled.
+        let st = [cpu(0, 0), cpu(3, 3072)];
+        assert!(d
+            .find_busiest(&mut ops, 2_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+            .is_some());
+        assert_eq!(
+            d.newidle.pass.map(|p| (p.started, p.levels)),
+            Some((2_000, 1))
+        );
+        d.newidle_done(42_000, true);
+        assert_eq!(d.newidle.pass, None);
+        assert_eq!(d.levels[0].max_newidle_lb_cost, 40_000);
+        // Pulled: the CPU is not idle after all.
+        assert_eq!(d.newidle.idle_stamp, None);
+        // A success weighs (1024 + 1024 / 2) / 1024 = 1 at the highest odds; one call more.
+        assert_eq!(
+            (d.levels[0].newidle_call, d.levels[0].newidle_success),
+            (513, 257)
+        );
+        // avg_idle below the level's cost: no pass even when overloaded.
+        d.newidle.avg_idle = 39_999;
+        assert!(d
+            .find_busiest(&mut ops, 100_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+            .is_none());
+        assert_eq!(d.newidle.pass, None);
+        // The periodic balancer decays the cost by 253/256 once more than a second has
+        // passed since it was set, and keeps max_idle_balance_cost at least 0.5 ms.
+        d.find_busiest(&mut ops, 500_000_000, 0, &view(&st, &t), CpuIdle::Idle);
+        assert_eq!(d.levels[0].max_newidle_lb_cost, 40_000);
+        d.find_busiest(&mut ops, 1_042_001, 0, &view(&st, &t), CpuIdle::Idle);
+        d.find_busiest(&mut ops, 1_100_000_000, 0, &view(&st, &t), CpuIdle::Idle);
+        assert_eq!(d.levels[0].max_newidle_lb_cost, 40_000 * 253 / 256);
+        assert_eq!(d.newidle.max_idle_balance_cost, 500_000);
+    }
+
+    #[test]
+    fn ni_random_searches_at_the_odds_of_recent_success() {
+        let t = topo(2, 1, 2);
+        let st = [cpu(0, 0), cpu(3, 3072)];
+        let mut ops = OpCounter::default();
+        // At the lowest odds (ratio 0: weight 1) a level is searched only when the die
+        // shows 0 or 1, about 2 passes in 1 024. The same generator, drawn beside it, says
+        // which.
+        let mut d = Domains::build(0, &t, 500_000);
+        // No success counted: the ratio stays 0 at each recount (every 1 024 calls).
+        (d.levels[0].newidle_ratio, d.levels[0].newidle_call) = (0, 0);
+        d.levels[0].newidle_success = 0;
+        let mut die = d.newidle.rng;
+        let mut searched = 0;
+        for k in 0..2048u64 {
+            let expect = die.next_u32() % 1024 <= 1;
+            let found = d
+                .find_busiest(&mut ops, k * 1_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+                .is_some();
+            assert_eq!(found, expect, "pass {k}");
+            if found {
+                searched += 1;
+                d.newidle_done(k * 1_000 + 1, false);
+            }
+        }
+        assert!(
+            (1..12).contains(&searched),
+            "{searched} passes of 2 048 at odds 2/1024"
+        );
+        assert_eq!(d.levels[0].newidle_ratio, 0);
+        // update_newidle_stats: after 1 024 calls the ratio is the successes counted, and
+        // both counts are halved.
+        let mut l = d.levels[0].clone();
+        l.newidle_call = 1023;
+        l.newidle_success = 300;
+        l.newidle_stats(1);
+        assert_eq!(
+            (l.newidle_ratio, l.newidle_call, l.newidle_success),
+            (301, 512, 150)
+        );
     }
 }

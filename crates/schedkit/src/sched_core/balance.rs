@@ -16,24 +16,35 @@ pub fn load_balance<H: Host>(
     }
     let ncpus = h.ncpus();
     let d = h.sched().layout().domain_of(cpu);
-    let busiest = h.lock_rq_viewing(cpu, |s, ctx, rq, view| {
-        lockdep::held(d, || s.class.find_busiest(ctx, rq, cpu, view, idle))
+    let (busiest, open) = h.lock_rq_viewing(cpu, |s, ctx, rq, view| {
+        lockdep::held(d, || {
+            let b = s.class.find_busiest(ctx, rq, cpu, view, idle);
+            (
+                b,
+                idle == CpuIdle::NewlyIdle && s.class.newidle_pass_open(rq),
+            )
+        })
     });
-    let Some(b) = busiest else {
-        return Ok(PullOutcome::default());
-    };
-    check_cpu("find_busiest", h.sched().name(), b.cpu, ncpus, None)?;
-    if b.cpu == cpu {
-        return Ok(PullOutcome::default());
+    let mut out = PullOutcome::default();
+    if let Some(b) = busiest {
+        check_cpu("find_busiest", h.sched().name(), b.cpu, ncpus, None)?;
+        if b.cpu != cpu {
+            out = with_two_rqs(h, cpu, cpu, b.cpu, |s, ctx, this, src| {
+                let out = s
+                    .class
+                    .move_tasks(ctx, this, cpu, src, b.cpu, idle, b.imbalance);
+                s.publish(this);
+                s.publish(src);
+                out
+            });
+        }
     }
-    let out = with_two_rqs(h, cpu, cpu, b.cpu, |s, ctx, this, src| {
-        let out = s
-            .class
-            .move_tasks(ctx, this, cpu, src, b.cpu, idle, b.imbalance);
-        s.publish(this);
-        s.publish(src);
-        out
-    });
+    if open {
+        let pulled = out.moved > 0;
+        with_rq(h, cpu, |s, ctx, rq, _| {
+            s.class.newidle_done(ctx, rq, cpu, pulled)
+        });
+    }
     Ok(out)
 }
 
