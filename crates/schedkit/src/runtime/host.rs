@@ -101,6 +101,9 @@ pub(crate) struct Shared<P: SchedClass> {
     tasks: Box<[UnsafeCell<Task<P::TaskData>>]>,
     ctl: Box<[TaskCtl]>,
     high_water: AtomicUsize,
+    /// Kicks a foreign waker holds back in [`defer_kicks`]: the runtime is not freed while
+    /// any is pending.
+    held_kicks: AtomicUsize,
     /// Reusable slots, and the next never-used one.
     free: Mutex<(Vec<u32>, usize)>,
     pub(crate) workers: Box<[WorkerSlot]>,
@@ -156,6 +159,7 @@ impl<P: SchedClass> Shared<P> {
             tasks,
             ctl,
             high_water: AtomicUsize::new(0),
+            held_kicks: AtomicUsize::new(0),
             free: Mutex::new((Vec::new(), 0)),
             workers: (0..n).map(|_| WorkerSlot::new()).collect(),
             status,
@@ -286,6 +290,16 @@ impl<P: SchedClass> Shared<P> {
             return;
         }
         let in_task_code = super::resched::request(slot);
+        if from.is_none() && defer_kick(self, cpu) {
+            return;
+        }
+        self.kick(cpu, from, in_task_code);
+    }
+
+    /// Makes `cpu`, asked to reschedule, notice: unpark it if idle, signal it if it runs task
+    /// code.
+    fn kick(&self, cpu: CpuId, from: Option<CpuId>, in_task_code: bool) {
+        let slot = &self.workers[cpu];
         if slot.idle.load(SeqCst) {
             worker::unpark(slot);
         } else if in_task_code && worker::kick_running(slot) {
@@ -771,8 +785,66 @@ pub(crate) trait TaskOps: Host {
     fn yield_now(&self, cpu: usize);
     fn wait_idle_for(&self, deadline: Option<Instant>) -> usize;
     fn begin_shutdown(&self);
+    /// Delivers a kick [`defer_kicks`] held back, and lets the runtime go (it waits for
+    /// held kicks before it frees itself).
+    fn deferred_kick(&self, cpu: usize);
+    /// Drops a held kick of a CPU already kicked.
+    fn deferred_kick_dup(&self);
+    /// Kicks held back and not yet delivered.
+    fn deferred_kicks(&self) -> usize;
     fn runtime_stats(&self) -> RuntimeStats;
     fn run_worker(&self, cpu: usize, core: Option<usize>, me: *const dyn TaskOps);
+}
+
+/// A kick held back: the runtime, and its CPU to kick.
+type HeldKick = (*const dyn TaskOps, CpuId);
+
+thread_local! {
+    /// Kicks held back while this thread (no worker) wakes a batch.
+    static DEFERRED: std::cell::RefCell<Option<Vec<HeldKick>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Holds back the kick of `cpu` if this thread is inside [`defer_kicks`].
+fn defer_kick<P: SchedClass>(sh: &Shared<P>, cpu: CpuId) -> bool {
+    DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+        Some(v) => {
+            sh.held_kicks.fetch_add(1, AcqRel);
+            v.push((sh as &dyn TaskOps as *const dyn TaskOps, cpu));
+            true
+        }
+        None => false,
+    })
+}
+
+/// Runs `f`, a batch of wakeups from a thread that is no worker (the I/O driver), holding
+/// back the kicks of the CPUs it asks to reschedule until `f` returns: as an interrupt
+/// handler wakes every task it has to before its CPU reschedules at the interrupt's exit, so
+/// that the policy chooses among all the tasks the batch made ready, not the first one woken.
+/// `need_resched` is set at once; only the unpark or signal waits.
+pub(crate) fn defer_kicks<R>(f: impl FnOnce() -> R) -> R {
+    let outer = DEFERRED.with(|d| d.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let mut held = DEFERRED
+        .with(|d| std::mem::replace(&mut *d.borrow_mut(), outer))
+        .unwrap_or_default();
+    held.sort_by_key(|&(h, c)| (h as *const () as usize, c));
+    let mut last = None;
+    for (h, c) in held {
+        let key = (h as *const () as usize, c);
+        // SAFETY: the runtime counted this kick in `held_kicks` and is not freed before the
+        // count drops to zero (`Runtime::drop` waits), which `deferred_kick` does last.
+        unsafe {
+            if last == Some(key) {
+                // A second kick of the same CPU: only the count.
+                (*h).deferred_kick_dup();
+            } else {
+                (*h).deferred_kick(c);
+            }
+        }
+        last = Some(key);
+    }
+    r
 }
 
 impl<P: SchedClass> TaskOps for Shared<P> {
@@ -899,6 +971,20 @@ impl<P: SchedClass> TaskOps for Shared<P> {
             s.need_resched.store(true, SeqCst);
             worker::unpark(s);
         }
+    }
+
+    fn deferred_kick(&self, cpu: usize) {
+        let in_task_code = self.workers[cpu].preempt_count.load(SeqCst) == 0;
+        self.kick(cpu, None, in_task_code);
+        self.held_kicks.fetch_sub(1, Release);
+    }
+
+    fn deferred_kick_dup(&self) {
+        self.held_kicks.fetch_sub(1, Release);
+    }
+
+    fn deferred_kicks(&self) -> usize {
+        self.held_kicks.load(Acquire)
     }
 
     fn runtime_stats(&self) -> RuntimeStats {

@@ -35,6 +35,7 @@ mod resched;
 #[cfg(test)]
 pub(crate) use host::scripted;
 mod future;
+pub mod io;
 pub mod sync;
 mod timers;
 mod worker;
@@ -516,6 +517,10 @@ impl Drop for Runtime {
         self.inner.begin_shutdown();
         for t in self.threads.drain(..) {
             let _ = t.join();
+        }
+        // A foreign waker may still hold a kick of this runtime (`host::defer_kicks`).
+        while self.inner.deferred_kicks() > 0 {
+            std::thread::yield_now();
         }
     }
 }

@@ -36,7 +36,7 @@ enum Who {
 /// A waiter, on its own stack.
 pub(crate) struct WaitNode {
     who: Who,
-    notified: AtomicBool,
+    pub(crate) notified: AtomicBool,
 }
 
 /// A pointer to a waiting node; equality is identity.
@@ -46,7 +46,7 @@ pub(crate) struct NodeRef(*const WaitNode);
 unsafe impl Send for NodeRef {}
 
 impl WaitNode {
-    fn current() -> WaitNode {
+    pub(crate) fn current() -> WaitNode {
         let who = match current_ops() {
             Some((ops, cpu)) => Who::Task {
                 host: ops as *const dyn TaskOps,
@@ -60,13 +60,13 @@ impl WaitNode {
         }
     }
 
-    fn as_ref(&self) -> NodeRef {
+    pub(crate) fn as_ref(&self) -> NodeRef {
         NodeRef(self as *const WaitNode)
     }
 
     /// Called with the primitive's lock held, after linking the node: sleeps until notified.
     /// The guard is released inside.
-    fn sleep<G>(&self, guard: G) {
+    pub(crate) fn sleep<G>(&self, guard: G) {
         match &self.who {
             Who::Task { host, id } => {
                 // SAFETY: the host outlives its tasks; we are that task.
@@ -93,7 +93,7 @@ impl WaitNode {
 ///
 /// # Safety
 /// `n` must point to a live node that is waiting (or about to) and was just unlinked.
-unsafe fn notify(n: NodeRef) {
+pub(crate) unsafe fn notify(n: NodeRef) {
     let who = (*n.0).who.clone();
     (*n.0).notified.store(true, Release);
     // From here the node may be gone; use only the copy.
