@@ -241,7 +241,9 @@ enum BenchWhat {
         /// Time spent measuring each time-based figure.
         #[arg(long, default_value = "500ms", value_parser = parse_dur)]
         duration: u64,
-        /// Workloads: yield, pingpong, chat, wakeup, spawn, lock.
+        /// Workloads: yield, pingpong, chat, wakeup, spawn, lock; also rtmigrate, and server
+        /// (an HTTP/1.1 server on loopback: short requests' latency alone and beside CPU-heavy
+        /// requests that saturate every worker).
         #[arg(
             long,
             value_delimiter = ',',

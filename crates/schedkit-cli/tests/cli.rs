@@ -216,6 +216,43 @@ fn bench_runtime_rtmigrate_reports_each_mode() {
     }
 }
 
+/// The server workload drives the HTTP server on the schedkit runtime and on OS threads over
+/// loopback and reports the short requests' percentiles in both phases for each (the values
+/// depend on the machine and are not asserted, beyond being latencies).
+#[test]
+fn bench_runtime_server_reports_both_phases() {
+    let (code, out, err) = schedkit(&[
+        "bench",
+        "runtime",
+        "--cpus",
+        "1",
+        "--workloads",
+        "server",
+        "--runners",
+        "schedkit,os-threads",
+        "--policies",
+        "eevdf",
+        "--duration",
+        "100ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for runner in ["schedkit", "os-threads"] {
+        for fig in [
+            "server/unloaded/p99 ",
+            "server/loaded/p50 ",
+            "server/loaded/p99.9 ",
+            "server/loaded/heavy ",
+        ] {
+            let line = out
+                .lines()
+                .find(|l| l.starts_with(fig) && l.contains(runner))
+                .unwrap_or_else(|| panic!("{fig}{runner} missing:\n{out}"));
+            let v: f64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+            assert!(v.is_finite() && v > 0.0, "{line}");
+        }
+    }
+}
+
 #[test]
 fn bench_runtime_validates_and_writes_rows() {
     let (code, _, err) = schedkit(&["bench", "runtime", "--workloads", "nap"]);

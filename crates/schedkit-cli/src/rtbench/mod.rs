@@ -5,6 +5,7 @@
 
 mod peers;
 pub mod rtmigrate;
+pub mod server;
 
 use anyhow::{bail, Result};
 use schedkit::runtime::{self as skrt, LockMode, Policy, Runtime, TaskSpec};
@@ -36,6 +37,7 @@ pub const WORKLOADS: &[&str] = &[
     "spawn",
     "lock",
     "rtmigrate",
+    "server",
 ];
 pub const RUNNERS: &[&str] = &["schedkit", "os-threads", "tokio", "go"];
 
@@ -125,8 +127,22 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
                         rows.extend(rtmigrate_rows(o)?);
                         continue;
                     }
+                    if w == "server" {
+                        for &p in &o.policies {
+                            progress(&format!("server on schedkit {}", p.name()));
+                            rows.extend(server::schedkit(p, o)?);
+                        }
+                        continue;
+                    }
                     for &p in &o.policies {
                         rows.extend(schedkit_run(w, p, o)?);
+                    }
+                }
+                "os-threads" if w == "server" => rows.extend(server::threads(o)),
+                "tokio" if w == "server" => rows.extend(server::tokio(o)),
+                "go" if w == "server" => {
+                    if let Some(g) = &go {
+                        rows.extend(g.server(o));
                     }
                 }
                 "os-threads" => rows.extend(peers::threads::run(w, o)),

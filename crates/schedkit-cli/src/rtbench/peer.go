@@ -1,10 +1,15 @@
 // The Go side of `schedkit bench runtime`: the same workloads on goroutines, so that Go's
 // scheduler (per-P run queues, 10 ms async preemption since 1.14) is measured in the same run.
-// Usage: peer <workload> <procs> <duration_ms>; prints one JSON object.
+// Usage: peer <workload> <procs> <duration_ms>; prints one JSON object. The server workload
+// (peer server <procs> <duration_ms> <heavy_ms>) prints {"port": N} and serves HTTP/1.1 on
+// 127.0.0.1:N until its standard input closes.
 package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"runtime"
 	"sort"
@@ -153,8 +158,50 @@ func main() {
 			wg.Wait()
 		}
 		fmt.Printf("{\"value\": %f}\n", float64(time.Since(start).Nanoseconds())/float64(n))
+	case "server":
+		heavyMs, _ := strconv.Atoi(os.Args[4])
+		// Rounds of burn that take heavyMs on this core: the fastest of three probes.
+		probe := uint64(1 << 20)
+		best := time.Hour
+		for i := 0; i < 3; i++ {
+			t := time.Now()
+			sink += burn(probe)
+			if e := time.Since(t); e < best {
+				best = e
+			}
+		}
+		iters := uint64(float64(probe) * float64(heavyMs) / 1e3 / best.Seconds())
+		mux := http.NewServeMux()
+		mux.HandleFunc("/short", func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte("ok"))
+		})
+		mux.HandleFunc("/heavy", func(w http.ResponseWriter, r *http.Request) {
+			// In the handler's goroutine: Go has no lower priority to give it.
+			sink += burn(iters)
+			w.Write([]byte("ok"))
+		})
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		go http.Serve(l, mux)
+		fmt.Printf("{\"port\": %d}\n", l.Addr().(*net.TCPAddr).Port)
+		io.ReadAll(os.Stdin)
 	default:
 		fmt.Fprintf(os.Stderr, "unknown workload %s\n", w)
 		os.Exit(2)
 	}
+}
+
+var sink uint64
+
+// burn is the heavy request's work, the same integer mix as the Rust runners'.
+func burn(iters uint64) uint64 {
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := uint64(0); i < iters; i++ {
+		x = (x ^ i) * 0xff51afd7ed558ccd
+		x ^= x >> 29
+	}
+	return x
 }

@@ -41,6 +41,48 @@ impl Peer {
         }
     }
 
+    /// The server workload: Go's net/http in a child process, driven by the same load
+    /// generator as the other runners.
+    pub fn server(&self, o: &Opts) -> Vec<Row> {
+        use std::io::BufRead;
+        use std::process::Stdio;
+        let child = Command::new(&self.bin)
+            .args([
+                "server",
+                &o.cpus.to_string(),
+                &o.duration.as_millis().to_string(),
+                &super::super::server::HEAVY_MS.to_string(),
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn();
+        let Ok(mut child) = child else {
+            return Vec::new();
+        };
+        let mut line = String::new();
+        let port = child.stdout.take().and_then(|out| {
+            std::io::BufReader::new(out).read_line(&mut line).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+            v.get("port")?.as_u64()
+        });
+        let rows = match port {
+            Some(port) => super::super::server::measure_external(
+                ([127, 0, 0, 1], port as u16).into(),
+                "go",
+                "net/http",
+                o,
+            ),
+            None => {
+                eprintln!("note: the Go server did not say its port ({line:?})");
+                Vec::new()
+            }
+        };
+        // Closing its standard input ends the server.
+        drop(child.stdin.take());
+        let _ = child.wait();
+        rows
+    }
+
     pub fn run(&self, w: &str, o: &Opts) -> Vec<Row> {
         if w == "lock" {
             return Vec::new(); // the lock comparison is between OS-thread mutexes and ours
