@@ -275,9 +275,11 @@ impl<P: SchedClass> Shared<P> {
     #[inline]
     fn count(&self, by: Option<CpuId>, own: fn(&WorkerSlot) -> &AtomicU64, shared: &AtomicU64) {
         match by {
-            Some(c) => own(&self.workers[c]).fetch_add(1, Relaxed),
-            None => shared.fetch_add(1, Relaxed),
-        };
+            Some(c) => worker::bump(own(&self.workers[c])),
+            None => {
+                shared.fetch_add(1, Relaxed);
+            }
+        }
     }
 
     /// `resched_task`: mark `cpu` for rescheduling and make it notice.
@@ -665,7 +667,7 @@ impl<P: SchedClass> Shared<P> {
                     }
                     let reason = self.run(cpu, t, now);
                     if reason == Reason::Preempt {
-                        slot.preemptions.fetch_add(1, Relaxed);
+                        worker::bump(&slot.preemptions);
                     }
                     prev = Some((t, reason));
                 }
@@ -1147,12 +1149,12 @@ impl<P: SchedClass> CoreHost for WorkerHost<'_, P> {
         if next != prev {
             if let Some(n) = next {
                 let slot = &self.sh.workers[cpu];
-                slot.switches.fetch_add(1, Relaxed);
+                worker::bump(&slot.switches);
                 // SAFETY: n is ours to run now.
                 let last = unsafe { &mut *self.sh.ctl[n.index()].last_cpu.get() };
                 if *last != cpu {
                     if *last != usize::MAX {
-                        slot.migrations.fetch_add(1, Relaxed);
+                        worker::bump(&slot.migrations);
                     }
                     *last = cpu;
                 }

@@ -23,6 +23,73 @@ fn lock<T>(m: &std::sync::Mutex<T>) -> StdGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A spin lock for a primitive's few-instruction sections, always taken with preemption
+/// disabled (`NoPreempt`), so its holder never yields to a task of its own worker. Its release
+/// is a plain store, where `std::sync::Mutex`'s is a locked exchange (it must learn whether a
+/// waiter sleeps): on a message round trip the channel's lock is taken four times. A waiter
+/// that spins long (the holder's thread was descheduled by the kernel) yields its thread.
+pub(crate) struct SpinLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the value is reached only through a guard, which the lock makes exclusive.
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+unsafe impl<T: Send> Send for SpinLock<T> {}
+
+pub(crate) struct SpinGuard<'a, T> {
+    lock: &'a SpinLock<T>,
+}
+
+impl<T> SpinLock<T> {
+    pub(crate) const fn new(value: T) -> Self {
+        SpinLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> SpinGuard<'_, T> {
+        let mut spins = 0u32;
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Acquire, Relaxed)
+            .is_err()
+        {
+            while self.locked.load(Relaxed) {
+                spins += 1;
+                if spins < 128 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        SpinGuard { lock: self }
+    }
+}
+
+impl<T> std::ops::Deref for SpinGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the guard holds the lock.
+        unsafe { &*self.lock.value.get() }
+    }
+}
+
+impl<T> std::ops::DerefMut for SpinGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the guard holds the lock.
+        unsafe { &mut *self.lock.value.get() }
+    }
+}
+
+impl<T> Drop for SpinGuard<'_, T> {
+    fn drop(&mut self) {
+        self.lock.locked.store(false, Release);
+    }
+}
+
 /// Who waits: a task of some runtime, or an OS thread.
 #[derive(Clone)]
 enum Who {
@@ -383,7 +450,7 @@ struct Chan<T> {
 }
 
 struct ChanShared<T> {
-    inner: std::sync::Mutex<Chan<T>>,
+    inner: SpinLock<Chan<T>>,
 }
 
 // SAFETY: NodeRefs are only dereferenced under the lock or by their owners; T moves across.
@@ -409,7 +476,7 @@ pub struct Disconnected;
 /// while it is full, `recv` while it is empty (a pipe, in the lat_ctx and chat sense).
 pub fn channel<T: Send>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let ch = std::sync::Arc::new(ChanShared {
-        inner: std::sync::Mutex::new(Chan {
+        inner: SpinLock::new(Chan {
             queue: VecDeque::new(),
             cap: capacity.max(1),
             senders: 1,
@@ -426,7 +493,7 @@ impl<T: Send> Sender<T> {
         let _np = NoPreempt::new();
         let mut v = Some(v);
         loop {
-            let mut g = lock(&self.ch.inner);
+            let mut g = self.ch.inner.lock();
             if !g.receiver_alive {
                 return Err(Disconnected);
             }
@@ -451,7 +518,7 @@ impl<T: Send> Receiver<T> {
     pub fn recv(&self) -> Result<T, Disconnected> {
         let _np = NoPreempt::new();
         loop {
-            let mut g = lock(&self.ch.inner);
+            let mut g = self.ch.inner.lock();
             if let Some(v) = g.queue.pop_front() {
                 let w = g.send_waiters.pop_front();
                 drop(g);
@@ -472,7 +539,7 @@ impl<T: Send> Receiver<T> {
 
     pub fn try_recv(&self) -> Option<T> {
         let _np = NoPreempt::new();
-        let mut g = lock(&self.ch.inner);
+        let mut g = self.ch.inner.lock();
         let v = g.queue.pop_front();
         let w = if v.is_some() {
             g.send_waiters.pop_front()
@@ -490,7 +557,8 @@ impl<T: Send> Receiver<T> {
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
-        lock(&self.ch.inner).senders += 1;
+        let _np = NoPreempt::new();
+        self.ch.inner.lock().senders += 1;
         Sender {
             ch: self.ch.clone(),
         }
@@ -501,7 +569,7 @@ impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
         let _np = NoPreempt::new();
         let all: Vec<NodeRef> = {
-            let mut g = lock(&self.ch.inner);
+            let mut g = self.ch.inner.lock();
             g.senders -= 1;
             if g.senders == 0 {
                 g.recv_waiters.drain(..).collect()
@@ -520,7 +588,7 @@ impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
         let _np = NoPreempt::new();
         let all: Vec<NodeRef> = {
-            let mut g = lock(&self.ch.inner);
+            let mut g = self.ch.inner.lock();
             g.receiver_alive = false;
             g.send_waiters.drain(..).collect()
         };
