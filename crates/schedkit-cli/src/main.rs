@@ -241,9 +241,10 @@ enum BenchWhat {
         /// Time spent measuring each time-based figure.
         #[arg(long, default_value = "500ms", value_parser = parse_dur)]
         duration: u64,
-        /// Workloads: yield, pingpong, chat, wakeup, spawn, lock; also rtmigrate, and server
-        /// (an HTTP/1.1 server on loopback: short requests' latency alone and beside CPU-heavy
-        /// requests that saturate every worker).
+        /// Workloads: yield, pingpong, chat, wakeup, spawn, lock; also rtmigrate, server (an
+        /// HTTP/1.1 server on loopback: short requests' latency alone and beside CPU-heavy
+        /// requests that saturate every worker) and soak (the schedkit server under connection
+        /// churn for ten times --duration: resident memory early and at the end).
         #[arg(
             long,
             value_delimiter = ',',

@@ -38,6 +38,7 @@ pub const WORKLOADS: &[&str] = &[
     "lock",
     "rtmigrate",
     "server",
+    "soak",
 ];
 pub const RUNNERS: &[&str] = &["schedkit", "os-threads", "tokio", "go"];
 
@@ -127,6 +128,13 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
                         rows.extend(rtmigrate_rows(o)?);
                         continue;
                     }
+                    if w == "soak" {
+                        for &p in &o.policies {
+                            progress(&format!("soak on schedkit {}", p.name()));
+                            rows.extend(server::soak(p, o)?);
+                        }
+                        continue;
+                    }
                     if w == "server" {
                         for &p in &o.policies {
                             progress(&format!("server on schedkit {}", p.name()));
@@ -138,6 +146,8 @@ pub fn run(o: &Opts, progress: &dyn Fn(&str)) -> Result<Vec<Row>> {
                         rows.extend(schedkit_run(w, p, o)?);
                     }
                 }
+                // The soak test is the runtime's own.
+                _ if w == "soak" => {}
                 "os-threads" if w == "server" => rows.extend(server::threads(o)),
                 "tokio" if w == "server" => rows.extend(server::tokio(o)),
                 "go" if w == "server" => {

@@ -344,3 +344,95 @@ pub fn tokio(o: &Opts) -> Vec<Row> {
     rt.shutdown_timeout(Duration::from_secs(1));
     rows
 }
+
+/// This process's resident memory, MiB (`/proc/self/statm`).
+fn rss_mib() -> f64 {
+    let pages = std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<f64>().ok())
+        .unwrap_or(f64::NAN);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as f64;
+    pages * page / (1024.0 * 1024.0)
+}
+
+/// `soak`: the server under connection churn for ten times `--duration`: clients open a
+/// connection, send ten short requests, close, again; each connection is a task that is
+/// spawned and exits. Resident memory after the first tenth and at the end: it must stay flat.
+pub fn soak(p: Policy, o: &Opts) -> Result<Vec<Row>> {
+    let rt = Runtime::builder().policy(p).cpus(o.cpus).build()?;
+    let l = skrt::io::TcpListener::bind("127.0.0.1:0")?;
+    let addr = l.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let acceptor = rt.spawn(TaskSpec::new().name("acceptor"), move || {
+        while let Ok((s, _)) = l.accept() {
+            if st.load(Relaxed) {
+                break;
+            }
+            skrt::spawn(TaskSpec::new().name("connection"), move || {
+                serve(s, 0, || {})
+            });
+        }
+    });
+    let total = o.duration * 10;
+    let clients_stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = clients_stop.clone();
+            std::thread::spawn(move || {
+                let mut conns = 0u64;
+                let mut buf = Vec::new();
+                while !stop.load(Relaxed) {
+                    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+                        continue;
+                    };
+                    for _ in 0..10 {
+                        if s.write_all(SHORT).is_err() || read_response(&mut s, &mut buf).is_err() {
+                            break;
+                        }
+                    }
+                    buf.clear();
+                    conns += 1;
+                }
+                conns
+            })
+        })
+        .collect();
+    std::thread::sleep(total / 10);
+    let early = rss_mib();
+    std::thread::sleep(total - total / 10);
+    let late = rss_mib();
+    clients_stop.store(true, Relaxed);
+    let conns: u64 = clients.into_iter().map(|h| h.join().unwrap_or(0)).sum();
+    stop.store(true, Relaxed);
+    unblock(addr);
+    let _ = acceptor.join();
+    let name = p.name();
+    Ok(vec![
+        row(
+            "soak/connections",
+            "schedkit",
+            name,
+            conns as f64,
+            "connections",
+            true,
+        ),
+        row(
+            "soak/rss early",
+            "schedkit",
+            name,
+            early,
+            "MiB resident",
+            false,
+        ),
+        row(
+            "soak/rss end",
+            "schedkit",
+            name,
+            late,
+            "MiB resident",
+            false,
+        ),
+    ])
+}

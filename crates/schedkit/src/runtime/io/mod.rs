@@ -10,6 +10,12 @@
 //!
 //! An `async fn` task of this runtime has a stack of its own (`runtime::future`), so it may
 //! call these operations directly: the task parks, which is what it would do on `Pending`.
+//! To wait on several sockets within one task, or to drive them from another executor, the
+//! streams and pipes implement `futures-io`'s `AsyncRead` and `AsyncWrite` (the traits of
+//! the `futures` crate, which `async-std`, `smol` and the crates written against them use,
+//! and which `tokio-util`'s `compat` converts to Tokio's), and the listeners have
+//! `accept_async`. These are readiness-driven and have no timeouts of their own: wrap them
+//! in the executor's.
 //!
 //! Regular files and other calls that cannot be made non-blocking go to a helper pool with
 //! [`spawn_blocking`], as Tokio's `spawn_blocking` does.
@@ -93,6 +99,29 @@ impl Registration {
                 r => return r,
             }
             self.src.wait(dir, seen, deadline)?;
+        }
+    }
+}
+
+impl Registration {
+    /// The `poll` form of [`Registration::op`], for futures: `Pending` with the waker kept
+    /// for the next readiness event in `dir`.
+    fn poll_op<R>(
+        &self,
+        dir: usize,
+        cx: &mut std::task::Context<'_>,
+        mut attempt: impl FnMut() -> io::Result<R>,
+    ) -> std::task::Poll<io::Result<R>> {
+        loop {
+            let seen = self.src.seq(dir);
+            match attempt() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                r => return std::task::Poll::Ready(r),
+            }
+            if self.src.register_waker(dir, seen, cx.waker()) {
+                return std::task::Poll::Pending;
+            }
         }
     }
 }

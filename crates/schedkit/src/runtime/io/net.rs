@@ -8,6 +8,8 @@ use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::SocketAddr as UnixAddr;
 use std::path::Path;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 /// Resolves `addr` (blocking name lookups go to the helper pool) and tries each address.
@@ -97,6 +99,32 @@ macro_rules! timeouts_and_fd {
 
 macro_rules! stream_io {
     ($t:ty) => {
+        impl futures_io::AsyncRead for $t {
+            fn poll_read(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &mut [u8],
+            ) -> Poll<io::Result<usize>> {
+                let me = &*self;
+                me.reg.poll_op(READ, cx, || (&me.inner).read(buf))
+            }
+        }
+        impl futures_io::AsyncWrite for $t {
+            fn poll_write(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+                buf: &[u8],
+            ) -> Poll<io::Result<usize>> {
+                let me = &*self;
+                me.reg.poll_op(WRITE, cx, || (&me.inner).write(buf))
+            }
+            fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(Ok(()))
+            }
+            fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                Poll::Ready(self.inner.shutdown(Shutdown::Write))
+            }
+        }
         impl Read for &$t {
             fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
                 self.reg.op(READ, None, || (&self.inner).read(buf))
@@ -149,9 +177,18 @@ pub struct TcpListener {
 }
 
 impl TcpListener {
-    /// Binds and listens (`std::net::TcpListener::bind`).
+    /// Binds (with `SO_REUSEADDR`, so a restarted server can bind again at once) and
+    /// listens with a backlog of 1 024 connections, Tokio's default: `std`'s 128 overflows
+    /// when a burst of connections arrives while the accepting task waits for a CPU, and a
+    /// client whose SYN is dropped retries only after a second.
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        TcpListener::from_std(std::net::TcpListener::bind(addr)?)
+        each_addr(addr, |a| {
+            let sock = Socket::new(Domain::for_address(a), Type::STREAM, None)?;
+            sock.set_reuse_address(true)?;
+            sock.bind(&a.into())?;
+            sock.listen(1024)?;
+            TcpListener::from_std(sock.into())
+        })
     }
 
     /// Takes over a listener made elsewhere (it is made non-blocking).
@@ -167,6 +204,13 @@ impl TcpListener {
     /// once: the listener and the runtime go on, and the caller decides whether to wait.
     pub fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         let (s, a) = self.reg.op(READ, None, || self.inner.accept())?;
+        Ok((TcpStream::from_std(s)?, a))
+    }
+
+    /// [`TcpListener::accept`] as a future, for an executor's task.
+    pub async fn accept_async(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        let (s, a) =
+            std::future::poll_fn(|cx| self.reg.poll_op(READ, cx, || self.inner.accept())).await?;
         Ok((TcpStream::from_std(s)?, a))
     }
 
@@ -297,6 +341,13 @@ impl UnixListener {
     }
     pub fn accept(&self) -> io::Result<(UnixStream, UnixAddr)> {
         let (s, a) = self.reg.op(READ, None, || self.inner.accept())?;
+        Ok((UnixStream::from_std(s)?, a))
+    }
+
+    /// [`UnixListener::accept`] as a future, for an executor's task.
+    pub async fn accept_async(&self) -> io::Result<(UnixStream, UnixAddr)> {
+        let (s, a) =
+            std::future::poll_fn(|cx| self.reg.poll_op(READ, cx, || self.inner.accept())).await?;
         Ok((UnixStream::from_std(s)?, a))
     }
     pub fn local_addr(&self) -> io::Result<UnixAddr> {

@@ -107,3 +107,37 @@ impl AsFd for PipeWriter {
         self.inner.as_fd()
     }
 }
+
+impl futures_io::AsyncRead for PipeReader {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let (reg, inner) = (&self.reg, &self.inner);
+        reg.poll_op(READ, cx, || (&*inner).read(buf))
+    }
+}
+
+impl futures_io::AsyncWrite for PipeWriter {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let (reg, inner) = (&self.reg, &self.inner);
+        reg.poll_op(WRITE, cx, || (&*inner).write(buf))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_close(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}

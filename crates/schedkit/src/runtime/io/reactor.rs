@@ -53,12 +53,27 @@ struct SourceState {
     /// Readiness events seen per direction since registration.
     seq: [u64; 2],
     waiters: [VecDeque<NodeRef>; 2],
+    /// Futures polled by an executor (`futures_io` traits): woken by the next event.
+    wakers: [Vec<std::task::Waker>; 2],
 }
 
 impl Source {
     /// The count of readiness events in `dir`, read before an attempt.
     pub(crate) fn seq(&self, dir: usize) -> u64 {
         lock(&self.state).seq[dir]
+    }
+
+    /// A future's poll found `dir` not ready: keep `waker` for the next event, unless one
+    /// came in since `seen` (then false: poll again).
+    pub(crate) fn register_waker(&self, dir: usize, seen: u64, waker: &std::task::Waker) -> bool {
+        let mut g = lock(&self.state);
+        if g.seq[dir] != seen {
+            return false;
+        }
+        if !g.wakers[dir].iter().any(|w| w.will_wake(waker)) {
+            g.wakers[dir].push(waker.clone());
+        }
+        true
     }
 
     /// Parks the caller until an event in `dir` newer than `seen` or `deadline`: `Ok` for the
@@ -201,6 +216,7 @@ impl Reactor {
             state: Mutex::new(SourceState {
                 seq: [0; 2],
                 waiters: [VecDeque::new(), VecDeque::new()],
+                wakers: [Vec::new(), Vec::new()],
             }),
         });
         slab.slots[idx as usize] = (generation, Some(src.clone()));
@@ -275,6 +291,7 @@ impl Reactor {
     fn drive(&self) {
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
         let mut wake: Vec<NodeRef> = Vec::new();
+        let mut wakers: Vec<std::task::Waker> = Vec::new();
         loop {
             // SAFETY: `events` holds 256 entries for the kernel to fill.
             let n = unsafe {
@@ -324,6 +341,7 @@ impl Reactor {
                             if mask & bits != 0 {
                                 g.seq[dir] += 1;
                                 wake.extend(g.waiters[dir].drain(..));
+                                wakers.append(&mut g.wakers[dir]);
                             }
                         }
                     }
@@ -337,6 +355,9 @@ impl Reactor {
                     // SAFETY: each node was unlinked under its source's lock just now; a
                     // waiter stays parked until notified.
                     unsafe { notify(node) };
+                }
+                for w in wakers.drain(..) {
+                    w.wake();
                 }
             });
         }

@@ -317,34 +317,56 @@ fn an_async_task_and_a_plain_thread_use_the_same_objects() {
     });
 }
 
+/// Raises this process's descriptor limit to its hard limit (upward only: harmless to the
+/// other tests) and returns the soft limit now in force.
+fn raise_nofile() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: reading and raising this process's own limit through locals.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+        if lim.rlim_cur < lim.rlim_max {
+            let up = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &up) == 0 {
+                lim = up;
+            }
+        }
+    }
+    lim.rlim_cur as usize
+}
+
+/// 10 000 idle connections (two descriptors each, on loopback), each with a task parked in
+/// `read`: a short task still runs at once, and every reader sees its peer's close. Fewer when
+/// the descriptor limit cannot be raised that far, said in the output.
 #[test]
 fn many_idle_connections_cost_no_worker() {
-    within(120, || {
+    within(180, || {
         let rt = Runtime::builder()
             .policy(Policy::Cfs)
             .cpus(2)
             .build()
             .unwrap();
-        // Bounded by the descriptor limit: two descriptors per connection, some to spare.
-        let mut lim = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: reading this process's limit into a local.
-        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
-        let n = 1_000usize.min((lim.rlim_cur as usize).saturating_sub(200) / 2);
+        let limit = raise_nofile();
+        let n = 10_000usize.min(limit.saturating_sub(500) / 2);
+        if n < 10_000 {
+            eprintln!("many_idle_connections: {n} connections (descriptor limit {limit})");
+        }
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let served = Arc::new(AtomicUsize::new(0));
-        let s2 = served.clone();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (s2, a2) = (served.clone(), accepted.clone());
         let acceptor = rt.spawn(TaskSpec::new(), move || {
-            let mut conns = Vec::new();
-            for _ in 0..n {
-                conns.push(l.accept().unwrap().0);
-            }
             // Each connection gets a task that parks in read until its peer closes.
             let mut hs = Vec::new();
-            for (s, _) in conns.into_iter().zip(0..) {
+            for _ in 0..n {
+                let (s, _) = l.accept().unwrap();
+                a2.fetch_add(1, SeqCst);
                 let s2 = s2.clone();
                 hs.push(crate::runtime::spawn(TaskSpec::new(), move || {
                     let mut buf = [0u8; 1];
@@ -355,11 +377,18 @@ fn many_idle_connections_cost_no_worker() {
             }
             hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
         });
-        let clients: Vec<_> = (0..n)
-            .map(|_| std::net::TcpStream::connect(addr).unwrap())
-            .collect();
+        // Connections no faster than they are accepted, within the backlog: on two CPUs
+        // this thread can take the acceptor's CPU for a slice, and a SYN dropped by a full
+        // backlog is retried only after a second.
+        let mut clients = Vec::with_capacity(n);
+        for i in 0..n {
+            while i - accepted.load(SeqCst) >= 512 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            clients.push(std::net::TcpStream::connect(addr).unwrap());
+        }
         // All parked, none served: a short task still runs at once.
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(100));
         assert_eq!(served.load(SeqCst), 0);
         let t0 = Instant::now();
         rt.spawn(TaskSpec::new(), || ()).join().unwrap();
@@ -368,5 +397,157 @@ fn many_idle_connections_cost_no_worker() {
         // Every reader sees its peer's close (a read of 0 bytes).
         assert_eq!(acceptor.join().unwrap(), 0);
         assert_eq!(served.load(SeqCst), n);
+    });
+}
+
+const EMFILE_CHILD: &str = "SCHEDKIT_IO_EMFILE_CHILD";
+
+/// Out of descriptors, `accept` returns `EMFILE` to its caller at once; once descriptors are
+/// freed the same listener accepts again and the runtime runs on. In a child process, whose
+/// descriptor limit is lowered for it alone.
+#[test]
+fn emfile_is_an_error_and_the_runtime_goes_on() {
+    if std::env::var(EMFILE_CHILD).is_err() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "runtime::io::tests::emfile_is_an_error_and_the_runtime_goes_on",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(EMFILE_CHILD, "1")
+            .output()
+            .expect("the test binary re-runs itself");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+        return;
+    }
+    within(60, || {
+        let rt = rt1(Policy::Eevdf);
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // The limit: what is open now and 40 more.
+        let open = std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let lim = libc::rlimit {
+            rlim_cur: (open + 40) as libc::rlim_t,
+            rlim_max: (open + 40) as libc::rlim_t,
+        };
+        // SAFETY: lowering this (child) process's own limit.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let acceptor = rt.spawn(TaskSpec::new(), move || {
+            let mut kept = Vec::new();
+            let err = loop {
+                match l.accept() {
+                    Ok((s, _)) => kept.push(s),
+                    Err(e) => break e,
+                }
+            };
+            // Free the accepted ones; the listener goes on.
+            let had = kept.len();
+            drop(kept);
+            rx.recv().unwrap();
+            let again = l.accept().map(|_| ());
+            (err.raw_os_error(), had, again.is_ok())
+        });
+        // Connections until the server runs out (the client side needs descriptors too:
+        // std's connect fails first on this side when it does).
+        let mut clients = Vec::new();
+        for _ in 0..40 {
+            match std::net::TcpStream::connect(addr) {
+                Ok(c) => clients.push(c),
+                Err(_) => break,
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        drop(clients);
+        std::thread::sleep(Duration::from_millis(50));
+        let _late = std::net::TcpStream::connect(addr).unwrap();
+        tx.send(()).unwrap();
+        let (errno, had, again) = acceptor.join().unwrap();
+        assert!(
+            errno == Some(libc::EMFILE) || errno == Some(libc::ENFILE),
+            "{errno:?} after {had} connections"
+        );
+        assert!(had > 0 && again, "accepted {had}, then again: {again}");
+        // The runtime runs on.
+        assert_eq!(rt.spawn(TaskSpec::new(), || 7).join().unwrap(), 7);
+    });
+}
+
+/// One async task waits on two sockets at once through the `futures_io` traits: the one that
+/// becomes ready first is the one it reads.
+#[test]
+fn an_async_task_waits_on_two_sockets_at_once() {
+    use futures_io::{AsyncRead, AsyncWrite};
+    use std::pin::Pin;
+    use std::task::Poll;
+    within(60, || {
+        for &p in Policy::ALL {
+            let rt = rt1(p);
+            let (mut a, a_peer) = UnixStream::pair().unwrap();
+            let (mut b, b_peer) = UnixStream::pair().unwrap();
+            let t = rt.spawn_future(TaskSpec::new(), async move {
+                let (mut x, mut y) = ([0u8; 1], [0u8; 1]);
+                let first = std::future::poll_fn(|cx| {
+                    if let Poll::Ready(r) = Pin::new(&mut a).poll_read(cx, &mut x) {
+                        return Poll::Ready(("a", r.unwrap(), x[0]));
+                    }
+                    if let Poll::Ready(r) = Pin::new(&mut b).poll_read(cx, &mut y) {
+                        return Poll::Ready(("b", r.unwrap(), y[0]));
+                    }
+                    Poll::Pending
+                })
+                .await;
+                let n = std::future::poll_fn(|cx| Pin::new(&mut b).poll_write(cx, b"!")).await;
+                (first, n.unwrap())
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            // Only b's peer writes: the task wakes for b and answers on it.
+            (&b_peer).write_all(b"B").unwrap();
+            assert_eq!(read_n(&b_peer, 1), b"!");
+            assert_eq!(t.join().unwrap(), (("b", 1, b'B'), 1), "{}", p.name());
+            drop(a_peer);
+        }
+    });
+}
+
+/// The same objects under another executor: a minimal `block_on` whose waker unparks its
+/// thread, woken by the driver.
+#[test]
+fn the_async_traits_work_under_another_executor() {
+    use futures_io::AsyncRead;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    within(30, || {
+        let (r, mut w) = pipe().unwrap();
+        let mut r = r;
+        let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        let writer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(30));
+            w.write_all(b"xyz").unwrap();
+        });
+        let mut buf = [0u8; 8];
+        let mut pendings = 0;
+        let n = loop {
+            match Pin::new(&mut r).poll_read(&mut cx, &mut buf) {
+                Poll::Ready(n) => break n.unwrap(),
+                Poll::Pending => {
+                    pendings += 1;
+                    std::thread::park();
+                }
+            }
+        };
+        writer.join().unwrap();
+        assert_eq!(&buf[..n], b"xyz");
+        assert!(pendings >= 1, "the first poll found the pipe empty");
     });
 }
