@@ -540,7 +540,13 @@ impl<P: SchedClass> Shared<P> {
             slot.need_resched.store(false, Relaxed);
         }
         let now = self.now();
-        let ticks = slot.ticks_pending.swap(0, Relaxed);
+        // Only this thread's tick handler adds to the count: look before taking it, so that
+        // the usual switch, with no tick pending, pays no locked exchange.
+        let ticks = if slot.ticks_pending.load(Relaxed) > 0 {
+            slot.ticks_pending.swap(0, Relaxed)
+        } else {
+            0
+        };
         if let (Some((p, _)), true) = (prev, ticks > 0) {
             self.tick(cpu, p, ticks, now);
         }
@@ -724,7 +730,11 @@ impl<P: SchedClass> Shared<P> {
 impl<P: SchedClass> Host for Shared<P> {
     fn preempt_point(&self, cpu: usize) {
         let slot = &self.workers[cpu];
-        let n = slot.ticks_pending.swap(0, Relaxed);
+        let n = if slot.ticks_pending.load(Relaxed) > 0 {
+            slot.ticks_pending.swap(0, Relaxed)
+        } else {
+            0
+        };
         if n > 0 || slot.timer_pending.load(Relaxed) {
             let now = self.now();
             if let (Some(t), true) = (self.running(cpu), n > 0) {
