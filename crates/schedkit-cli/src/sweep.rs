@@ -29,10 +29,10 @@ pub struct SweepArgs {
     /// The Dask scheduler's address (with `--engine dask`), e.g. tcp://10.0.0.5:8786.
     #[arg(long)]
     address: Option<String>,
-    /// Points per Dask task (with `--engine dask`): several amortise the dispatch for short
-    /// runs, one a task balances long ones.
-    #[arg(long, default_value = "8", value_name = "N")]
-    batch_size: usize,
+    /// Points per Dask task (with `--engine dask`; default 8): several amortise the dispatch
+    /// for short runs, one a task balances long ones.
+    #[arg(long, value_name = "N")]
+    batch_size: Option<usize>,
     /// Do not draw a progress bar.
     #[arg(long)]
     quiet: bool,
@@ -43,14 +43,23 @@ pub fn run(a: SweepArgs) -> Result<()> {
     // The tables can be written, checked before any run (the journal is opened below).
     crate::check_creatable(&out.csv, "--output")?;
     crate::check_creatable(&out.parquet, "--output")?;
-    if a.batch_size == 0 {
+    if a.batch_size == Some(0) {
         bail!("--batch-size must be at least 1");
     }
     if a.engine == "dask" {
+        if a.jobs.is_some() {
+            bail!(
+                "--jobs is for --engine local: on Dask, the cluster's workers run the points \
+                 (size the batches with --batch-size)"
+            );
+        }
         return run_on_dask(&a);
     }
     if a.address.is_some() {
         bail!("--address is for --engine dask");
+    }
+    if a.batch_size.is_some() {
+        bail!("--batch-size is for --engine dask (locally, --jobs sets how many runs at once)");
     }
     let grid = sweep::load_grid(&a.grid)?;
     for n in &grid.notes {
@@ -169,7 +178,8 @@ fn run_on_dask(a: &SweepArgs) -> Result<()> {
         .arg("-o")
         .arg(&a.output)
         .args(["--address", addr])
-        .args(["--batch-size", &a.batch_size.to_string()])
+        .args(["--batch-size", &a.batch_size.unwrap_or(8).to_string()])
+        .args(a.quiet.then_some("--quiet"))
         .status()
         .with_context(|| format!("cannot start {python} (set SCHEDKIT_PYTHON to the Python with the schedkit package)"))?;
     if !status.success() {

@@ -14,12 +14,64 @@ fn schedkit(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The subcommands the top-level help lists, read from its "Commands:" section.
+fn help_commands(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("Options:"))
+        // A command's line starts two spaces in; its description wraps further in.
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// Every subcommand is in the help's command list with a description, and has a help of its
+/// own whose every option is described (a line of text after the flag). The list is compared
+/// with the set this test knows: a subcommand added or removed must be added here too.
 #[test]
 fn help_explains_every_subcommand_and_option() {
     let (code, out, _) = schedkit(&["--help"]);
     assert_eq!(code, 0);
-    for s in ["sim", "compare", "list", "bench"] {
-        assert!(out.contains(s), "{out}");
+    let listed = help_commands(&out);
+    let expected = [
+        "sim",
+        "compare",
+        "sweep",
+        "replay",
+        "validate",
+        "calibrate",
+        "report",
+        "list",
+        "bench",
+        "help",
+    ];
+    assert_eq!(listed, expected, "{out}");
+    for sub in expected.iter().filter(|s| **s != "help") {
+        let (code, help, err) = schedkit(&[sub, "--help"]);
+        assert_eq!(code, 0, "{sub} --help: {err}");
+        assert!(
+            help.contains(&format!("Usage: schedkit {sub}")),
+            "{sub} --help:\n{help}"
+        );
+        // Each option line ("  -x, --name <V>  text" or "  --name  text", the text maybe on
+        // the next line) carries a description.
+        let lines: Vec<&str> = help.lines().collect();
+        let mut options = 0;
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            if !(t.starts_with("--") || (t.starts_with('-') && t.contains(", --"))) {
+                continue;
+            }
+            options += 1;
+            let inline = t.split("  ").skip(1).any(|part| !part.trim().is_empty());
+            let next = lines.get(i + 1).map_or("", |n| n.trim());
+            assert!(
+                inline || (!next.is_empty() && !next.starts_with('-')),
+                "{sub} --help: option without a description: {l}"
+            );
+        }
+        assert!(options >= 1, "{sub} --help lists no option:\n{help}");
     }
     let (_, out, _) = schedkit(&["sim", "--help"]);
     for o in [
@@ -34,6 +86,36 @@ fn help_explains_every_subcommand_and_option() {
     ] {
         assert!(out.contains(o), "sim --help lacks {o}");
     }
+}
+
+/// `sweep --engine dask` refuses what it cannot use instead of ignoring it, and the local
+/// engine refuses the Dask options.
+#[test]
+fn sweep_refuses_options_of_the_other_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.parquet");
+    let out = out.to_str().unwrap();
+    let grid = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sweeps/chat-rooms.toml"
+    );
+    let (code, _, err) = schedkit(&[
+        "sweep",
+        grid,
+        "-o",
+        out,
+        "--engine",
+        "dask",
+        "--address",
+        "tcp://127.0.0.1:1",
+        "--jobs",
+        "2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--jobs is for --engine local"), "{err}");
+    let (code, _, err) = schedkit(&["sweep", grid, "-o", out, "--batch-size", "4"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--batch-size is for --engine dask"), "{err}");
 }
 
 #[test]

@@ -11,9 +11,11 @@
 //! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --test fuzz_inputs -- --nocapture
 //! ```
 //!
-//! Mutations are drawn by proptest (so a failure is shrunk to a small reproducer and its seed
-//! is kept in `proptest-regressions/`): byte edits, line deletions and duplications, numbers
+//! Mutations are drawn by proptest (so a failure is shrunk to a small reproducer, which is
+//! written to `target/tmp/fuzz-failures/TEST.EXT` and named in the failure message): byte edits, line deletions and duplications, numbers
 //! replaced by extremes, and statements spliced in from a dictionary of every statement kind.
+
+mod common;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -256,20 +258,25 @@ fn mutated_workload_files_are_accepted_or_refused_never_crash() {
         proptest::collection::vec(mutation(), 1..6),
         0..PolicyKind::ALL.len(),
     );
-    runner
-        .run(&strategy, |(f, muts, p)| {
+    common::run(
+        &mut runner,
+        "workload",
+        "toml",
+        &strategy,
+        |(f, muts, p)| {
             let mut text = workloads[f].clone();
             for m in &muts {
                 text = apply(&text, m);
             }
+            common::input(text.as_bytes());
             if let Ok(w) = file::parse_str(&text, "fuzz.toml", "fuzz") {
                 accepted.set(accepted.get() + 1);
                 let r = bounded_run(PolicyKind::ALL[p], small_machine(), &w);
                 prop_assert!(r.is_ok(), "{}\n--- input:\n{text}", r.unwrap_err());
             }
             Ok(())
-        })
-        .unwrap();
+        },
+    );
     eprintln!(
         "workload fuzz: {} cases, {} accepted and simulated",
         cases(),
@@ -328,36 +335,35 @@ fn mutated_rtapp_files_are_accepted_or_refused_never_crash() {
         ),
         0..PolicyKind::ALL.len(),
     );
-    runner
-        .run(&strategy, |(f, muts, p)| {
-            let mut text = files[f].clone();
-            for m in &muts {
-                text = match m {
-                    Ok(m) => apply(&text, m),
-                    Err((n, e)) => {
-                        let at: Vec<usize> = text.match_indices('{').map(|(i, _)| i + 1).collect();
-                        let i = at[n % at.len().max(1)];
-                        format!("{}{}{}", &text[..i], RTAPP_ENTRIES[*e], &text[i..])
-                    }
-                };
-            }
-            match rtapp::parse_str(&text, "fuzz.json", "fuzz") {
-                Ok(w) => {
-                    accepted.set(accepted.get() + 1);
-                    let r = bounded_run(PolicyKind::ALL[p], small_machine(), &w);
-                    prop_assert!(r.is_ok(), "{}\n--- input:\n{text}", r.unwrap_err());
+    common::run(&mut runner, "rtapp", "json", &strategy, |(f, muts, p)| {
+        let mut text = files[f].clone();
+        for m in &muts {
+            text = match m {
+                Ok(m) => apply(&text, m),
+                Err((n, e)) => {
+                    let at: Vec<usize> = text.match_indices('{').map(|(i, _)| i + 1).collect();
+                    let i = at[n % at.len().max(1)];
+                    format!("{}{}{}", &text[..i], RTAPP_ENTRIES[*e], &text[i..])
                 }
-                Err(e) => {
-                    let msg = e.to_string();
-                    prop_assert!(
-                        msg.contains("line ") || msg.contains(": at "),
-                        "an error that names no place: {msg}"
-                    );
-                }
+            };
+        }
+        common::input(text.as_bytes());
+        match rtapp::parse_str(&text, "fuzz.json", "fuzz") {
+            Ok(w) => {
+                accepted.set(accepted.get() + 1);
+                let r = bounded_run(PolicyKind::ALL[p], small_machine(), &w);
+                prop_assert!(r.is_ok(), "{}\n--- input:\n{text}", r.unwrap_err());
             }
-            Ok(())
-        })
-        .unwrap();
+            Err(e) => {
+                let msg = e.to_string();
+                prop_assert!(
+                    msg.contains("line ") || msg.contains(": at "),
+                    "an error that names no place: {msg}"
+                );
+            }
+        }
+        Ok(())
+    });
     eprintln!(
         "rt-app fuzz: {} cases, {} accepted and simulated",
         cases(),
@@ -381,22 +387,21 @@ fn mutated_profiles_are_accepted_or_refused_never_crash() {
         proptest::collection::vec(mutation(), 1..4),
         0..PolicyKind::ALL.len(),
     );
-    runner
-        .run(&strategy, |(f, muts, p)| {
-            let mut text = profiles[f].clone();
-            for m in &muts {
-                text = apply(&text, m);
+    common::run(&mut runner, "profile", "toml", &strategy, |(f, muts, p)| {
+        let mut text = profiles[f].clone();
+        for m in &muts {
+            text = apply(&text, m);
+        }
+        common::input(text.as_bytes());
+        if let Ok(m) = Machine::from_toml(&text, "fuzz.toml") {
+            accepted.set(accepted.get() + 1);
+            if m.ncpus() <= 16 {
+                let r = bounded_run(PolicyKind::ALL[p], &m, &w);
+                prop_assert!(r.is_ok(), "{}\n--- profile:\n{text}", r.unwrap_err());
             }
-            if let Ok(m) = Machine::from_toml(&text, "fuzz.toml") {
-                accepted.set(accepted.get() + 1);
-                if m.ncpus() <= 16 {
-                    let r = bounded_run(PolicyKind::ALL[p], &m, &w);
-                    prop_assert!(r.is_ok(), "{}\n--- profile:\n{text}", r.unwrap_err());
-                }
-            }
-            Ok(())
-        })
-        .unwrap();
+        }
+        Ok(())
+    });
     eprintln!("profile fuzz: {} accepted", accepted.get());
     assert!(accepted.get() > 0);
 }
@@ -425,19 +430,18 @@ record = ["throughput", "context_switches"]
     });
     let accepted = std::cell::Cell::new(0u64);
     let strategy = (0..grids.len(), proptest::collection::vec(mutation(), 1..4));
-    runner
-        .run(&strategy, |(f, muts)| {
-            let mut text = grids[f].clone();
-            for m in &muts {
-                text = apply(&text, m);
-            }
-            if let Ok(g) = schedkit::sweep::parse_grid(&text, "fuzz.toml", None) {
-                accepted.set(accepted.get() + 1);
-                prop_assert!(!g.points.is_empty(), "an accepted grid with no point");
-            }
-            Ok(())
-        })
-        .unwrap();
+    common::run(&mut runner, "grid", "toml", &strategy, |(f, muts)| {
+        let mut text = grids[f].clone();
+        for m in &muts {
+            text = apply(&text, m);
+        }
+        common::input(text.as_bytes());
+        if let Ok(g) = schedkit::sweep::parse_grid(&text, "fuzz.toml", None) {
+            accepted.set(accepted.get() + 1);
+            prop_assert!(!g.points.is_empty(), "an accepted grid with no point");
+        }
+        Ok(())
+    });
     eprintln!("grid fuzz: {} accepted", accepted.get());
     assert!(accepted.get() > 0);
 }
@@ -470,20 +474,19 @@ fn mutated_result_json_is_reported_or_refused_never_crash() {
     });
     let accepted = std::cell::Cell::new(0u64);
     let strategy = (0..texts.len(), proptest::collection::vec(mutation(), 1..4));
-    runner
-        .run(&strategy, |(f, muts)| {
-            let mut text = texts[f].clone();
-            for m in &muts {
-                text = apply(&text, m);
-            }
-            let mut input = schedkit::report::html::Input::new();
-            if input.add("fuzz.json", &text).is_ok() {
-                accepted.set(accepted.get() + 1);
-                let _ = input.render();
-            }
-            Ok(())
-        })
-        .unwrap();
+    common::run(&mut runner, "result", "json", &strategy, |(f, muts)| {
+        let mut text = texts[f].clone();
+        for m in &muts {
+            text = apply(&text, m);
+        }
+        common::input(text.as_bytes());
+        let mut input = schedkit::report::html::Input::new();
+        if input.add("fuzz.json", &text).is_ok() {
+            accepted.set(accepted.get() + 1);
+            let _ = input.render();
+        }
+        Ok(())
+    });
     eprintln!("result json fuzz: {} accepted", accepted.get());
     assert!(accepted.get() > 0);
 }
@@ -504,19 +507,18 @@ fn mutated_sweep_journals_are_recovered_or_refused_never_crash() {
     });
     let accepted = std::cell::Cell::new(0u64);
     let strategy = proptest::collection::vec(mutation(), 1..4);
-    runner
-        .run(&strategy, |muts| {
-            let mut text = journal.clone();
-            for m in &muts {
-                text = apply(&text, m);
-            }
-            std::fs::write(&path, &text).unwrap();
-            if schedkit::sweep::Journal::recover(&path).is_ok() {
-                accepted.set(accepted.get() + 1);
-            }
-            Ok(())
-        })
-        .unwrap();
+    common::run(&mut runner, "journal", "jsonl", &strategy, |muts| {
+        let mut text = journal.clone();
+        for m in &muts {
+            text = apply(&text, m);
+        }
+        common::input(text.as_bytes());
+        std::fs::write(&path, &text).unwrap();
+        if schedkit::sweep::Journal::recover(&path).is_ok() {
+            accepted.set(accepted.get() + 1);
+        }
+        Ok(())
+    });
     std::fs::remove_dir_all(&dir).ok();
     eprintln!("journal fuzz: {} accepted", accepted.get());
     assert!(accepted.get() > 0);

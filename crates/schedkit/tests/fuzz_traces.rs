@@ -17,6 +17,8 @@
 //! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --test fuzz_traces -- --nocapture
 //! ```
 
+mod common;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use schedkit::trace::{self, import};
@@ -286,8 +288,12 @@ fn mutated_traces_are_read_or_refused_never_crash() {
         4usize..80,
         proptest::collection::vec(mutation(), 1..6),
     );
-    runner
-        .run(&strategy, |(f, start, len, muts)| {
+    common::run(
+        &mut runner,
+        "trace",
+        "txt",
+        &strategy,
+        |(f, start, len, muts)| {
             let file = &files[f];
             let s = start % file.len();
             let mut lines: Vec<String> = file[s..(s + len).min(file.len())].to_vec();
@@ -295,14 +301,15 @@ fn mutated_traces_are_read_or_refused_never_crash() {
                 apply(&mut lines, m);
             }
             let text = lines.join("\n");
+            common::input(text.as_bytes());
             match pipeline(&text, false) {
                 Ok(true) => accepted.set(accepted.get() + 1),
                 Ok(false) => {}
                 Err(e) => prop_assert!(false, "{e}\n--- input:\n{text}"),
             }
             Ok(())
-        })
-        .unwrap();
+        },
+    );
     eprintln!(
         "trace fuzz: {} cases, {} accepted and carried through the pipeline",
         cases(),
@@ -495,34 +502,33 @@ fn mutated_trace_dat_files_are_read_or_refused_never_crash() {
         0..files.len(),
         proptest::collection::vec(byte_mutation(), 1..4),
     );
-    runner
-        .run(&strategy, |(f, muts)| {
-            let (name, orig) = &files[f];
-            let mut b = orig.clone();
-            for (tail, m) in &muts {
-                apply_bytes(&mut b, *tail, m);
-            }
-            match import::parse_bytes(&b) {
-                Ok(t) => {
-                    accepted.set(accepted.get() + 1);
-                    if t.stats.malformed > 0 {
-                        damaged.set(damaged.get() + 1);
-                    }
-                    for ex in &t.stats.malformed_examples {
-                        prop_assert!(
-                            ex.contains("byte ") || ex.starts_with("line "),
-                            "{name}: damage reported without where it is: {ex}"
-                        );
-                    }
-                    if let Err(e) = downstream(&t, false) {
-                        prop_assert!(false, "{name} {muts:?}: {e}");
-                    }
+    common::run(&mut runner, "trace-dat", "dat", &strategy, |(f, muts)| {
+        let (name, orig) = &files[f];
+        let mut b = orig.clone();
+        for (tail, m) in &muts {
+            apply_bytes(&mut b, *tail, m);
+        }
+        common::input(&b);
+        match import::parse_bytes(&b) {
+            Ok(t) => {
+                accepted.set(accepted.get() + 1);
+                if t.stats.malformed > 0 {
+                    damaged.set(damaged.get() + 1);
                 }
-                Err(e) => prop_assert!(!e.is_empty(), "{name} {muts:?}: an empty error"),
+                for ex in &t.stats.malformed_examples {
+                    prop_assert!(
+                        ex.contains("byte ") || ex.starts_with("line "),
+                        "{name}: damage reported without where it is: {ex}"
+                    );
+                }
+                if let Err(e) = downstream(&t, false) {
+                    prop_assert!(false, "{name} {muts:?}: {e}");
+                }
             }
-            Ok(())
-        })
-        .unwrap();
+            Err(e) => prop_assert!(!e.is_empty(), "{name} {muts:?}: an empty error"),
+        }
+        Ok(())
+    });
     eprintln!(
         "trace.dat fuzz: {cases} cases, {} read ({} with damage counted), the rest refused",
         accepted.get(),

@@ -95,11 +95,13 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--output", required=True, help="NAME.parquet or NAME.csv (both are written, and NAME.jsonl)")
     ap.add_argument("--address", required=True, help="the Dask scheduler, e.g. tcp://10.0.0.5:8786")
     ap.add_argument("--batch-size", type=int, default=8, help="points per Dask task (default 8)")
+    ap.add_argument("--quiet", action="store_true", help="no progress line")
     a = ap.parse_args(argv)
     t0 = time.time()
 
     def progress(done, total):
-        print(f"\r{done}/{total} batches, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+        if not a.quiet:
+            print(f"\r{done}/{total} batches, {time.time() - t0:.0f} s", end="", file=sys.stderr, flush=True)
 
     try:
         df = sweep_on_dask(a.grid, a.output, address=a.address, batch_size=a.batch_size, on_batch=progress)
