@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Reruns the commands that print the docs' tables of simulated figures and compares each
+printed table with the table of the same header in the doc, cell by cell. The simulator is
+deterministic, so every figure must match exactly; a difference prints the doc, the row, the
+column, the figure in the doc and the figure printed.
+
+    python3 scripts/check-docs.py [--full] [--schedkit PATH] [--only DOC]
+
+The default (fast) set takes seconds and runs in the test command
+(crates/schedkit-cli/tests/docs.rs); --full adds the tables whose runs take minutes
+(docs/results.md from scripts/golden.sh). Each check also requires the doc to name its
+command within a few lines of the table, so a reader knows what to rerun.
+
+To add a table: make a command print it in the doc's shape (a Markdown table with the same
+header line), name the command next to the table in the doc, and add an entry below.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (doc, command with {schedkit} for the binary, the string the doc must show near the table,
+#  fast: runs in the test command)
+CHECKS = [
+    ("docs/fair.md", ["scripts/figures/nice-shares.sh", "{schedkit}"],
+     "scripts/figures/nice-shares.sh", True),
+    ("docs/validation.md", ["{schedkit}", "validate", "--markdown"],
+     "schedkit validate --markdown", True),
+    ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
+                         "python3 scripts/results-tables.py {tmp}/golden"],
+     "scripts/results-tables.py", False),
+]
+
+# How far from a table (in lines, above its header or below its last row) the doc must name
+# the command.
+NEAR = 12
+
+
+def tables(lines):
+    """(start index, rows) of each Markdown table: consecutive lines starting with '|'."""
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("|"):
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            out.append((i, lines[i:j]))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def cells(row):
+    return [c.strip() for c in row.strip().strip("|").split("|")]
+
+
+def check(doc, cmd, mention, schedkit, tmp):
+    """Problems found (strings); empty when the doc agrees with what the command prints."""
+    argv = [a.format(schedkit=schedkit, tmp=tmp) for a in cmd]
+    p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if p.returncode != 0:
+        return [f"{doc}: `{' '.join(argv)}` failed ({p.returncode}):\n{p.stderr.strip()[-2000:]}"]
+    printed = tables(p.stdout.splitlines())
+    if not printed:
+        return [f"{doc}: `{' '.join(argv)}` printed no table"]
+    with open(os.path.join(ROOT, doc)) as f:
+        doc_lines = f.read().splitlines()
+    in_doc = tables(doc_lines)
+    problems = []
+    for _, rows in printed:
+        header = rows[0]
+        match = [(s, r) for s, r in in_doc if r[0] == header]
+        if not match:
+            problems.append(f"{doc}: no table with the header\n  {header}")
+            continue
+        start, want = match[0]
+        lo, hi = max(0, start - NEAR), min(len(doc_lines), start + len(want) + NEAR)
+        if not any(mention in l for l in doc_lines[lo:hi]):
+            problems.append(f"{doc}:{start + 1}: the table does not name its command "
+                            f"(`{mention}`) within {NEAR} lines")
+        head = cells(header)
+        if len(want) != len(rows):
+            problems.append(f"{doc}:{start + 1}: {len(want) - 2} rows in the doc, "
+                            f"{len(rows) - 2} printed")
+        for k, (d, g) in enumerate(zip(want[2:], rows[2:])):
+            dc, gc = cells(d), cells(g)
+            if dc == gc:
+                continue
+            line = start + 3 + k
+            for c, (a, b) in enumerate(zip(dc, gc)):
+                if a != b:
+                    col = head[c] if c < len(head) else f"column {c + 1}"
+                    problems.append(f"{doc}:{line}: row '{dc[0]}', {col}: the doc says "
+                                    f"'{a}', the command prints '{b}'")
+            if len(dc) != len(gc):
+                problems.append(f"{doc}:{line}: row '{dc[0]}' has {len(dc)} cells in the "
+                                f"doc, {len(gc)} printed")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--full", action="store_true", help="also the tables whose runs take minutes")
+    ap.add_argument("--schedkit", default=os.path.join(ROOT, "target/release/schedkit"),
+                    help="the schedkit binary (default target/release/schedkit)")
+    ap.add_argument("--only", help="check this doc only (e.g. docs/fair.md)")
+    a = ap.parse_args()
+    if not os.access(a.schedkit, os.X_OK):
+        print(f"no schedkit binary at {a.schedkit} (cargo build --release -p schedkit-cli, "
+              "or --schedkit PATH)", file=sys.stderr)
+        return 2
+    problems, ran = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for doc, cmd, mention, fast in CHECKS:
+            if (not fast and not a.full) or (a.only and a.only != doc):
+                continue
+            ran += 1
+            problems += check(doc, cmd, mention, a.schedkit, tmp)
+    for p in problems:
+        print(p, file=sys.stderr)
+    print(f"{ran} tables' commands rerun, {len(problems)} differences", file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
