@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-target/golden}"
 mkdir -p "$out"
-cargo build --release -q -p schedkit-cli
-S=target/release/schedkit
+# With the library's invariant checks on (the `checks` feature: no measurable cost), in a
+# target directory of its own so that the plain release build is left alone.
+cargo build --release -q -p schedkit-cli --features checks --target-dir target/checked
+S=target/checked/release/schedkit
 run() { # name, args...
   local name=$1; shift
   "$S" compare --quiet "$@" --json "$out/$name.raw.json" > /dev/null

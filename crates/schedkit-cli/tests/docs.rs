@@ -21,6 +21,9 @@ fn the_docs_tables_are_what_their_commands_print() {
     };
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("{err}");
-    assert!(out.status.success(), "the docs disagree with their commands:\n{err}");
+    assert!(
+        out.status.success(),
+        "the docs disagree with their commands:\n{err}"
+    );
     assert!(err.contains(" 0 differences"), "{err}");
 }

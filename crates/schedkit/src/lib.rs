@@ -18,6 +18,19 @@
 //! assert!(r.metrics.context_switches > 0);
 //! ```
 
+/// An internal invariant: asserted in debug builds, and in optimised ones built with the
+/// `checks` feature (`cargo build --release --features checks`), which the long fuzz passes and
+/// the golden runs use; compiled out otherwise.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! check {
+    ($($t:tt)*) => {
+        if cfg!(any(debug_assertions, feature = "checks")) {
+            assert!($($t)*);
+        }
+    };
+}
+
 pub mod bench;
 pub mod calibrate;
 pub mod class;

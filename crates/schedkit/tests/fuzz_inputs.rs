@@ -8,7 +8,7 @@
 //! pass, as run once for issue 10:
 //!
 //! ```sh
-//! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --test fuzz_inputs -- --nocapture
+//! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --features checks --test fuzz_inputs -- --nocapture
 //! ```
 //!
 //! Mutations are drawn by proptest (so a failure is shrunk to a small reproducer, which is

@@ -14,7 +14,7 @@
 //! 300 of trace.dat). The long pass, as run for issue 9:
 //!
 //! ```sh
-//! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --test fuzz_traces -- --nocapture
+//! SCHEDKIT_FUZZ_CASES=1000000 cargo test --release -p schedkit --features checks --test fuzz_traces -- --nocapture
 //! ```
 
 mod common;

@@ -579,7 +579,7 @@ impl SchedClass for Bfs {
         t: TaskId,
         kind: EnqueueKind,
     ) {
-        debug_assert!(!ctx.tasks[t].data.queued);
+        crate::check!(!ctx.tasks[t].data.queued);
         if kind == EnqueueKind::Restore && matches!(ctx.tasks[t].state, TaskState::Running(_)) {
             // An attribute change of the running task (set_user_nice, sched_setscheduler):
             // BFS's `task_queued` is false for it — a running task is on no list — so the

@@ -625,7 +625,7 @@ impl Eevdf {
             // A slice changes only while its task is out of the tree, so it is counted here.
             let s = ctx.tasks[t].data.slice;
             let n = rq.slices.get_mut(&s);
-            debug_assert!(n.is_some(), "slice {s} of {t} not counted");
+            crate::check!(n.is_some(), "slice {s} of {t} not counted");
             if let Some(n) = n {
                 *n -= 1;
                 if *n == 0 {

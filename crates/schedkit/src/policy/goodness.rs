@@ -333,7 +333,7 @@ impl SchedClass for Goodness {
         t: TaskId,
         kind: EnqueueKind,
     ) {
-        debug_assert!(!ctx.tasks[t].data.on_rq);
+        crate::check!(!ctx.tasks[t].data.on_rq);
         let _ = kind;
         // add_to_runqueue: list_add(&p->run_list, &runqueue_head), at the *front* ("This has
         // to add the process to the _beginning_ of the run-queue, not the end"; 2.4.16 and

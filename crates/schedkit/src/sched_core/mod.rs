@@ -470,13 +470,13 @@ impl<C: SchedClass> Sched<C> {
     }
 }
 
-/// Debug-build checks of the locking rule, in the manner of the kernel's
-/// `lockdep_assert_held`: a hook may touch a task only under the lock of the runqueue the
+/// Checks of the locking rule, in the manner of the kernel's `lockdep_assert_held`, in
+/// debug builds and in optimised builds with the `checks` feature: a hook may touch a task only under the lock of the runqueue the
 /// task belongs to, and the core marks which lock domains the running thread holds.
 pub mod lockdep {
     use super::*;
 
-    #[cfg(debug_assertions)]
+    #[cfg(any(debug_assertions, feature = "checks"))]
     thread_local! {
         static HELD: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -485,7 +485,7 @@ pub mod lockdep {
     /// section; hosts need not).
     #[inline]
     pub fn acquire(_d: usize) {
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, feature = "checks"))]
         HELD.with(|h| {
             let mut h = h.borrow_mut();
             assert!(
@@ -498,7 +498,7 @@ pub mod lockdep {
 
     #[inline]
     pub fn release(_d: usize) {
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, feature = "checks"))]
         HELD.with(|h| {
             let mut h = h.borrow_mut();
             let i = h
@@ -513,14 +513,14 @@ pub mod lockdep {
     /// for the core and is replaced by the next one).
     #[cfg(test)]
     pub fn forget_held() {
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, feature = "checks"))]
         HELD.with(|h| h.borrow_mut().clear());
     }
 
     /// `lockdep_assert_held(&rq->lock)`.
     #[inline]
     pub fn assert_held(_d: usize) {
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, feature = "checks"))]
         HELD.with(|h| assert!(h.borrow().contains(&_d), "lock domain {_d} not held"));
     }
 
@@ -533,7 +533,7 @@ pub mod lockdep {
         tasks: &TaskView<'_, D>,
         t: TaskId,
     ) {
-        if cfg!(debug_assertions) {
+        if cfg!(any(debug_assertions, feature = "checks")) {
             let t = &tasks[t];
             assert_held(layout.domain_of(rq.cpu));
             if layout == LockLayout::PerCpu {

@@ -170,7 +170,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             &mut Rq<ClassRq<Self>>,
         ) -> R,
     ) -> R {
-        debug_assert!(a != b && self.layout == LockLayout::PerCpu);
+        crate::check!(a != b && self.layout == LockLayout::PerCpu);
         let at = self.cursor;
         let before = self.ops_total;
         let r = {
