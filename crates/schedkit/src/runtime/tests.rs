@@ -6,6 +6,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// Says in the test log that `test` did not run its check on this machine, and why: written
+/// to the process's stderr directly, past the harness's capture, so a CI log shows it.
+fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
 /// Runs `f` on its own thread and fails if it takes longer than `secs`.
 fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = std::sync::mpsc::channel();
@@ -206,7 +213,10 @@ fn a_non_yielding_hog_is_preempted() {
         for &p in Policy::ALL {
             let rt = rt(p, 1);
             if !rt.preemptive() {
-                eprintln!("preemption unavailable on this CPU; skipped");
+                skipped(
+                    "a_non_yielding_hog_is_preempted",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let go = Arc::new(AtomicBool::new(false));
@@ -242,6 +252,10 @@ fn rt_runs_before_normal() {
         for &p in Policy::ALL {
             let rt = rt(p, 1);
             if !rt.preemptive() {
+                skipped(
+                    "rt_runs_before_normal",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let stop = Arc::new(AtomicBool::new(false));
@@ -290,6 +304,10 @@ fn a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal() {
         for &p in Policy::ALL {
             let rt = rt_hz(p, 2, 10);
             if !rt.preemptive() {
+                skipped(
+                    "a_wakeup_into_runtime_code_is_acted_on_at_its_exit_without_a_signal",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let inside = Arc::new(AtomicBool::new(false));
@@ -452,13 +470,20 @@ fn o1_runs_higher_priority_first() {
 #[test]
 fn nice_levels_weight_cpu_share() {
     if in_forced_child() {
-        eprintln!("CPU-share measurement: checked by the parent run");
+        skipped(
+            "nice_levels_weight_cpu_share",
+            "CPU-share measurement: checked by the parent run",
+        );
         return;
     }
     within(60, || {
         for &p in Policy::ALL {
             let rt = rt(p, 1);
             if !rt.preemptive() {
+                skipped(
+                    "nice_levels_weight_cpu_share",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let stop = Arc::new(AtomicBool::new(false));
@@ -517,7 +542,10 @@ fn nice_levels_weight_cpu_share() {
 #[test]
 fn fair_classes_share_by_weight_at_several_nice_levels() {
     if in_forced_child() {
-        eprintln!("CPU-share measurement: checked by the parent run");
+        skipped(
+            "fair_classes_share_by_weight_at_several_nice_levels",
+            "CPU-share measurement: checked by the parent run",
+        );
         return;
     }
     within(60, || {
@@ -530,6 +558,10 @@ fn fair_classes_share_by_weight_at_several_nice_levels() {
             }
             let rt = rt(p, 1);
             if !rt.preemptive() {
+                skipped(
+                    "fair_classes_share_by_weight_at_several_nice_levels",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let nices = [0, 3, 6];
@@ -796,13 +828,19 @@ unsafe fn hold_zmm_until(
 #[test]
 fn preemption_preserves_avx512_state() {
     if !std::arch::is_x86_feature_detected!("avx512f") {
-        eprintln!("no AVX-512 on this CPU: the 512-bit state cannot be exercised here");
+        skipped(
+            "preemption_preserves_avx512_state",
+            "no AVX-512 on this CPU: the 512-bit state cannot be exercised here",
+        );
         return;
     }
     within(60, || {
         let rt = rt_hz(Policy::Goodness, 1, 1000);
         if !rt.preemptive() {
-            eprintln!("preemption {}; skipped", rt.preemption_summary());
+            skipped(
+                "preemption_preserves_avx512_state",
+                &format!("preemption {}", rt.preemption_summary()),
+            );
             return;
         }
         let stop = Arc::new(AtomicBool::new(false));
@@ -1095,7 +1133,10 @@ fn amx_permission_grows_the_save_area() {
         return;
     }
     if !cpu_has_amx() {
-        eprintln!("no AMX on this CPU: the tile permission path cannot be exercised here");
+        skipped(
+            "amx_permission_grows_the_save_area",
+            "no AMX on this CPU: the tile permission path cannot be exercised here",
+        );
         return;
     }
     let out = in_child(
@@ -1112,6 +1153,10 @@ fn amx_permission_grows_the_save_area() {
 #[test]
 fn the_handlers_block_both_signals() {
     if worker::install_handler().is_err() {
+        skipped(
+            "the_handlers_block_both_signals",
+            "the signal handler cannot be installed",
+        );
         return;
     }
     for sig in [worker::tick_signal(), worker::resched_signal()] {
@@ -1142,7 +1187,10 @@ fn sleepers_wake_at_their_deadline_not_the_next_tick() {
         for p in [Policy::O1, Policy::Eevdf] {
             let rt = rt_hz(p, 1, 100);
             if !rt.preemptive() {
-                eprintln!("preemption {}; skipped", rt.preemption_summary());
+                skipped(
+                    "sleepers_wake_at_their_deadline_not_the_next_tick",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let stop = Arc::new(AtomicBool::new(false));
@@ -1305,6 +1353,10 @@ fn a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup() {
         for &p in Policy::ALL {
             let rt = rt_hz(p, 2, 10_000);
             if !rt.preemptive() {
+                skipped(
+                    "a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 continue;
             }
             let (each, total) = futures_ping_pong(&rt, 20_000);
@@ -1322,14 +1374,20 @@ fn a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup() {
 #[test]
 fn an_async_task_gets_its_nice_levels_weighted_share() {
     if in_forced_child() {
-        eprintln!("CPU-share measurement: checked by the parent run");
+        skipped(
+            "an_async_task_gets_its_nice_levels_weighted_share",
+            "CPU-share measurement: checked by the parent run",
+        );
         return;
     }
     within(60, || {
         for p in [Policy::Cfs, Policy::Eevdf] {
             let rt = rt(p, 1);
             if !rt.preemptive() {
-                eprintln!("preemption {}; skipped", rt.preemption_summary());
+                skipped(
+                    "an_async_task_gets_its_nice_levels_weighted_share",
+                    &format!("preemption {}", rt.preemption_summary()),
+                );
                 return;
             }
             let stop = Arc::new(AtomicBool::new(false));

@@ -636,6 +636,21 @@ pub(crate) fn pin_to(core: usize) -> bool {
     }
 }
 
+/// Gives the calling thread the CPUs of the process's main thread. A thread started from a
+/// task inherits its worker's pinning to one core; the I/O driver and the helper pool must
+/// not stay on that core, where they would take turns with the worker they serve.
+pub(crate) fn unpin_to_process_cpus() {
+    // SAFETY: reading the main thread's affinity (its tid is the process id) into a zeroed
+    // set and applying it to this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(libc::getpid(), size, &mut set) == 0 {
+            libc::sched_setaffinity(0, size, &set);
+        }
+    }
+}
+
 /// The cores this process may run on.
 pub(crate) fn allowed_cores() -> Vec<usize> {
     // SAFETY: querying our own affinity into a zeroed set.

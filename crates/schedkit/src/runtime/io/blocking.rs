@@ -88,6 +88,8 @@ fn submit(job: Job) {
 }
 
 fn helper() {
+    // Started from a task, it would inherit its worker's single core.
+    crate::runtime::worker::unpin_to_process_cpus();
     let mut g = lock(&POOL.state);
     loop {
         if let Some(job) = g.queue.pop_front() {

@@ -289,6 +289,8 @@ impl Reactor {
 
     /// The driver thread.
     fn drive(&self) {
+        // Started from a task, it would inherit its worker's single core.
+        crate::runtime::worker::unpin_to_process_cpus();
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
         let mut wake: Vec<NodeRef> = Vec::new();
         let mut wakers: Vec<std::task::Waker> = Vec::new();
