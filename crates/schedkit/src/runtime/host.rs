@@ -291,10 +291,12 @@ impl<P: SchedClass> Shared<P> {
             slot.need_resched.store(true, Relaxed);
             return;
         }
-        let in_task_code = super::resched::request(slot);
+        // A foreign waker's batch holds the whole request, need_resched included, so that
+        // nothing (a tick, a yield) reschedules the CPU with only part of the batch queued.
         if from.is_none() && defer_kick(self, cpu) {
             return;
         }
+        let in_task_code = super::resched::request(slot);
         self.kick(cpu, from, in_task_code);
     }
 
@@ -800,7 +802,7 @@ pub(crate) trait TaskOps: Host {
     /// Delivers a kick [`defer_kicks`] held back, and lets the runtime go (it waits for
     /// held kicks before it frees itself).
     fn deferred_kick(&self, cpu: usize);
-    /// Drops a held kick of a CPU already kicked.
+    /// Drops a held kick of a CPU already asked.
     fn deferred_kick_dup(&self);
     /// Kicks held back and not yet delivered.
     fn deferred_kicks(&self) -> usize;
@@ -833,7 +835,8 @@ fn defer_kick<P: SchedClass>(sh: &Shared<P>, cpu: CpuId) -> bool {
 /// back the kicks of the CPUs it asks to reschedule until `f` returns: as an interrupt
 /// handler wakes every task it has to before its CPU reschedules at the interrupt's exit, so
 /// that the policy chooses among all the tasks the batch made ready, not the first one woken.
-/// `need_resched` is set at once; only the unpark or signal waits.
+/// The request waits whole (`need_resched` and the unpark or signal): a CPU that reschedules
+/// on its own meanwhile (a tick, a yield) still sees part of the batch.
 pub(crate) fn defer_kicks<R>(f: impl FnOnce() -> R) -> R {
     let outer = DEFERRED.with(|d| d.borrow_mut().replace(Vec::new()));
     let r = f();
@@ -986,7 +989,7 @@ impl<P: SchedClass> TaskOps for Shared<P> {
     }
 
     fn deferred_kick(&self, cpu: usize) {
-        let in_task_code = self.workers[cpu].preempt_count.load(SeqCst) == 0;
+        let in_task_code = super::resched::request(&self.workers[cpu]);
         self.kick(cpu, None, in_task_code);
         self.held_kicks.fetch_sub(1, Release);
     }

