@@ -816,3 +816,29 @@ pub trait SchedClass: Send + Sync + 'static {
         PullOutcome::default()
     }
 }
+
+/// What a class may need to know of the machine it is built for (boot-time facts).
+#[derive(Clone, Copy, Debug)]
+pub struct BuildEnv {
+    pub ncpus: usize,
+    /// Core clock, MHz.
+    pub mhz: f64,
+    /// Size of the cache a CPU's working set lives in, KB.
+    pub cache_kb: u64,
+    /// How the stacked RT class balances.
+    pub rt_balance: crate::policy::rt::RtBalance,
+}
+
+impl BuildEnv {
+    pub fn of_machine(
+        m: &crate::machine::Machine,
+        rt_balance: crate::policy::rt::RtBalance,
+    ) -> BuildEnv {
+        BuildEnv {
+            ncpus: m.ncpus(),
+            mhz: m.profile.clock.mhz,
+            cache_kb: m.profile.cache.size_kb,
+            rt_balance,
+        }
+    }
+}

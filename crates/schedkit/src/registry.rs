@@ -9,33 +9,11 @@
 //! [`WithSched`] visitor; it knows nothing of the hosts that run them.
 
 use crate::class::SchedClass;
-use crate::machine::Machine;
 use crate::policy::rt::RtBalance;
 use crate::policy::{bfs, cfs, cfs_fair_clock, eevdf, goodness, o1};
 use crate::sched_core::Sched;
 
-/// What a class may need to know of the machine it is built for (boot-time facts).
-#[derive(Clone, Copy, Debug)]
-pub struct BuildEnv {
-    pub ncpus: usize,
-    /// Core clock, MHz.
-    pub mhz: f64,
-    /// Size of the cache a CPU's working set lives in, KB.
-    pub cache_kb: u64,
-    /// How the stacked RT class balances.
-    pub rt_balance: RtBalance,
-}
-
-impl BuildEnv {
-    pub fn of_machine(m: &Machine, rt_balance: RtBalance) -> BuildEnv {
-        BuildEnv {
-            ncpus: m.ncpus(),
-            mhz: m.profile.clock.mhz,
-            cache_kb: m.profile.cache.size_kb,
-            rt_balance,
-        }
-    }
-}
+pub use crate::class::BuildEnv;
 
 /// Something to do with a class stack, whatever its class: run it in the simulator, start a
 /// runtime on it, measure it.

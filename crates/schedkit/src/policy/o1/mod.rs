@@ -231,7 +231,7 @@ impl O1 {
     }
 
     /// Built from the registry's machine facts (the same computation as [`O1::new`]).
-    pub fn from_env(env: &crate::registry::BuildEnv) -> O1 {
+    pub fn from_env(env: &crate::class::BuildEnv) -> O1 {
         let cpu_khz = (env.mhz * 1000.0) as u64;
         let cacheflush_time = (cpu_khz >> 10) * (env.cache_kb << 10) / 350;
         O1 {
@@ -243,7 +243,7 @@ impl O1 {
 
     /// The announcement's O(1) (`o1:era=2002`), built from the registry's machine facts (whose
     /// RT balancing `PolicyKind::rt_balance_for` has already set to push/pull).
-    pub fn era_2002(env: &crate::registry::BuildEnv) -> O1 {
+    pub fn era_2002(env: &crate::class::BuildEnv) -> O1 {
         O1 {
             era: O1Era::Announcement2002,
             ..O1::from_env(env)

@@ -1,0 +1,201 @@
+//! ARCHITECTURE.md's "must never depend on" rules, checked over the source: every `crate::`
+//! path a module's files name (outside its tests) against the modules it may not reach. A rule
+//! changed in ARCHITECTURE.md must change here too; a dependency added against a rule fails
+//! with the file and line.
+
+use std::path::{Path, PathBuf};
+
+/// (the module's files, what they must never name, what is allowed despite that and why)
+struct Rule {
+    files: &'static [&'static str],
+    never: &'static [&'static str],
+    except: &'static [&'static str],
+}
+
+/// The designs: each is one module, and none may name another or a host.
+const DESIGNS: &[&str] = &["goodness", "o1", "cfs", "cfs_fair_clock", "eevdf", "bfs"];
+
+fn rules() -> Vec<Rule> {
+    vec![
+        // class.rs: "Must never depend on sim, runtime, workload or metrics."
+        Rule {
+            files: &["class.rs"],
+            never: &["sim", "runtime", "workload", "metrics"],
+            except: &[],
+        },
+        // sched_core/: "Must never depend on a concrete policy's class, workload or metrics."
+        // The stacked RT class is the core's (the kernel's rt.c beside core.c).
+        Rule {
+            files: &["sched_core"],
+            never: &[
+                "workload",
+                "metrics",
+                "policy::goodness",
+                "policy::o1",
+                "policy::cfs",
+                "policy::cfs_fair_clock",
+                "policy::eevdf",
+                "policy::bfs",
+            ],
+            except: &[],
+        },
+        // trace/: "Must never depend on sim, runtime, sched_core or a policy."
+        Rule {
+            files: &["trace"],
+            never: &["sim", "runtime", "sched_core", "policy"],
+            except: &[],
+        },
+        // report/: "must not depend on sim, runtime or a policy."
+        Rule {
+            files: &["report"],
+            never: &["sim", "runtime", "policy"],
+            except: &[],
+        },
+        // runtime/: "Must not depend on sim, workload programs or metrics."
+        Rule {
+            files: &["runtime"],
+            never: &["sim", "workload", "metrics"],
+            // The semaphore's two 2.6.26 disciplines are named by the workload model.
+            except: &["workload::LockMode"],
+        },
+    ]
+}
+
+fn src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn files_of(p: &Path, out: &mut Vec<PathBuf>) {
+    if p.is_dir() {
+        let mut es: Vec<_> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        es.sort();
+        for e in es {
+            files_of(&e, out);
+        }
+    } else if p.extension().is_some_and(|e| e == "rs")
+        && p.file_name()
+            .is_some_and(|n| n != "tests.rs" && n != "testkit.rs")
+    {
+        out.push(p.to_path_buf());
+    }
+}
+
+/// The `crate::a::b` paths named on each line before the file's `#[cfg(test)]` part, with
+/// their line numbers; `use crate::{a, b::c}` groups are expanded one level.
+fn crate_paths(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let l = line.trim_start();
+        if l.starts_with("//") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("crate::") {
+            let tail = &rest[at + "crate::".len()..];
+            if let Some(group) = tail.strip_prefix('{') {
+                let inner = group.split('}').next().unwrap_or("");
+                for part in inner.split(',') {
+                    let p = part.trim();
+                    if !p.is_empty() {
+                        out.push((i + 1, p.to_string()));
+                    }
+                }
+            } else {
+                let path: String = tail
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
+                out.push((i + 1, path.trim_end_matches(':').to_string()));
+            }
+            rest = &tail[..];
+        }
+    }
+    out
+}
+
+fn names(path: &str, module: &str) -> bool {
+    path == module || path.starts_with(&format!("{module}::"))
+}
+
+#[test]
+fn no_module_names_what_architecture_md_forbids_it() {
+    let mut broken = Vec::new();
+    let mut rules = rules();
+    // policy/: "must never depend on sim, runtime, sched_core, workload, metrics or another
+    // policy" (nor the registry, which lists them all).
+    for d in DESIGNS {
+        let others: Vec<&'static str> = DESIGNS
+            .iter()
+            .filter(|o| *o != d)
+            .map(|o| &*Box::leak(format!("policy::{o}").into_boxed_str()))
+            .collect();
+        let mut never = vec![
+            "sim",
+            "runtime",
+            "sched_core",
+            "workload",
+            "metrics",
+            "registry",
+        ];
+        never.extend(others);
+        let file_a: &'static str = Box::leak(format!("policy/{d}.rs").into_boxed_str());
+        let dir: &'static str = Box::leak(format!("policy/{d}").into_boxed_str());
+        rules.push(Rule {
+            files: Box::leak(vec![file_a, dir].into_boxed_slice()),
+            never: Box::leak(never.into_boxed_slice()),
+            except: &[],
+        });
+    }
+    let mut checked = 0;
+    for r in &rules {
+        let mut files = Vec::new();
+        for f in r.files {
+            let p = src().join(f);
+            if p.exists() {
+                files_of(&p, &mut files);
+            }
+        }
+        assert!(!files.is_empty(), "{:?}: no such files", r.files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (line, path) in crate_paths(&text) {
+                checked += 1;
+                if r.except.iter().any(|e| names(&path, e)) {
+                    continue;
+                }
+                // A design naming itself by its full path is no dependency.
+                let own = f
+                    .strip_prefix(src().join("policy"))
+                    .ok()
+                    .and_then(|rel| rel.iter().next())
+                    .map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string());
+                if let Some(own) = &own {
+                    if names(&path, &format!("policy::{own}")) {
+                        continue;
+                    }
+                }
+                if let Some(n) = r.never.iter().find(|n| names(&path, n)) {
+                    broken.push(format!(
+                        "{}:{line}: names crate::{path}, which it must never depend on ({n})",
+                        f.strip_prefix(src()).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 50,
+        "only {checked} paths seen: the scan is broken"
+    );
+    assert!(
+        broken.is_empty(),
+        "ARCHITECTURE.md's rules broken:\n{}",
+        broken.join("\n")
+    );
+}
