@@ -113,7 +113,7 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
                     .collect();
                 out.push((i + 1, path.trim_end_matches(':').to_string()));
             }
-            rest = &tail[..];
+            rest = tail;
         }
     }
     out
