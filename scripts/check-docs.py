@@ -32,6 +32,9 @@ CHECKS = [
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),
+    ("docs/bfs.md", ["sh", "-c", "bash scripts/bfs-0400.sh {tmp}/bfs > /dev/null && "
+                     "python3 scripts/figures/bfs-tables.py {tmp}/bfs"],
+     "scripts/figures/bfs-tables.py", False),
 ]
 
 # How far from a table (in lines, above its header or below its last row) the doc must name
@@ -71,13 +74,17 @@ def check(doc, cmd, mention, schedkit, tmp):
         doc_lines = f.read().splitlines()
     in_doc = tables(doc_lines)
     problems = []
+    # The k-th printed table with a header is compared with the doc's k-th with that header.
+    seen = {}
     for _, rows in printed:
         header = rows[0]
+        k = seen.get(header, 0)
+        seen[header] = k + 1
         match = [(s, r) for s, r in in_doc if r[0] == header]
-        if not match:
-            problems.append(f"{doc}: no table with the header\n  {header}")
+        if len(match) <= k:
+            problems.append(f"{doc}: no table (number {k + 1}) with the header\n  {header}")
             continue
-        start, want = match[0]
+        start, want = match[k]
         lo, hi = max(0, start - NEAR), min(len(doc_lines), start + len(want) + NEAR)
         if not any(mention in l for l in doc_lines[lo:hi]):
             problems.append(f"{doc}:{start + 1}: the table does not name its command "
