@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Prints docs/bfs.md's section 2 tables (make -jN with the probe on the i7-m620 and the
-Phenom II X6: completion time, the share of busy time at the lowest P-state with the energy,
-and the probe's latency) from the JSON that scripts/bfs-0400.sh writes:
+"""Prints docs/bfs.md's section 1 table (the CPU-bound jobs on the i7-m620: time and energy
+under each governor) and section 2's (make -jN with the probe on the i7-m620 and the Phenom II
+X6: completion time, the share of busy time at the lowest P-state with the energy, and the
+probe's latency) from the JSON that scripts/bfs-0400.sh writes:
 
     bash scripts/bfs-0400.sh DIR > /dev/null && python3 scripts/figures/bfs-tables.py DIR
 
@@ -34,7 +35,21 @@ def header():
     print("|---" * (2 + len(POLICIES)) + "|")
 
 
+def cpujob_table(d):
+    print("| threads | governor | " + " | ".join(POLICIES) + " |")
+    print("|---" * (2 + len(POLICIES)) + "|")
+    for n in (1, 2):
+        with open(f"{d}/i7-cpujob-{n}.json") as f:
+            runs = {(r["policy"], r["metrics"]["power"]["governor"]): r for r in json.load(f)}
+        for gov in ("ondemand", "performance", "powersave"):
+            cells = [f"{runs[(p, gov)]['simulated_s']:.1f} s / "
+                     f"{runs[(p, gov)]['metrics']['power']['energy_j']:.0f} J" for p in POLICIES]
+            print(f"| {n} | {gov} | " + " | ".join(cells) + " |")
+    print()
+
+
 def main(d):
+    cpujob_table(d)
     runs = load(d)
     header()
     for machine, _, jobs in RUNS:
