@@ -104,6 +104,8 @@ pub(crate) struct Shared<P: SchedClass> {
     /// Kicks a foreign waker holds back in [`defer_kicks`]: the runtime is not freed while
     /// any is pending.
     held_kicks: AtomicUsize,
+    /// Threads that are no worker inside `wake_task` now.
+    foreign_wakers: AtomicUsize,
     /// Reusable slots, and the next never-used one.
     free: Mutex<(Vec<u32>, usize)>,
     pub(crate) workers: Box<[WorkerSlot]>,
@@ -160,6 +162,7 @@ impl<P: SchedClass> Shared<P> {
             ctl,
             high_water: AtomicUsize::new(0),
             held_kicks: AtomicUsize::new(0),
+            foreign_wakers: AtomicUsize::new(0),
             free: Mutex::new((Vec::new(), 0)),
             workers: (0..n).map(|_| WorkerSlot::new()).collect(),
             status,
@@ -804,8 +807,9 @@ pub(crate) trait TaskOps: Host {
     fn deferred_kick(&self, cpu: usize);
     /// Drops a held kick of a CPU already asked.
     fn deferred_kick_dup(&self);
-    /// Kicks held back and not yet delivered.
-    fn deferred_kicks(&self) -> usize;
+    /// Waits until no thread that is no worker is inside a wakeup of this runtime or holds a
+    /// kick of it: the last step before the runtime is freed.
+    fn wait_foreign_wakers(&self);
     fn runtime_stats(&self) -> RuntimeStats;
     fn run_worker(&self, cpu: usize, core: Option<usize>, me: *const dyn TaskOps);
 }
@@ -838,8 +842,23 @@ fn defer_kick<P: SchedClass>(sh: &Shared<P>, cpu: CpuId) -> bool {
 /// The request waits whole (`need_resched` and the unpark or signal): a CPU that reschedules
 /// on its own meanwhile (a tick, a yield) still sees part of the batch.
 pub(crate) fn defer_kicks<R>(f: impl FnOnce() -> R) -> R {
+    /// Delivers the held kicks when `f` returns, or unwinds: a runtime waits for them.
+    struct Flush(Option<Option<Vec<HeldKick>>>);
+    impl Drop for Flush {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                flush(outer);
+            }
+        }
+    }
     let outer = DEFERRED.with(|d| d.borrow_mut().replace(Vec::new()));
+    let guard = Flush(Some(outer));
     let r = f();
+    drop(guard);
+    r
+}
+
+fn flush(outer: Option<Vec<HeldKick>>) {
     let mut held = DEFERRED
         .with(|d| std::mem::replace(&mut *d.borrow_mut(), outer))
         .unwrap_or_default();
@@ -859,7 +878,6 @@ pub(crate) fn defer_kicks<R>(f: impl FnOnce() -> R) -> R {
         }
         last = Some(key);
     }
-    r
 }
 
 impl<P: SchedClass> TaskOps for Shared<P> {
@@ -884,7 +902,16 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         let waker_cpu = worker::current()
             .filter(|w| w.runtime_id == self.runtime_id)
             .map(|w| w.cpu);
-        self.wake(t, waker_cpu, sync, false);
+        if waker_cpu.is_none() {
+            // A foreign waker (the I/O driver, a helper, another runtime's task) uses this
+            // runtime until `wake` returns, after the woken task may have run and ended: the
+            // runtime is not freed while it is inside (`wait_foreign_wakers`).
+            self.foreign_wakers.fetch_add(1, AcqRel);
+            self.wake(t, None, sync, false);
+            self.foreign_wakers.fetch_sub(1, Release);
+        } else {
+            self.wake(t, waker_cpu, sync, false);
+        }
     }
 
     fn sleep_until(&self, cpu: usize, deadline_ns: u64) {
@@ -998,8 +1025,10 @@ impl<P: SchedClass> TaskOps for Shared<P> {
         self.held_kicks.fetch_sub(1, Release);
     }
 
-    fn deferred_kicks(&self) -> usize {
-        self.held_kicks.load(Acquire)
+    fn wait_foreign_wakers(&self) {
+        while self.foreign_wakers.load(Acquire) > 0 || self.held_kicks.load(Acquire) > 0 {
+            std::thread::yield_now();
+        }
     }
 
     fn runtime_stats(&self) -> RuntimeStats {

@@ -496,6 +496,7 @@ impl Runtime {
             for t in self.threads.drain(..) {
                 let _ = t.join();
             }
+            self.inner.wait_foreign_wakers();
             Ok(())
         } else {
             // Workers busy with abandoned tasks would never return: detach them. The host
@@ -518,10 +519,9 @@ impl Drop for Runtime {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
-        // A foreign waker may still hold a kick of this runtime (`host::defer_kicks`).
-        while self.inner.deferred_kicks() > 0 {
-            std::thread::yield_now();
-        }
+        // A thread that is no worker may still be inside a wakeup of this runtime, or hold a
+        // kick of it (`host::defer_kicks`).
+        self.inner.wait_foreign_wakers();
     }
 }
 

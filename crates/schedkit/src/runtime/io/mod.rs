@@ -88,9 +88,10 @@ impl Registration {
         timeout: Option<Duration>,
         mut attempt: impl FnMut() -> io::Result<R>,
     ) -> io::Result<R> {
+        // A timeout too long to add to the clock is no timeout.
         let deadline = timeout
             .or_else(|| self.timeout(dir))
-            .map(|t| Instant::now() + t);
+            .and_then(|t| Instant::now().checked_add(t));
         loop {
             let seen = self.src.seq(dir);
             match attempt() {

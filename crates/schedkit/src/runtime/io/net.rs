@@ -12,7 +12,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// Resolves `addr` (blocking name lookups go to the helper pool) and tries each address.
+/// Resolves `addr` and tries each address. A name lookup runs on the calling task's worker
+/// (use [`super::spawn_blocking`] for one that may block long).
 fn each_addr<A: ToSocketAddrs, T>(
     addr: A,
     mut f: impl FnMut(SocketAddr) -> io::Result<T>,
@@ -45,17 +46,10 @@ fn connect_socket(
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
         Err(e) => return Err(e),
     }
-    let mut done = false;
     reg.op(WRITE, timeout, || {
-        if done {
-            return Ok(());
-        }
         // Writable means the handshake ended, well or not; not yet: still in progress.
         match sock.peer_addr() {
-            Ok(_) => {
-                done = true;
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => match sock.take_error()? {
                 Some(err) => Err(err),
                 None => Err(io::ErrorKind::WouldBlock.into()),
@@ -87,6 +81,13 @@ macro_rules! timeouts_and_fd {
         impl AsRawFd for $t {
             fn as_raw_fd(&self) -> RawFd {
                 self.inner.as_raw_fd()
+            }
+        }
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t))
+                    .field("inner", &self.inner)
+                    .finish()
             }
         }
         impl AsFd for $t {
@@ -232,8 +233,15 @@ impl TcpStream {
         each_addr(addr, |a| TcpStream::connect_addr(a, None))
     }
 
-    /// As [`TcpStream::connect`], failing with `TimedOut` after `timeout`.
+    /// As [`TcpStream::connect`], failing with `TimedOut` after `timeout` (a zero timeout is
+    /// `InvalidInput`, as in `std`).
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+        if timeout.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a zero timeout for connect",
+            ));
+        }
         TcpStream::connect_addr(*addr, Some(timeout))
     }
 

@@ -141,3 +141,19 @@ impl futures_io::AsyncWrite for PipeWriter {
         std::task::Poll::Ready(Ok(()))
     }
 }
+
+impl std::fmt::Debug for PipeReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PipeReader")
+            .field("fd", &self.inner.as_raw_fd())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for PipeWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PipeWriter")
+            .field("fd", &self.inner.as_raw_fd())
+            .finish()
+    }
+}

@@ -89,6 +89,10 @@ impl Source {
         let node = WaitNode::current();
         let mut timeout_key = None;
         let out = loop {
+            let mut g = lock(&self.state);
+            if g.seq[dir] != seen {
+                break Ok(());
+            }
             if let Some(d) = deadline {
                 if Instant::now() >= d {
                     break Err(io::Error::new(
@@ -96,13 +100,11 @@ impl Source {
                         "the operation's timeout passed",
                     ));
                 }
+                // Under the source's lock, so that the driver cannot fire the entry before
+                // the node is linked (it takes this lock to unlink).
                 if timeout_key.is_none() {
                     timeout_key = Some(r.add_timeout(d, self.clone(), node.as_ref(), dir));
                 }
-            }
-            let mut g = lock(&self.state);
-            if g.seq[dir] != seen {
-                break Ok(());
             }
             node.notified
                 .store(false, std::sync::atomic::Ordering::Relaxed);
@@ -110,6 +112,12 @@ impl Source {
             // Woken only by whoever unlinked the node: the driver, for an event or for the
             // deadline. Either way, look again.
             node.sleep(g);
+            if !node.notified.load(std::sync::atomic::Ordering::Acquire) {
+                // Not by the driver (nothing does that today): the node may still be
+                // linked, and must not be linked twice.
+                let mut g = lock(&self.state);
+                g.waiters[dir].retain(|&n| n != node.as_ref());
+            }
         };
         if let Some(k) = timeout_key {
             lock(&r.timeouts).entries.remove(&k);
@@ -154,11 +162,20 @@ pub(crate) fn reactor() -> io::Result<&'static Reactor> {
     if let Some(r) = *g {
         return Ok(r);
     }
-    let r: &'static Reactor = Box::leak(Box::new(Reactor::new()?));
-    std::thread::Builder::new()
+    let raw: *mut Reactor = Box::into_raw(Box::new(Reactor::new()?));
+    // SAFETY: `raw` is a live allocation that is never freed once the thread has it.
+    let r: &'static Reactor = unsafe { &*raw };
+    if let Err(e) = std::thread::Builder::new()
         .name("schedkit-io".into())
         .spawn(move || r.drive())
-        .map_err(|e| io::Error::new(e.kind(), format!("starting the I/O driver thread: {e}")))?;
+    {
+        // SAFETY: no thread got `r`; closing its descriptors frees them for a retry.
+        drop(unsafe { Box::from_raw(raw) });
+        return Err(io::Error::new(
+            e.kind(),
+            format!("starting the I/O driver thread: {e}"),
+        ));
+    }
     *g = Some(r);
     Ok(r)
 }
@@ -309,9 +326,9 @@ impl Reactor {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                // Nothing sensible is left to do for the waiters; say so once and stop.
+                // Every parked task would wait forever: say why and stop the process.
                 eprintln!("schedkit: the I/O driver's epoll_wait failed: {e}");
-                return;
+                std::process::abort();
             }
             for ev in &events[..n as usize] {
                 let (mask, token) = (ev.events, ev.u64);
@@ -359,7 +376,12 @@ impl Reactor {
                     unsafe { notify(node) };
                 }
                 for w in wakers.drain(..) {
-                    w.wake();
+                    // Another executor's waker runs here: one that panics must not take
+                    // the driver, and every task parked on I/O, down with it.
+                    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.wake())).is_err()
+                    {
+                        eprintln!("schedkit: a waker panicked in the I/O driver; ignored");
+                    }
                 }
             });
         }

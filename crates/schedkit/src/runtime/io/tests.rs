@@ -583,3 +583,22 @@ fn the_async_traits_work_under_another_executor() {
         assert!(pendings >= 1, "the first poll found the pipe empty");
     });
 }
+
+/// Timeouts at the edges: zero is refused as `std` refuses it, one too long to add to the
+/// clock is no timeout (no panic).
+#[test]
+fn timeouts_at_the_edges_are_refused_or_unbounded() {
+    within(30, || {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let e = TcpStream::connect_timeout(&addr, Duration::ZERO).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        let s = TcpStream::connect_timeout(&addr, Duration::MAX).unwrap();
+        let (peer, _) = l.accept().unwrap();
+        s.set_read_timeout(Some(Duration::MAX)).unwrap();
+        assert!(s.set_read_timeout(Some(Duration::ZERO)).is_err());
+        let mut p = peer;
+        p.write_all(b"z").unwrap();
+        assert_eq!(read_n(&s, 1), b"z");
+    });
+}
