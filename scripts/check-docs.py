@@ -8,7 +8,8 @@ column, the figure in the doc and the figure printed.
 
 The default (fast) set takes seconds and runs in the test command
 (crates/schedkit-cli/tests/docs.rs); --full adds the tables whose runs take minutes
-(docs/results.md from scripts/golden.sh). Each check also requires the doc to name its
+(docs/results.md from scripts/golden.sh, docs/bfs.md from scripts/bfs-0400.sh) and the
+`schedkit compare` blocks of docs/fair.md with the output excerpt printed under each. Each check also requires the doc to name its
 command within a few lines of the table, so a reader knows what to rerun.
 
 To add a table: make a command print it in the doc's shape (a Markdown table with the same
@@ -36,6 +37,10 @@ CHECKS = [
                      "python3 scripts/figures/bfs-tables.py {tmp}/bfs"],
      "scripts/figures/bfs-tables.py", False),
 ]
+
+# Docs whose `schedkit compare` blocks are followed by the output they print (an excerpt: each
+# of its lines is checked against the line of the same label).
+BLOCK_DOCS = ["docs/fair.md"]
 
 # How far from a table (in lines, above its header or below its last row) the doc must name
 # the command.
@@ -109,6 +114,91 @@ def check(doc, cmd, mention, schedkit, tmp):
     return problems
 
 
+def code_blocks(lines):
+    """(start index, end index, content lines) of each fenced code block."""
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            out.append((i, j, lines[i + 1:j]))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def norm(line):
+    return " ".join(line.split())
+
+
+def sections(text_lines):
+    """The printed output of `compare`: (machine, workload, label) -> the line, normalized."""
+    out, machine, workload = {}, "", ""
+    for l in text_lines:
+        t = norm(l)
+        if t.startswith("machine:"):
+            machine, workload = t.split(":", 1)[1].strip(), ""
+            continue
+        if t.startswith("workload:"):
+            workload = t.split(":", 1)[1].strip()
+            continue
+        if not t or set(t) <= {"-"}:
+            continue
+        # The label is the text before the first run of two spaces (the figures follow).
+        out[(machine, workload, l.split("  ")[0].strip())] = t
+    return out
+
+
+def check_blocks(doc, schedkit):
+    """A doc's `schedkit compare ...` block followed at once by an output block: every line of
+    the output block (an excerpt) must equal the line of the same label, in the same machine's
+    and workload's section, of what the command prints now. A line whose label is a machine's
+    name heads that machine's rows (in place of compare's `metric` header)."""
+    with open(os.path.join(ROOT, doc)) as f:
+        lines = f.read().splitlines()
+    problems, ran = [], 0
+    blocks = code_blocks(lines)
+    for k in range(len(blocks) - 1):
+        s, e, cmd = blocks[k]
+        s2, _, out = blocks[k + 1]
+        if not cmd or not cmd[0].startswith("schedkit compare ") or s2 != e + 1:
+            continue
+        command = " ".join(l.rstrip("\\").strip() for l in cmd)
+        argv = ["sh", "-c", schedkit + command[len("schedkit"):] + " --quiet"]
+        p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+        ran += 1
+        if p.returncode != 0:
+            problems.append(f"{doc}:{s + 2}: `{command}` failed: {p.stderr.strip()[-500:]}")
+            continue
+        now = sections(p.stdout.splitlines())
+        machines = {m for m, _, _ in now}
+        machine, workload = None, None
+        for i, l in enumerate(out):
+            t = norm(l)
+            where = f"{doc}:{s2 + 2 + i}"
+            if t.startswith("workload:"):
+                workload = t.split(":", 1)[1].strip()
+                continue
+            if not t or set(t) <= {"-"}:
+                continue
+            label = l.split("  ")[0].strip()
+            if label in machines:
+                machine = label
+                continue
+            if label == "metric":
+                continue
+            got = {v for (m, w, lab), v in now.items()
+                   if lab == label and machine in (None, m) and workload in (None, w)}
+            if not got:
+                problems.append(f"{where}: the command prints no '{label}' line")
+            elif t not in got:
+                problems.append(f"{where}: '{label}': the doc says '{t}', the command "
+                                f"prints '{sorted(got)[0]}'")
+    return problems, ran
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--full", action="store_true", help="also the tables whose runs take minutes")
@@ -127,9 +217,17 @@ def main():
                 continue
             ran += 1
             problems += check(doc, cmd, mention, a.schedkit, tmp)
+        # The command-and-output blocks (their runs take minutes: the full check only).
+        if a.full:
+            for doc in BLOCK_DOCS:
+                if a.only and a.only != doc:
+                    continue
+                p, n = check_blocks(doc, a.schedkit)
+                problems += p
+                ran += n
     for p in problems:
         print(p, file=sys.stderr)
-    print(f"{ran} tables' commands rerun, {len(problems)} differences", file=sys.stderr)
+    print(f"{ran} commands rerun, {len(problems)} differences", file=sys.stderr)
     return 1 if problems else 0
 
 
