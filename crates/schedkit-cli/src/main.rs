@@ -779,7 +779,7 @@ fn report_runs(path: Option<&PathBuf>, json: Option<&PathBuf>, runs: &[RunResult
 }
 
 pub(crate) fn write_report(
-    p: &PathBuf,
+    p: &std::path::Path,
     svg_dir: Option<&PathBuf>,
     input: &mut schedkit::report::html::Input,
 ) -> Result<()> {
