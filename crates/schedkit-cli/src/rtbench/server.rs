@@ -129,7 +129,7 @@ fn client(addr: SocketAddr, req: &'static [u8], stop: Arc<AtomicBool>) -> Vec<f6
 }
 
 /// The two phases against the server at `addr`: rows for `runner`/`policy`.
-fn measure(addr: SocketAddr, runner: &str, policy: &str, o: &Opts) -> Vec<Row> {
+pub fn measure(addr: SocketAddr, runner: &str, policy: &str, o: &Opts) -> Vec<Row> {
     let mut out = Vec::new();
     for (phase, heavy) in [("unloaded", 0), ("loaded", 2 * o.cpus)] {
         let stop_heavy = Arc::new(AtomicBool::new(false));
@@ -202,19 +202,17 @@ fn measure(addr: SocketAddr, runner: &str, policy: &str, o: &Opts) -> Vec<Row> {
     out
 }
 
-/// The two phases against a server that another process runs.
-pub fn measure_external(addr: SocketAddr, runner: &str, policy: &str, o: &Opts) -> Vec<Row> {
-    measure(addr, runner, policy, o)
-}
-
 /// Connects once to `addr` so that a listener parked in `accept` sees `stop`.
 fn unblock(addr: SocketAddr) {
     let _ = std::net::TcpStream::connect(addr);
 }
 
-pub fn schedkit(p: Policy, o: &Opts) -> Result<Vec<Row>> {
-    let iters = calibrate(HEAVY_MS);
-    let rt = Runtime::builder().policy(p).cpus(o.cpus).build()?;
+/// The server on a schedkit runtime: an acceptor task that gives each connection a task
+/// running `conn`, until `stop` (and a connection to see it) ends the accept loop.
+fn schedkit_server(
+    rt: &Runtime,
+    conn: impl Fn(skrt::io::TcpStream) + Send + Sync + Clone + 'static,
+) -> Result<(SocketAddr, Arc<AtomicBool>, skrt::JoinHandle<()>)> {
     let l = skrt::io::TcpListener::bind("127.0.0.1:0")?;
     let addr = l.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -224,19 +222,27 @@ pub fn schedkit(p: Policy, o: &Opts) -> Result<Vec<Row>> {
             if st.load(Relaxed) {
                 break;
             }
-            let _ = s.set_nodelay(true);
-            skrt::spawn(TaskSpec::new().name("connection"), move || {
-                let mut lowered = false;
-                serve(s, iters, || {
-                    if !lowered {
-                        // A batch connection: nice 19 from here on.
-                        let _ = skrt::set_nice(19);
-                        lowered = true;
-                    }
-                })
-            });
+            let conn = conn.clone();
+            skrt::spawn(TaskSpec::new().name("connection"), move || conn(s));
         }
     });
+    Ok((addr, stop, acceptor))
+}
+
+pub fn schedkit(p: Policy, o: &Opts) -> Result<Vec<Row>> {
+    let iters = calibrate(HEAVY_MS);
+    let rt = Runtime::builder().policy(p).cpus(o.cpus).build()?;
+    let (addr, stop, acceptor) = schedkit_server(&rt, move |s| {
+        let _ = s.set_nodelay(true);
+        let mut lowered = false;
+        serve(s, iters, || {
+            if !lowered {
+                // A batch connection: nice 19 from here on.
+                let _ = skrt::set_nice(19);
+                lowered = true;
+            }
+        })
+    })?;
     let rows = measure(addr, "schedkit", p.name(), o);
     stop.store(true, Relaxed);
     unblock(addr);
@@ -361,20 +367,7 @@ fn rss_mib() -> f64 {
 /// spawned and exits. Resident memory after the first tenth and at the end: it must stay flat.
 pub fn soak(p: Policy, o: &Opts) -> Result<Vec<Row>> {
     let rt = Runtime::builder().policy(p).cpus(o.cpus).build()?;
-    let l = skrt::io::TcpListener::bind("127.0.0.1:0")?;
-    let addr = l.local_addr()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let acceptor = rt.spawn(TaskSpec::new().name("acceptor"), move || {
-        while let Ok((s, _)) = l.accept() {
-            if st.load(Relaxed) {
-                break;
-            }
-            skrt::spawn(TaskSpec::new().name("connection"), move || {
-                serve(s, 0, || {})
-            });
-        }
-    });
+    let (addr, stop, acceptor) = schedkit_server(&rt, |s| serve(s, 0, || {}))?;
     let total = o.duration * 10;
     let clients_stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..4)

@@ -8,13 +8,13 @@ use std::time::{Duration, Instant};
 
 /// Says in the test log that `test` did not run its check on this machine, and why: written
 /// to the process's stderr directly, past the harness's capture, so a CI log shows it.
-fn skipped(test: &str, why: &str) {
+pub(super) fn skipped(test: &str, why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }
 
 /// Runs `f` on its own thread and fails if it takes longer than `secs`.
-fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+pub(super) fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
@@ -32,7 +32,7 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
 /// own tests, whose load takes cores away from its workers and skews loop counts; those
 /// policy figures are checked by the parent run, and the children exist for the preemption
 /// paths.
-fn in_forced_child() -> bool {
+pub(super) fn in_forced_child() -> bool {
     std::env::var(SAVE_AREA_ENV).is_ok() || std::env::var(PREEMPT_ENV).is_ok()
 }
 

@@ -66,7 +66,7 @@ impl Peer {
             v.get("port")?.as_u64()
         });
         let rows = match port {
-            Some(port) => super::super::server::measure_external(
+            Some(port) => super::super::server::measure(
                 ([127, 0, 0, 1], port as u16).into(),
                 "go",
                 "net/http",

@@ -154,12 +154,18 @@ pub(crate) struct Reactor {
     timeouts: Mutex<Timeouts>,
 }
 
-static REACTOR: Mutex<Option<&'static Reactor>> = Mutex::new(None);
+/// The driver once started: read without a lock on every park and every drop of an I/O
+/// object. Starting it is serialised by `STARTING` (a failed start may be retried).
+static REACTOR: std::sync::OnceLock<&'static Reactor> = std::sync::OnceLock::new();
+static STARTING: Mutex<()> = Mutex::new(());
 
 /// The process's driver, started on first use.
 pub(crate) fn reactor() -> io::Result<&'static Reactor> {
-    let mut g = lock(&REACTOR);
-    if let Some(r) = *g {
+    if let Some(r) = REACTOR.get() {
+        return Ok(r);
+    }
+    let _g = lock(&STARTING);
+    if let Some(r) = REACTOR.get() {
         return Ok(r);
     }
     let raw: *mut Reactor = Box::into_raw(Box::new(Reactor::new()?));
@@ -176,7 +182,7 @@ pub(crate) fn reactor() -> io::Result<&'static Reactor> {
             format!("starting the I/O driver thread: {e}"),
         ));
     }
-    *g = Some(r);
+    let _ = REACTOR.set(r);
     Ok(r)
 }
 

@@ -3,35 +3,18 @@
 //! (the watchdog fails it instead). Each runs under every policy.
 
 use super::*;
+use crate::runtime::tests::{in_forced_child, skipped, within};
 use crate::runtime::{Policy, Runtime, TaskSpec};
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
 use std::sync::Mutex;
 
-fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-        let _ = tx.send(r);
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("test did not finish within {secs} s (a worker blocked in I/O?)"),
-    }
-}
-
 /// In the runtime suite's child runs (a forced save area, preemption off), which exist for the
 /// preemption paths: the heavy I/O tests are the parent run's, and say so.
 fn checked_by_parent(test: &str) -> bool {
-    let child = std::env::var(crate::runtime::SAVE_AREA_ENV).is_ok()
-        || std::env::var(crate::runtime::PREEMPT_ENV).is_ok();
+    let child = in_forced_child();
     if child {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: checked by the parent run"
-        );
+        skipped(test, "checked by the parent run");
     }
     child
 }
@@ -239,11 +222,9 @@ fn the_policy_decides_who_of_the_ready_runs_first() {
             if !rt.preemptive() {
                 // Without preemption the hog must yield, and a yield in the middle of the
                 // wakeup batch runs whoever is queued by then.
-                use std::io::Write;
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "SKIPPED the_policy_decides_who_of_the_ready_runs_first: preemption {}",
-                    rt.preemption_summary()
+                skipped(
+                    "the_policy_decides_who_of_the_ready_runs_first",
+                    &format!("preemption {}", rt.preemption_summary()),
                 );
                 return;
             }
