@@ -539,8 +539,13 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
             ListWhat::Workloads => {
-                for (n, p, d) in BUILTINS {
-                    out(&format!("{n:<12} {n}:{p},nice=0\n{:<12} {d}\n", ""));
+                for b in BUILTINS {
+                    let (n, d) = (b.name, b.about);
+                    out(&format!(
+                        "{n:<12} {n}:{},nice=0\n{:<12} {d}\n",
+                        b.defaults(),
+                        ""
+                    ));
                 }
                 out("\nor a .toml workload file (see README, 'Workload files'); join several with '+'.\n");
             }
