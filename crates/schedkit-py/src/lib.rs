@@ -166,6 +166,13 @@ fn journal_path(output: &str) -> String {
     sweep::journal_path(Path::new(output)).display().to_string()
 }
 
+/// A duration as the CLI and workload files read it (`10ms`, `2m`, `1.5e3us`; a bare number is
+/// seconds), in nanoseconds: Python uses this one parser rather than a copy of it.
+#[pyfunction]
+fn parse_duration(text: &str) -> PyResult<u64> {
+    schedkit::workload::parse_duration(text).map_err(value_err)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
@@ -176,6 +183,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(recover_journal, m)?)?;
     m.add_function(wrap_pyfunction!(write_tables, m)?)?;
     m.add_function(wrap_pyfunction!(journal_path, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

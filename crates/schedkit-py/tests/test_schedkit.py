@@ -107,6 +107,20 @@ def test_dicts_and_errors():
         schedkit.sweep({"policies": "o1", "machines": "smp2-2002", "workloads": ["yield", "nosuch:x=1"]})
     with pytest.raises(schedkit.SweepError, match="duration"):
         schedkit.simulate(duration="-1s")
+
+
+def test_durations_are_read_by_the_clis_own_parser():
+    # Python once had its own copy, which refused "2m" and "10" and "μs" that the CLI takes.
+    from schedkit import _duration_ns
+    assert _duration_ns("2m") == 120_000_000_000
+    assert _duration_ns("10") == 10_000_000_000
+    assert _duration_ns(0.25) == 250_000_000
+    assert _duration_ns("250μs") == _duration_ns("250us") == 250_000
+    assert _duration_ns("1.5e3us") == 1_500_000
+    with pytest.raises(schedkit.SweepError, match="unknown unit"):
+        _duration_ns("3 fortnights")
+    with pytest.raises(schedkit.SweepError, match="longer than 0"):
+        _duration_ns("0ms")
     with pytest.raises(schedkit.SweepError):
         schedkit.simulate(machine={"name": "broken"})
 

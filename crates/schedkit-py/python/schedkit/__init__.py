@@ -38,21 +38,17 @@ class SweepError(ValueError):
 
 
 def _duration_ns(duration: Union[str, int, float]) -> int:
+    """Nanoseconds of a duration given as seconds (a number) or as text, read by the very parser
+    of the CLI and the workload files (``schedkit._native.parse_duration``)."""
     if isinstance(duration, (int, float)) and not isinstance(duration, bool):
-        # A number is seconds.
-        ns = int(round(float(duration) * 1e9))
+        # A number is seconds, as a bare number is on the command line.
+        text = repr(float(duration))
     else:
-        text = str(duration).strip()
-        units = [("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)]
-        for suffix, mult in units:
-            if text.endswith(suffix):
-                try:
-                    ns = int(round(float(text[: -len(suffix)]) * mult))
-                except ValueError:
-                    raise SweepError(f"duration {duration!r}: not a number of {suffix}") from None
-                break
-        else:
-            raise SweepError(f"duration {duration!r}: give seconds or a string such as '10s', '500ms'")
+        text = str(duration)
+    try:
+        ns = _native.parse_duration(text)
+    except ValueError as e:
+        raise SweepError(f"duration {duration!r}: {e}") from None
     if ns <= 0:
         raise SweepError(f"duration {duration!r} must be longer than 0")
     return ns
