@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use crate::workload::LockMode;
+pub use crate::sleeplock::LockMode;
 pub use future::yield_now as yield_now_async;
 pub use sync::{channel, Condvar, Disconnected, Mutex, MutexGuard, Receiver, Semaphore, Sender};
 

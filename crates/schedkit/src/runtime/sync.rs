@@ -11,9 +11,8 @@
 
 use super::host::TaskOps;
 use super::{current_ops, NoPreempt};
-use crate::sleeplock::{Attempt, LockCounters, LockKind, SleepLock};
+use crate::sleeplock::{Attempt, LockCounters, LockKind, LockMode, SleepLock};
 use crate::task::TaskId;
-use crate::workload::LockMode;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering::*};
