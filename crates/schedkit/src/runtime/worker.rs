@@ -8,19 +8,9 @@
 //! thread-local address could be kept by the compiler from before the switch.
 
 use super::arch;
+use super::task_ops::{Reason, WorkerOps};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-
-/// Why a task switched out.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Reason {
-    Yield,
-    /// Asleep on something (its state is BLOCKING).
-    Block,
-    Exit,
-    /// The tick or a wakeup preempted it, or it noticed `need_resched` itself.
-    Preempt,
-}
 
 /// What a worker owns and what others (and its signal handler) may poke. The first cache-line
 /// pair holds what the worker (and its handler) writes on every switch; what other threads
@@ -161,19 +151,9 @@ impl WorkerSlot {
     }
 }
 
-/// The task-side operations a worker's host offers; `runtime::host::Shared<P>` implements it
-/// for each policy, so task code needs no generic parameter.
-pub(crate) trait Host: Send + Sync {
-    /// Task side: accounts pending ticks and switches out if a reschedule is due.
-    fn preempt_point(&self, cpu: usize);
-    /// Task side: switch to the worker's scheduler with `reason`.
-    fn switch_out(&self, cpu: usize, reason: Reason);
-    fn current_task(&self, cpu: usize) -> Option<crate::task::TaskId>;
-}
-
 /// A worker thread's identity, as its thread-local.
 pub(crate) struct WorkerTls {
-    pub host: *const dyn super::host::TaskOps,
+    pub host: *const dyn WorkerOps,
     pub cpu: usize,
     pub slot: *const WorkerSlot,
     /// Identifies the runtime (two runtimes may coexist).
