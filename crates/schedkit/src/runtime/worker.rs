@@ -112,6 +112,33 @@ impl WorkerSlot {
     }
 }
 
+/// The two words `resched`'s request runs on.
+impl super::resched::Words for WorkerSlot {
+    fn set_need_resched(&self) {
+        self.need_resched
+            .store(true, std::sync::atomic::Ordering::SeqCst)
+    }
+    fn need_resched(&self) -> bool {
+        self.need_resched.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn preempt_count(&self) -> u32 {
+        self.preempt_count.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn preempt_dec(&self) -> u32 {
+        use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+        // Only this worker's thread (and its own signal handler, which writes the count only
+        // when it is 0) writes the count: a nested level drops with a plain store, and only
+        // the last, which the waker's read races, pays for the locked instruction.
+        let before = self.preempt_count.load(Relaxed);
+        if before > 1 {
+            self.preempt_count.store(before - 1, Relaxed);
+            before
+        } else {
+            self.preempt_count.fetch_sub(1, SeqCst)
+        }
+    }
+}
+
 /// Counts one on a counter of a worker's own slot, which only that worker's thread writes
 /// (others only read it, for statistics): a load and a store, not a locked increment, which
 /// costs a switch or a wakeup as much as a runqueue lock's release.
