@@ -6,6 +6,10 @@
 //! handler). Code that runs on a task stack reaches the worker through [`current`], which is
 //! never inlined: a task may resume on another worker thread after a switch, and an inlined
 //! thread-local address could be kept by the compiler from before the switch.
+//!
+//! It reaches its runtime only through `task_ops::WorkerOps` and must never depend on `host`,
+//! `core_host` or `task_side` (`host` stands on this file). Its one circle is with `arch`: the
+//! preemption trampoline there calls [`preempt_entry`] here.
 
 use super::arch;
 use super::task_ops::{Reason, WorkerOps};
