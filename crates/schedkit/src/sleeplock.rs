@@ -13,11 +13,41 @@
 //!   waiter without hand-off, so a running task may take it first; optionally (2.6.30,
 //!   0d66bf6d3514) a contender spins instead of sleeping while the owner is running.
 //! - The big kernel lock of 2.6.26-rc1 is a semaphore of count 1 in whichever mode the run uses.
+//!
+//! [`LockMode`], the semaphore's discipline, lives here (the workload model and the runtime
+//! re-export it). This module must never depend on a host (`sim`, `runtime`), the workload
+//! model or `metrics`: both hosts and the workloads stand on it.
 
 use crate::task::TaskId;
 use std::collections::VecDeque;
 
-pub use crate::workload::LockMode;
+/// How a semaphore passes itself on at `up()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LockMode {
+    /// 2.6.26's generic semaphore: ownership passes to the woken waiter.
+    #[default]
+    Handoff,
+    /// The May 2008 fix: wake one, but whoever runs first takes it.
+    Opportunistic,
+}
+
+impl LockMode {
+    pub fn parse(s: &str) -> Result<LockMode, String> {
+        match s.trim() {
+            "handoff" => Ok(LockMode::Handoff),
+            "opportunistic" => Ok(LockMode::Opportunistic),
+            o => Err(format!(
+                "unknown lock mode '{o}' (handoff or opportunistic)"
+            )),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            LockMode::Handoff => "handoff",
+            LockMode::Opportunistic => "opportunistic",
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockKind {

@@ -55,8 +55,7 @@ fn rules() -> Vec<Rule> {
         Rule {
             files: &["runtime"],
             never: &["sim", "workload", "metrics"],
-            // The semaphore's two 2.6.26 disciplines are named by the workload model.
-            except: &["workload::LockMode"],
+            except: &[],
         },
     ]
 }

@@ -11,7 +11,7 @@
 //! A future that wakes itself and returns `Pending` (`yield_now().await`) asks to let others
 //! run, as in Tokio; here that is a `sched_yield` through the policy.
 
-use super::host::TaskOps;
+use super::task_ops::{Reason, WorkerOps};
 use super::{current_ops, NoPreempt};
 use crate::task::TaskId;
 use std::future::Future;
@@ -32,7 +32,7 @@ const DONE: u8 = 3;
 /// The waker of one async task.
 struct TaskWaker {
     state: AtomicU8,
-    host: *const dyn TaskOps,
+    host: *const dyn WorkerOps,
     id: TaskId,
 }
 
@@ -92,7 +92,7 @@ impl TaskWaker {
         host.prepare_block(self.id);
         match self.state.compare_exchange(EMPTY, PARKED, AcqRel, Acquire) {
             Ok(_) => {
-                host.switch_out(cpu(), super::worker::Reason::Block);
+                host.switch_out(cpu(), Reason::Block);
                 // Only a waker that took PARKED wakes us, and it left NOTIFIED. Clear it
                 // before the next poll, which sees everything woken before it.
                 self.state.store(EMPTY, Release);
@@ -119,7 +119,7 @@ pub(crate) fn run_on_task<F: Future>(fut: F) -> F::Output {
     };
     let tw = Arc::new(TaskWaker {
         state: AtomicU8::new(EMPTY),
-        host: ops as *const dyn TaskOps,
+        host: ops as *const dyn WorkerOps,
         id,
     });
     let waker = Waker::from(tw.clone());

@@ -29,14 +29,17 @@
 
 mod arch;
 mod clock;
+mod core_host;
+mod future;
 pub mod handshake;
 mod host;
+pub mod io;
 mod resched;
 #[cfg(test)]
-pub(crate) use host::scripted;
-mod future;
-pub mod io;
+pub(crate) mod scripted;
 pub mod sync;
+mod task_ops;
+mod task_side;
 mod timers;
 mod worker;
 
@@ -44,12 +47,13 @@ pub use crate::policy::rt::RtBalance;
 pub use crate::registry::PolicyKind as Policy;
 use crate::registry::{BuildEnv, WithSched};
 use crate::task::{CpuMask, SchedPolicy, TaskId};
-use host::{Config, Shared, TaskOps};
+use host::{Config, Shared};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use task_ops::WorkerOps;
 
-pub use crate::workload::LockMode;
+pub use crate::sleeplock::LockMode;
 pub use future::yield_now as yield_now_async;
 pub use sync::{channel, Condvar, Disconnected, Mutex, MutexGuard, Receiver, Semaphore, Sender};
 
@@ -342,7 +346,7 @@ impl Builder {
             id: usize,
         }
         impl WithSched for Start {
-            type Out = Arc<dyn TaskOps>;
+            type Out = Arc<dyn WorkerOps>;
             fn run<C: crate::class::SchedClass>(
                 self,
                 sched: crate::sched_core::Sched<C>,
@@ -360,7 +364,7 @@ impl Builder {
                 .name(format!("schedkit-cpu{cpu}"))
                 .stack_size(256 * 1024)
                 .spawn(move || {
-                    let me: *const dyn TaskOps = Arc::as_ptr(&h);
+                    let me: *const dyn WorkerOps = Arc::as_ptr(&h);
                     h.run_worker(cpu, core, me);
                 });
             match spawned {
@@ -390,7 +394,7 @@ impl Builder {
 /// Dropping it waits for every task to finish, then stops the workers. Use
 /// [`Runtime::shutdown_timeout`] to bound that wait.
 pub struct Runtime {
-    inner: Arc<dyn TaskOps>,
+    inner: Arc<dyn WorkerOps>,
     threads: Vec<std::thread::JoinHandle<()>>,
     policy: Policy,
     ncpus: usize,
@@ -520,7 +524,7 @@ impl Drop for Runtime {
             let _ = t.join();
         }
         // A thread that is no worker may still be inside a wakeup of this runtime, or hold a
-        // kick of it (`host::defer_kicks`).
+        // kick of it (`task_ops::defer_kicks`).
         self.inner.wait_foreign_wakers();
     }
 }
@@ -566,7 +570,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn spawn_on<F, T>(host: &dyn TaskOps, spec: TaskSpec, f: F) -> JoinHandle<T>
+fn spawn_on<F, T>(host: &dyn WorkerOps, spec: TaskSpec, f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
@@ -588,7 +592,7 @@ where
 }
 
 /// The host of the task running this code, if any.
-fn current_ops() -> Option<(&'static dyn TaskOps, usize)> {
+fn current_ops() -> Option<(&'static dyn WorkerOps, usize)> {
     worker::in_task().map(|w| {
         // SAFETY: the host outlives its tasks.
         (unsafe { ops_of(w) }, w.cpu)
@@ -597,7 +601,7 @@ fn current_ops() -> Option<(&'static dyn TaskOps, usize)> {
 
 /// # Safety
 /// `w` must be the current worker's identity (its host outlives every task).
-pub(crate) unsafe fn ops_of(w: &worker::WorkerTls) -> &'static dyn TaskOps {
+pub(crate) unsafe fn ops_of(w: &worker::WorkerTls) -> &'static dyn WorkerOps {
     &*w.host
 }
 
@@ -660,7 +664,9 @@ pub fn sleep(d: Duration) {
     }
 }
 
-fn with_current<R>(f: impl FnOnce(&dyn TaskOps, usize) -> Result<R, String>) -> Result<R, String> {
+fn with_current<R>(
+    f: impl FnOnce(&dyn WorkerOps, usize) -> Result<R, String>,
+) -> Result<R, String> {
     let _g = NoPreempt::new();
     let (ops, cpu) = current_ops().ok_or("not called from a schedkit task")?;
     f(ops, cpu)

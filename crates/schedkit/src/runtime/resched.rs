@@ -10,41 +10,18 @@
 //! worker writes the count then reads the flag, each pair separated by a full barrier (SeqCst
 //! store or locked RMW, then SeqCst load), so at least one side sees the other's write.
 //! `tests::loom_*` check every interleaving with loom.
+//!
+//! The protocol only: it must never depend on `worker` or `host`. A worker's slot implements
+//! [`Words`] in `worker.rs`, so the two files do not import each other.
 
-/// A worker's two words the request runs on (std's atomics in the runtime, loom's in the
-/// model check).
+/// A worker's two words the request runs on (std's atomics in the runtime, where
+/// `worker::WorkerSlot` implements it, loom's in the model check).
 pub(crate) trait Words {
     fn set_need_resched(&self);
     fn need_resched(&self) -> bool;
     fn preempt_count(&self) -> u32;
     /// Drops one level; returns the level before.
     fn preempt_dec(&self) -> u32;
-}
-
-impl Words for super::worker::WorkerSlot {
-    fn set_need_resched(&self) {
-        self.need_resched
-            .store(true, std::sync::atomic::Ordering::SeqCst)
-    }
-    fn need_resched(&self) -> bool {
-        self.need_resched.load(std::sync::atomic::Ordering::SeqCst)
-    }
-    fn preempt_count(&self) -> u32 {
-        self.preempt_count.load(std::sync::atomic::Ordering::SeqCst)
-    }
-    fn preempt_dec(&self) -> u32 {
-        use std::sync::atomic::Ordering::{Relaxed, SeqCst};
-        // Only this worker's thread (and its own signal handler, which writes the count only
-        // when it is 0) writes the count: a nested level drops with a plain store, and only
-        // the last, which the waker's read races, pays for the locked instruction.
-        let before = self.preempt_count.load(Relaxed);
-        if before > 1 {
-            self.preempt_count.store(before - 1, Relaxed);
-            before
-        } else {
-            self.preempt_count.fetch_sub(1, SeqCst)
-        }
-    }
 }
 
 /// Waker side: asks the worker to reschedule; true when it runs task code, which only the

@@ -9,11 +9,10 @@
 //! notified, and only then wakes it. Callers that are not tasks (e.g. `main`) block their OS
 //! thread instead, so the same objects connect tasks and threads.
 
-use super::host::TaskOps;
+use super::task_ops::{Reason, WorkerOps};
 use super::{current_ops, NoPreempt};
-use crate::sleeplock::{Attempt, LockCounters, LockKind, SleepLock};
+use crate::sleeplock::{Attempt, LockCounters, LockKind, LockMode, SleepLock};
 use crate::task::TaskId;
-use crate::workload::LockMode;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering::*};
@@ -94,7 +93,7 @@ impl<T> Drop for SpinGuard<'_, T> {
 #[derive(Clone)]
 enum Who {
     Task {
-        host: *const dyn TaskOps,
+        host: *const dyn WorkerOps,
         id: TaskId,
     },
     Thread(std::thread::Thread),
@@ -116,7 +115,7 @@ impl WaitNode {
     pub(crate) fn current() -> WaitNode {
         let who = match current_ops() {
             Some((ops, cpu)) => Who::Task {
-                host: ops as *const dyn TaskOps,
+                host: ops as *const dyn WorkerOps,
                 id: ops.current_task(cpu).expect("in a task"),
             },
             None => Who::Thread(std::thread::current()),
@@ -143,7 +142,7 @@ impl WaitNode {
                 host.prepare_block(*id);
                 drop(guard);
                 let w = super::worker::current().expect("a task runs on a worker");
-                host.switch_out(w.cpu, super::worker::Reason::Block);
+                host.switch_out(w.cpu, Reason::Block);
                 debug_assert!(self.notified.load(Acquire), "woken without notification");
             }
             Who::Thread(_) => {

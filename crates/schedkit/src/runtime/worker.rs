@@ -6,21 +6,15 @@
 //! handler). Code that runs on a task stack reaches the worker through [`current`], which is
 //! never inlined: a task may resume on another worker thread after a switch, and an inlined
 //! thread-local address could be kept by the compiler from before the switch.
+//!
+//! It reaches its runtime only through `task_ops::WorkerOps` and must never depend on `host`,
+//! `core_host` or `task_side` (`host` stands on this file). Its one circle is with `arch`: the
+//! preemption trampoline there calls [`preempt_entry`] here.
 
 use super::arch;
+use super::task_ops::{Reason, WorkerOps};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
-
-/// Why a task switched out.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Reason {
-    Yield,
-    /// Asleep on something (its state is BLOCKING).
-    Block,
-    Exit,
-    /// The tick or a wakeup preempted it, or it noticed `need_resched` itself.
-    Preempt,
-}
 
 /// What a worker owns and what others (and its signal handler) may poke. The first cache-line
 /// pair holds what the worker (and its handler) writes on every switch; what other threads
@@ -122,6 +116,33 @@ impl WorkerSlot {
     }
 }
 
+/// The two words `resched`'s request runs on.
+impl super::resched::Words for WorkerSlot {
+    fn set_need_resched(&self) {
+        self.need_resched
+            .store(true, std::sync::atomic::Ordering::SeqCst)
+    }
+    fn need_resched(&self) -> bool {
+        self.need_resched.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn preempt_count(&self) -> u32 {
+        self.preempt_count.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn preempt_dec(&self) -> u32 {
+        use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+        // Only this worker's thread (and its own signal handler, which writes the count only
+        // when it is 0) writes the count: a nested level drops with a plain store, and only
+        // the last, which the waker's read races, pays for the locked instruction.
+        let before = self.preempt_count.load(Relaxed);
+        if before > 1 {
+            self.preempt_count.store(before - 1, Relaxed);
+            before
+        } else {
+            self.preempt_count.fetch_sub(1, SeqCst)
+        }
+    }
+}
+
 /// Counts one on a counter of a worker's own slot, which only that worker's thread writes
 /// (others only read it, for statistics): a load and a store, not a locked increment, which
 /// costs a switch or a wakeup as much as a runqueue lock's release.
@@ -161,19 +182,9 @@ impl WorkerSlot {
     }
 }
 
-/// The task-side operations a worker's host offers; `runtime::host::Shared<P>` implements it
-/// for each policy, so task code needs no generic parameter.
-pub(crate) trait Host: Send + Sync {
-    /// Task side: accounts pending ticks and switches out if a reschedule is due.
-    fn preempt_point(&self, cpu: usize);
-    /// Task side: switch to the worker's scheduler with `reason`.
-    fn switch_out(&self, cpu: usize, reason: Reason);
-    fn current_task(&self, cpu: usize) -> Option<crate::task::TaskId>;
-}
-
 /// A worker thread's identity, as its thread-local.
 pub(crate) struct WorkerTls {
-    pub host: *const dyn super::host::TaskOps,
+    pub host: *const dyn WorkerOps,
     pub cpu: usize,
     pub slot: *const WorkerSlot,
     /// Identifies the runtime (two runtimes may coexist).

@@ -34,33 +34,9 @@ pub use program::{
 
 use crate::task::{CpuMask, SchedPolicy};
 
-/// How a semaphore passes itself on at `up()`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum LockMode {
-    /// 2.6.26's generic semaphore: ownership passes to the woken waiter.
-    #[default]
-    Handoff,
-    /// The May 2008 fix: wake one, but whoever runs first takes it.
-    Opportunistic,
-}
-
-impl LockMode {
-    pub fn parse(s: &str) -> Result<LockMode, String> {
-        match s.trim() {
-            "handoff" => Ok(LockMode::Handoff),
-            "opportunistic" => Ok(LockMode::Opportunistic),
-            o => Err(format!(
-                "unknown lock mode '{o}' (handoff or opportunistic)"
-            )),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            LockMode::Handoff => "handoff",
-            LockMode::Opportunistic => "opportunistic",
-        }
-    }
-}
+// The semaphore's discipline belongs to the sleeping locks (`crate::sleeplock`); a workload
+// names it, so `workload::LockMode` stays its path here too.
+pub use crate::sleeplock::LockMode;
 
 /// A sleeping lock the workload's tasks take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

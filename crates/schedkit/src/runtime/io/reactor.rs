@@ -375,7 +375,7 @@ impl Reactor {
             self.expire(&mut wake);
             // The whole batch is woken before any worker is kicked, so the policy chooses
             // among all the tasks it made ready.
-            crate::runtime::host::defer_kicks(|| {
+            crate::runtime::task_ops::defer_kicks(|| {
                 for node in wake.drain(..) {
                     // SAFETY: each node was unlinked under its source's lock just now; a
                     // waiter stays parked until notified.

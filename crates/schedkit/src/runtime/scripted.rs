@@ -1,0 +1,85 @@
+//! The runtime host driven step by step by the core's tests (`sched_core::tests`): the task
+//! table, locks and published state of a real runtime, with no worker threads and no stacks;
+//! the test is the only thread and the clock. Test-only (`#[cfg(test)]` in `runtime/mod.rs`);
+//! it stands on `host` and `core_host`, and nothing of the runtime proper may depend on it.
+
+use super::core_host::WorkerHost;
+use super::handshake::{self, Wake};
+use super::host::{lock, Config, Shared};
+use crate::class::SchedClass;
+use crate::sched_core::tests::{Scripted, TaskSpecT};
+use crate::sched_core::{self as core, CoreError, Leave, Sched};
+use crate::task::{CpuId, Task, TaskId, TaskState};
+use std::sync::atomic::Ordering::*;
+
+pub(crate) fn run<P: SchedClass, R>(
+    sched: Sched<P>,
+    ncpus: usize,
+    hz: u32,
+    f: impl FnOnce(&mut WorkerHost<'_, P>) -> Result<R, CoreError>,
+) -> Result<R, CoreError> {
+    let cfg = Config {
+        ncpus,
+        hz,
+        max_tasks: 256,
+        stack_size: 64 * 1024,
+        preempt: false,
+        idle_spin_ns: 0,
+    };
+    let sh = Shared::new(sched, cfg, 0);
+    let mut h = sh.host(Some(0));
+    f(&mut h)
+}
+
+impl<P: SchedClass> Scripted for WorkerHost<'_, P> {
+    fn add_task(&mut self, spec: &TaskSpecT, parent: Option<TaskId>) -> TaskId {
+        let sh = self.sh;
+        let idx = {
+            let mut free = lock(&sh.free);
+            free.1 += 1;
+            free.1 - 1
+        };
+        let t = TaskId(idx as u32);
+        let ctl = &sh.ctl[idx];
+        // SAFETY: a fresh slot; this test thread is the only thread.
+        unsafe {
+            *ctl.parent_gen.get() = parent.map_or(0, |p| sh.ctl[p.index()].gen.load(Relaxed));
+            ctl.gen.fetch_add(1, Relaxed);
+            ctl.state.store(handshake::RUNNABLE, Release);
+            let task = sh.task(t);
+            *task = Task::new(t);
+            task.policy = spec.policy;
+            task.nice = spec.nice;
+            task.rt_priority = spec.rt_priority;
+            task.cpus_allowed = spec.allowed;
+            task.parent = parent;
+            task.mm = t.0;
+        }
+        sh.high_water.fetch_max(idx + 1, AcqRel);
+        *lock(&sh.live) += 1;
+        t
+    }
+    fn at(&mut self, now: u64) {
+        self.now = Some(now);
+    }
+    fn begin_sleep(&mut self, t: TaskId) -> Leave {
+        handshake::prepare_block(&self.sh.ctl[t.index()].state);
+        Leave::MaybeSleep
+    }
+    fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<(), CoreError> {
+        if handshake::wake(&self.sh.ctl[t.index()].state) != Wake::Enqueue {
+            return Err(CoreError::new(format!("{t} was not asleep")));
+        }
+        core::wake::try_to_wake_up(self, t, Some(waker), false, false, false)
+    }
+    fn take_need_resched(&mut self, cpu: CpuId) -> bool {
+        self.sh.workers[cpu].need_resched.swap(false, Relaxed)
+    }
+    fn task_state(&self, t: TaskId) -> TaskState {
+        // SAFETY: the only thread.
+        unsafe { self.sh.task(t).state }
+    }
+    fn ntasks(&self) -> usize {
+        self.sh.high_water.load(Acquire)
+    }
+}
