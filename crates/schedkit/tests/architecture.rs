@@ -66,6 +66,11 @@ fn src() -> PathBuf {
 
 fn files_of(p: &Path, out: &mut Vec<PathBuf>) {
     if p.is_dir() {
+        // A module's tests in their own directory (`runtime/tests/`) are test code, as a
+        // `tests.rs` is.
+        if p.file_name().is_some_and(|n| n == "tests") {
+            return;
+        }
         let mut es: Vec<_> = std::fs::read_dir(p)
             .unwrap()
             .map(|e| e.unwrap().path())
