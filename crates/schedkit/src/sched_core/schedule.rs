@@ -36,6 +36,14 @@ struct PrevFate {
     evicted: bool,
 }
 
+/// What the first hold of this CPU's runqueue lock ends with: the next task picked, or (RT
+/// push/pull) the overloaded runqueues to pull from first, after which the lock is taken again
+/// to pick (2.6.25's `pre_schedule` → `pull_rt_task`, which drops this lock to take two).
+enum FirstLock<P> {
+    Picked(P),
+    PullFrom(Vec<CpuId>),
+}
+
 /// `schedule()` on `cpu`, whose current task `prev` (if any) stops running for `leave`.
 pub fn schedule<H: Host>(
     h: &mut H,
@@ -111,14 +119,17 @@ pub fn schedule<H: Host>(
             Vec::new()
         };
         if sources.is_empty() {
-            (fate, Ok(pick::<H>(s, ctx, rq, inside, cpu, prev, fate)))
+            (
+                fate,
+                FirstLock::Picked(pick::<H>(s, ctx, rq, inside, cpu, prev, fate)),
+            )
         } else {
-            (fate, Err(sources))
+            (fate, FirstLock::PullFrom(sources))
         }
     });
     let next = match first {
-        Ok(picked) => picked?,
-        Err(sources) => {
+        FirstLock::Picked(picked) => picked?,
+        FirstLock::PullFrom(sources) => {
             let ncpus = h.ncpus();
             for src in sources {
                 check_cpu("overloaded_to_pull", h.sched().name(), src, ncpus, None)?;
