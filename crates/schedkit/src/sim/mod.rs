@@ -1327,9 +1327,14 @@ pub(crate) fn diff(a: &OpCounter, b: &OpCounter) -> OpCounter {
     }
 }
 
+mod audit;
 mod engine;
 mod host;
 mod lifecycle;
+mod program;
+mod result;
+mod speed;
+mod syscall;
 mod trace;
 #[cfg(test)]
 pub(crate) use host::scripted;
