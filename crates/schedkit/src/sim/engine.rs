@@ -1,14 +1,238 @@
-//! The simulator's entries into the scheduler core: a timed sleep's timer interrupt, workload
-//! tasks started and changed from outside, wakeups, reschedule requests and IPIs, the tick
-//! and `schedule()`.
+//! The simulator's event loop and its entries into the scheduler core. The loop pops events
+//! (segment ends, ticks, sleep timers, IPIs, the governor's, workload starts and changes) in
+//! (time, sequence) order and, when a CPU is free, decides what it does next (`resume`:
+//! `schedule()`, the refill of a task just switched in, or the task's next statement). The
+//! entries: a timed sleep's timer interrupt, workload tasks started and changed from outside,
+//! wakeups, reschedule requests and IPIs, the tick and `schedule()`.
 //!
 //! Must never repeat the core's orchestration: each entry prices and schedules the CPU's time
-//! around one `core_path` call into `sched_core`.
+//! around one `core_path` call into `sched_core`; what a statement does is `program.rs`'s.
 
 use super::*;
 use crate::sched_core::{CoreError, Leave};
 
+/// Event kinds; the heap orders by (time, seq), the kind only breaks no ties.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Ev {
+    /// The CPU's current segment ends (valid if `gen` matches).
+    SegEnd {
+        cpu: u32,
+        gen: u64,
+    },
+    Tick {
+        cpu: u32,
+    },
+    /// A sleep timer fires (valid if `gen` matches the task's sleep generation); `handler`:
+    /// its interrupt's handler runs now, on a CPU that has left its idle state for it.
+    Timer {
+        task: u32,
+        gen: u32,
+        handler: bool,
+    },
+    /// A reschedule IPI arrives.
+    Ipi {
+        cpu: u32,
+    },
+    /// The ondemand governor samples frequency domain `domain`.
+    Governor {
+        domain: u32,
+    },
+    /// A governor's request for `domain` takes effect.
+    FreqApply {
+        domain: u32,
+        pstate: u32,
+    },
+    /// The CPU's speed changed (frequency, turbo, SMT sibling): re-time its user segment.
+    Respeed {
+        cpu: u32,
+    },
+    /// Workload task `spec` (its index in the workload) starts now (`start=`).
+    Start {
+        spec: u32,
+    },
+    /// The workload's change `i` is made now (`renice=`, `chpolicy=`).
+    Change {
+        i: u32,
+    },
+    /// A phase of the run begins (`SimConfig::phases`).
+    Phase,
+}
+
 impl<P: SchedClass> Sim<'_, '_, P> {
+    // ----- the event loop -----
+
+    pub(super) fn post(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        match ev {
+            Ev::Timer { .. } => self.timers.push(Reverse((at, self.seq, ev))),
+            _ => self.events.push(Reverse((at, self.seq, ev))),
+        }
+    }
+
+    /// The earliest pending event of either queue, by (time, sequence).
+    fn pop_event(&mut self) -> Option<(u64, Ev)> {
+        let from_timers = match (self.events.peek(), self.timers.peek()) {
+            (Some(Reverse(e)), Some(Reverse(t))) => (t.0, t.1) < (e.0, e.1),
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        let q = if from_timers {
+            &mut self.timers
+        } else {
+            &mut self.events
+        };
+        q.pop().map(|Reverse((at, _, ev))| (at, ev))
+    }
+
+    pub(super) fn run(&mut self) -> Result<(), SimError> {
+        let duration = self.cfg.duration_ns;
+        let mut next_progress = duration / 100;
+        while let Some((at, ev)) = self.pop_event() {
+            if at > duration {
+                self.now = duration;
+                break;
+            }
+            self.now = at;
+            self.nevents += 1;
+            match ev {
+                Ev::SegEnd { cpu, gen } => {
+                    if self.cpus[cpu as usize].gen == gen {
+                        self.seg_end(cpu as usize)?;
+                    }
+                }
+                Ev::Tick { cpu } => self.tick(cpu as usize)?,
+                Ev::Timer { task, gen, handler } => {
+                    let t = TaskId(task);
+                    if self.procs[t.index()].sleep_gen == gen
+                        && self.procs[t.index()].block == Block::Timer
+                    {
+                        self.sleep_timer(t, gen, handler)?;
+                    }
+                }
+                Ev::Ipi { cpu } => self.ipi(cpu as usize)?,
+                Ev::Governor { domain } => self.governor_sample(domain as usize),
+                Ev::FreqApply { domain, pstate } => {
+                    self.freq_apply(domain as usize, pstate as usize)
+                }
+                Ev::Respeed { cpu } => self.respeed(cpu as usize)?,
+                Ev::Start { spec } => self.start_later(spec as usize)?,
+                Ev::Change { i } => self.change_group(i as usize)?,
+                Ev::Phase => self.next_phase(),
+            }
+            if self.foreground_alive == 0 {
+                self.end_time = Some(self.now);
+                self.stop = StopReason::Completed;
+                break;
+            }
+            if matches!(ev, Ev::Tick { cpu: 0 }) && self.stuck() {
+                self.end_time = Some(self.now);
+                self.stop = StopReason::Deadlock(self.waits());
+                break;
+            }
+            if self.cfg.audit_every > 0 && self.nevents.is_multiple_of(self.cfg.audit_every) {
+                self.audit()?;
+                self.audits += 1;
+                self.rt_inversions += u64::from(self.rt_inversion());
+                self.count_stranded();
+            }
+            if self.now >= next_progress {
+                if let Some(p) = self.cfg.progress.as_mut() {
+                    p(self.now as f64 / duration as f64);
+                }
+                next_progress = self.now + duration / 100;
+            }
+        }
+        let end = self.end_time.unwrap_or(duration);
+        self.now = end;
+        self.trace_end();
+        for c in 0..self.ncpus {
+            self.close_segment(c, end);
+        }
+        self.audit()?;
+        self.check_conservation(end)?;
+        Ok(())
+    }
+
+    fn seg_end(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        let kind = self.cpus[cpu].seg;
+        let progress = self.close_segment(cpu, self.now);
+        if kind == SegKind::User {
+            let t = self.cpus[cpu].curr.expect("user segment without a task");
+            self.user_progress(t, progress);
+        }
+        self.resume(cpu)
+    }
+
+    /// The CPU is free to do its next thing at `self.now`.
+    pub(super) fn resume(&mut self, cpu: CpuId) -> Result<(), SimError> {
+        let mut zero_cost_steps = 0u32;
+        loop {
+            if self.cpus[cpu].need_resched {
+                let cost = self.schedule(cpu)?;
+                if cost > 0 || self.cpus[cpu].curr.is_some() {
+                    self.start_segment(cpu, SegKind::Sched, cost);
+                    // Spin was recorded by schedule() in the pending field.
+                    self.cpus[cpu].seg_spin = self.pending_spin;
+                    return Ok(());
+                }
+            }
+            let Some(t) = self.cpus[cpu].curr else {
+                self.start_segment(cpu, SegKind::Idle, 0);
+                return Ok(());
+            };
+            if self.tasks[t].state != TaskState::Running(cpu) {
+                // Blocked or exiting: switch away.
+                self.cpus[cpu].need_resched = true;
+                continue;
+            }
+            // A task just switched in first brings its working set back.
+            let refill = std::mem::take(&mut self.cpus[cpu].refill_due);
+            if !refill.is_empty() {
+                let ns = match self.ic.as_mut() {
+                    // Over a bus other CPUs may be streaming on too.
+                    Some(ic) => {
+                        let alone = self.cache.mem_line_ns(ic.line_bytes());
+                        let mem = ic.stream_ns(cpu, refill.mem_kb as f64, alone);
+                        ic.set_streaming(cpu, true);
+                        (mem as f64 + self.cache.llc_ns(refill)) as u64
+                    }
+                    None => self.cache.price(refill),
+                };
+                if ns > 0 {
+                    self.start_segment(cpu, SegKind::Refill, ns);
+                    self.cpus[cpu].switch_in_refill = Some((t, ns));
+                    return Ok(());
+                }
+            }
+            match self.step(cpu, t)? {
+                Step::Continue => {
+                    zero_cost_steps += 1;
+                    if zero_cost_steps > 1_000_000 {
+                        return Err(SimError::Impossible(format!(
+                            "program '{}' loops without spending any time (add compute, sleep or a system call to its loop)",
+                            self.workload.programs[self.procs[t.index()].prog as usize].name
+                        )));
+                    }
+                }
+                Step::User(work) => {
+                    let speed = self.freq.as_ref().map_or(freq::SPEED_ONE, |f| f.speed(cpu));
+                    self.start_segment(cpu, SegKind::User, freq::work_to_ns(work, speed));
+                    self.cpus[cpu].seg_speed = speed;
+                    return Ok(());
+                }
+                Step::Spin(ns) => {
+                    self.start_segment(cpu, SegKind::User, ns);
+                    self.cpus[cpu].seg_speed = freq::SPEED_ONE;
+                    return Ok(());
+                }
+                Step::Sys(ns) => {
+                    self.start_segment(cpu, SegKind::Sys, ns.max(1));
+                    return Ok(());
+                }
+            }
+        }
+    }
+
     // ----- timers and outside agents -----
 
     /// The timer of `t`'s timed sleep expires now (`handler`: its interrupt's handler runs

@@ -9,6 +9,28 @@
 
 use super::*;
 
+/// What executing one operation did.
+pub(super) enum Step {
+    /// Continue with the next operation at once.
+    Continue,
+    /// The CPU computes in user space this much work (ns at the profile's clock).
+    User(u64),
+    /// The CPU busy-loops in user space for this long, whatever its speed.
+    Spin(u64),
+    /// The CPU is in a system call for this long.
+    Sys(u64),
+}
+
+impl Step {
+    /// Kernel work of `ns` (none: go on at once).
+    pub(super) fn sys_or_continue(ns: u64) -> Step {
+        match ns {
+            0 => Step::Continue,
+            ns => Step::Sys(ns),
+        }
+    }
+}
+
 impl<P: SchedClass> Sim<'_, '_, P> {
     /// `t` computed `progress` ns in user space: its current Compute/Touch advances, or its
     /// busy loop is credited (and re-examined against its deadline when it next runs).

@@ -9,6 +9,16 @@
 
 use super::*;
 
+pub(super) struct Chan {
+    pub(super) kind: ChanKind,
+    pub(super) capacity: Option<u32>,
+    pub(super) msgs: u64,
+    /// A shared timer's next expiry (None until its first use).
+    pub(super) timer_next: Option<u64>,
+    pub(super) recv_waiters: VecDeque<TaskId>,
+    pub(super) send_waiters: VecDeque<TaskId>,
+}
+
 impl<P: SchedClass> Sim<'_, '_, P> {
     pub(super) fn k(&self) -> &crate::machine::KernelSpec {
         &self.machine.profile.kernel
