@@ -88,7 +88,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     && !matches!(self.tasks[w].state, TaskState::Running(_))
             };
             if lk.stranded(asleep) {
-                self.stranded[i] += 1;
+                self.tally.stranded[i] += 1;
             }
         }
     }
@@ -130,16 +130,16 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     pub(super) fn check_conservation(&self, end: u64) -> Result<(), SimError> {
         let mut charged_cpus = 0u64;
         for (i, c) in self.cpus.iter().enumerate() {
-            let sum: u64 = c.acct.iter().sum();
+            let sum: u64 = c.acct.total();
             if sum != end {
                 return Err(SimError::Invariant {
                     at_ns: end,
                     what: format!("CPU {i} accounted {sum} ns of {end} ns"),
                 });
             }
-            charged_cpus += c.acct[A_USER] + c.acct[A_SYS] + c.acct[A_REFILL];
+            charged_cpus += c.acct.user + c.acct.sys + c.acct.refill;
         }
-        let charged_tasks: u64 = self.dead_exec_ns
+        let charged_tasks: u64 = self.tally.dead_exec_ns
             + self
                 .tasks
                 .iter()

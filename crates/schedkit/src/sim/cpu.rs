@@ -45,7 +45,8 @@ pub(super) struct Cpu {
     pub(super) ipi_pending: bool,
     /// Of a User segment: the speed it was timed at (`freq::SPEED_ONE` without a model).
     pub(super) seg_speed: u32,
-    pub(super) acct: [u64; 7],
+    /// Where its time went.
+    pub(super) acct: CpuAccount,
     /// The task just switched in and the working-set refill charged for it, until the CPU
     /// starts anything but the Sched segment of that switch: a probe measuring right after
     /// it leaves out the refill, which the model charges up front but the task pays in its
@@ -60,15 +61,6 @@ impl Cpu {
         matches!(self.seg, SegKind::User | SegKind::Refill)
     }
 }
-
-// acct indices
-pub(super) const A_USER: usize = 0;
-pub(super) const A_SYS: usize = 1;
-pub(super) const A_SCHED: usize = 2;
-pub(super) const A_SPIN: usize = 3;
-pub(super) const A_REFILL: usize = 4;
-pub(super) const A_IRQ: usize = 5;
-pub(super) const A_IDLE: usize = 6;
 
 impl<P: SchedClass> Sim<'_, '_, P> {
     pub(super) fn start_segment(&mut self, cpu: CpuId, kind: SegKind, len: u64) {
@@ -101,34 +93,34 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let len = at.saturating_sub(c.seg_start);
         let irq = c.seg_irq.min(len);
         let body = len - irq;
-        c.acct[A_IRQ] += irq;
+        c.acct.irq += irq;
         let mut progress = 0;
         // Task CPU time: user, system and cache-refill time of the task that is current.
         let mut charged = 0;
         match c.seg {
-            SegKind::Idle => c.acct[A_IDLE] += body,
+            SegKind::Idle => c.acct.idle += body,
             SegKind::User => {
-                c.acct[A_USER] += body;
+                c.acct.user += body;
                 progress = freq::ns_to_work(body, c.seg_speed);
                 charged = body;
             }
             SegKind::Sys => {
-                c.acct[A_SYS] += body;
+                c.acct.sys += body;
                 charged = body;
             }
             SegKind::Sched => {
                 let spin = c.seg_spin.min(body);
-                c.acct[A_SPIN] += spin;
-                c.acct[A_SCHED] += body - spin;
+                c.acct.spin += spin;
+                c.acct.sched += body - spin;
             }
             SegKind::Refill => {
-                c.acct[A_REFILL] += body;
+                c.acct.refill += body;
                 charged = body;
                 if let Some(ic) = self.ic.as_mut() {
                     ic.set_streaming(cpu, false);
                 }
             }
-            SegKind::Irq => c.acct[A_IRQ] += body,
+            SegKind::Irq => c.acct.irq += body,
         }
         if let Some(t) = c.curr {
             self.tasks[t].sum_exec_ns += charged;

@@ -131,8 +131,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             if self.cfg.audit_every > 0 && self.nevents.is_multiple_of(self.cfg.audit_every) {
                 self.audit()?;
-                self.audits += 1;
-                self.rt_inversions += u64::from(self.rt_inversion());
+                self.tally.rt.audits += 1;
+                self.tally.rt.inversions += u64::from(self.rt_inversion());
                 self.count_stranded();
             }
             if self.now >= next_progress {
@@ -502,9 +502,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 LockLayout::PerCpu => self.status.iter().map(|s| s.nr_running as u64).sum(),
                 LockLayout::Global => self.status[0].nr_running as u64,
             };
-            self.rq_len.0 += n;
-            self.rq_len.1 += 1;
-            self.rq_len.2 = self.rq_len.2.max(n);
+            self.tally.rq_len.add(n);
         }
         // The interrupt's entry first, then the scheduler's part of it.
         let (_, c, _) = self.core_path(cpu, self.now + irq, |s| {

@@ -52,7 +52,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.post(self.tick_ns, Ev::Tick { cpu: c as u32 });
         }
         if !self.cfg.phases.is_empty() {
-            self.phase = Some(Box::new(self.phase_tally(0)));
+            self.tally.phase = Some(Box::new(self.tally.phase_tally(0)));
             for i in 0..self.cfg.phases.len() {
                 let at = self.cfg.phases[i];
                 self.post(at, Ev::Phase);
@@ -161,7 +161,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 ))
             })?
         } else {
-            self.tasks_created += 1;
+            self.tally.tasks_created += 1;
             self.tasks.spawn()
         };
         {
@@ -234,7 +234,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if live as u64 >= limit {
             return Err((live, limit));
         }
-        self.tasks_created += 1;
+        self.tally.tasks_created += 1;
         let t = match self.free_slots.pop() {
             Some(t) => {
                 self.tasks[t] = crate::task::Task::new(t);
@@ -284,11 +284,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let life = pr.died.unwrap_or(self.now).saturating_sub(pr.born);
         if life > 0 {
             let share = task.sum_exec_ns as f64 / (task.weight() as f64 * life as f64);
-            self.dead_shares.0 += 1;
-            self.dead_shares.1 += share;
-            self.dead_shares.2 += share * share;
+            self.tally.dead_shares.add(share);
         }
-        self.dead_exec_ns += task.sum_exec_ns;
+        self.tally.dead_exec_ns += task.sum_exec_ns;
         self.free_slots.push(x);
     }
 

@@ -44,11 +44,11 @@ use lock::LockModel;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use cpu::{Cpu, SegKind, A_IDLE, A_IRQ, A_REFILL, A_SCHED, A_SPIN, A_SYS, A_USER};
+use cpu::{Cpu, SegKind};
 use engine::Ev;
 use process::{AudioStream, Block, LoopFrame, Proc, SpinState, NO_CPU, PROC_HOT_BYTES};
 use program::Step;
-use stats::{hist, AudioTally, PhaseTally, SpinRecord};
+use stats::{CpuAccount, PhaseTally, RunTally, SpinRecord};
 use syscall::Chan;
 
 /// Knobs of one run.
@@ -261,48 +261,16 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// When the run stopped before the duration ran out (every foreground task ended, or
     /// none could ever run again).
     end_time: Option<u64>,
-    switches: u64,
-    migrations: u64,
-    counts: Vec<u64>,
-    lat_all: Histogram<u64>,
-    lat_interactive: Histogram<u64>,
-    /// cyclictest-style probes (`Op::Lateness`): how late each ran after its timer's expiry.
-    probe: Histogram<u64>,
-    audio: AudioTally,
-    /// The phase now running and the phases already over (`SimConfig::phases`).
-    phase: Option<Box<PhaseTally>>,
-    phases_done: Vec<crate::metrics::PhaseMetrics>,
-    /// The longest a runnable task waited for a CPU, ns.
-    max_runnable_wait: u64,
-    /// Runnable tasks machine-wide (running ones included), sampled at CPU 0's ticks: sum,
-    /// samples, maximum.
-    rq_len: (u64, u64, u64),
-    /// The workload's sleeping locks, their wait times (total, max) and stranded audits.
+    /// The workload's sleeping locks.
     sleeplocks: Vec<sleeplock::SleepLock>,
-    lock_waits: Vec<(u64, u64)>,
-    stranded: Vec<u64>,
     /// The workload's time stamp (`Stamp`) and how many have been taken.
     mark: u64,
     iteration: u32,
-    spins: Vec<SpinRecord>,
-    /// RT tasks moved by push and by pull.
-    rt_pushes: u64,
-    rt_pulls: u64,
-    /// Audits that found a runnable RT task waiting while a CPU it may use ran less important
-    /// work with no reschedule pending.
-    rt_inversions: u64,
-    audits: u64,
     /// Lock spin inside the schedule() just computed.
     pending_spin: u64,
     /// Slots of dead tasks, reused by forks (the kernel reuses PIDs too): memory follows the
     /// tasks alive, not how many ever were.
     free_slots: Vec<TaskId>,
-    /// Tasks ever created (`metrics.tasks_created`; also numbers new address spaces).
-    tasks_created: u64,
-    /// Fairness sums (count, sum and sum of squares of CPU time per weight per ns alive) and
-    /// CPU time of the tasks that died, folded in as each dies.
-    dead_shares: (u64, f64, f64),
-    dead_exec_ns: u64,
     /// Who holds each sleeping lock now (a semaphore may have several holders).
     lock_holders: Vec<Vec<TaskId>>,
     /// Why the run stopped.
@@ -324,6 +292,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     next_mm_id: u32,
     /// The CPU running the core path under way (set by `core_path`).
     path_cpu: CpuId,
+    /// What the run has counted, for its result.
+    tally: RunTally,
 }
 
 impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
@@ -391,7 +361,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             gen: 0,
             ipi_pending: false,
             seg_speed: freq::SPEED_ONE,
-            acct: [0; 7],
+            acct: CpuAccount::default(),
             switch_in_refill: None,
         };
         let governor = cfg.governor;
@@ -452,28 +422,9 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             pending_starts: 0,
             end_time: None,
             free_slots: Vec::new(),
-            tasks_created: 0,
-            dead_shares: (0, 0.0, 0.0),
-            dead_exec_ns: 0,
             lock_holders: vec![Vec::new(); workload.locks.len()],
             stop: StopReason::TimeLimit,
             last_pid: 0,
-            switches: 0,
-            migrations: 0,
-            counts: vec![0; parts],
-            lat_all: hist(),
-            lat_interactive: hist(),
-            probe: hist(),
-            max_runnable_wait: 0,
-            audio: AudioTally {
-                chunks: 0,
-                underruns: 0,
-                deadline_misses: 0,
-                lateness: hist(),
-            },
-            phase: None,
-            phases_done: Vec::new(),
-            rq_len: (0, 0, 0),
             sleeplocks: workload
                 .locks
                 .iter()
@@ -484,15 +435,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                     crate::workload::LockSpec::Mutex { spin } => sleeplock::SleepLock::mutex(spin),
                 })
                 .collect(),
-            lock_waits: vec![(0, 0); workload.locks.len()],
-            stranded: vec![0; workload.locks.len()],
             mark: 0,
             iteration: 0,
-            spins: Vec::new(),
-            rt_pushes: 0,
-            rt_pulls: 0,
-            rt_inversions: 0,
-            audits: 0,
             pending_spin: 0,
             cursor: 0,
             cursor_spin: 0,
@@ -510,6 +454,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             }),
             next_mm_id: workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1,
             path_cpu: 0,
+            tally: RunTally::new(parts, workload.locks.len()),
         };
         sim.start_freq();
         sim.start_tasks()?;

@@ -146,7 +146,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.begin_compute(t, ns)
             }
             Op::Count => {
-                self.counts[self.procs[t.index()].part as usize] += 1;
+                self.tally.counts[self.procs[t.index()].part as usize] += 1;
                 self.advance(t);
                 Step::Continue
             }
@@ -203,20 +203,20 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     let deadline = a.released + period;
                     let late = now.saturating_sub(deadline);
                     if late > 0 {
-                        self.audio.deadline_misses += 1;
+                        self.tally.audio.deadline_misses += 1;
                     }
-                    self.audio.lateness.saturating_record(late.max(1));
-                    if let Some(ph) = self.phase.as_deref_mut() {
+                    self.tally.audio.lateness.saturating_record(late.max(1));
+                    if let Some(ph) = self.tally.phase.as_deref_mut() {
                         ph.audio_lateness.saturating_record(late.max(1));
                     }
                     // The device reached chunk k before it was written: a skip; the stream
                     // restarts with this chunk.
                     if now > a.t0 + k * period {
-                        self.audio.underruns += 1;
+                        self.tally.audio.underruns += 1;
                         a.t0 = now - k * period;
                     }
                 }
-                self.audio.chunks += 1;
+                self.tally.audio.chunks += 1;
                 a.written = k + 1;
                 // Room for chunk k+1 once chunk k+1-buffer has played out.
                 let room = (a.t0 + (k + 2).saturating_sub(buffer as u64) * period).max(now);
@@ -377,8 +377,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 // Before the timer's first use there is no expiry to be late for.
                 if let Some(next) = next {
                     let late = measured.saturating_sub(*next).max(1);
-                    self.probe.saturating_record(late);
-                    if let Some(ph) = self.phase.as_deref_mut() {
+                    self.tally.probe.saturating_record(late);
+                    if let Some(ph) = self.tally.phase.as_deref_mut() {
                         ph.probe.saturating_record(late);
                     }
                     while *next + period < now {
@@ -409,7 +409,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 });
                 if now >= s.deadline {
                     p.spin = None;
-                    self.spins.push(SpinRecord {
+                    self.tally.spins.push(SpinRecord {
                         iteration: s.iteration,
                         id: s.id,
                         start_ns: s.started - mark.min(s.started),

@@ -25,22 +25,23 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 count: h.len(),
             })
         };
-        let count0 = self.counts.first().copied().unwrap_or(0);
-        let samples = self.rq_len.1 - p.rq_len.1;
-        let chunks = self.audio.chunks - p.audio.0;
+        let count0 = self.tally.counts.first().copied().unwrap_or(0);
+        let samples = self.tally.rq_len.samples - p.rq_len.samples;
+        let chunks = self.tally.audio.chunks - p.audio.chunks;
         crate::metrics::PhaseMetrics {
             from_s: p.start_ns as f64 / 1e9,
             to_s: end as f64 / 1e9,
             throughput: rate(count0 - p.count0) * self.workload.throughput_scale,
-            context_switches_per_s: rate(self.switches - p.switches),
-            migrations: self.migrations - p.migrations,
-            runqueue_length_avg: (self.rq_len.0 - p.rq_len.0) as f64 / samples.max(1) as f64,
+            context_switches_per_s: rate(self.tally.switches - p.switches),
+            migrations: self.tally.migrations - p.migrations,
+            runqueue_length_avg: (self.tally.rq_len.sum - p.rq_len.sum) as f64
+                / samples.max(1) as f64,
             interactive_wakeup_latency_us: lat(&p.lat_interactive),
             probe_latency_us: lat(&p.probe),
             audio: (chunks > 0).then(|| AudioReport {
                 chunks,
-                underruns: self.audio.underruns - p.audio.1,
-                deadline_misses: self.audio.deadline_misses - p.audio.2,
+                underruns: self.tally.audio.underruns - p.audio.underruns,
+                deadline_misses: self.tally.audio.deadline_misses - p.audio.deadline_misses,
                 lateness_us: lat(&p.audio_lateness).unwrap_or_default(),
             }),
         }
@@ -55,24 +56,24 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             max: h.max() as f64 / 1e3,
             count: h.len(),
         };
-        let sum = |i: usize| self.cpus.iter().map(|c| c.acct[i]).sum::<u64>() as f64 / 1e9;
+        let sum = |f: fn(&CpuAccount) -> u64| {
+            self.cpus.iter().map(|c| f(&c.acct)).sum::<u64>() as f64 / 1e9
+        };
         let idle_fraction = self
             .cpus
             .iter()
-            .map(|c| c.acct[A_IDLE] as f64 / end as f64)
+            .map(|c| c.acct.idle as f64 / end as f64)
             .sum::<f64>()
             / self.ncpus as f64;
         // Fairness: CPU time per unit of weight per second alive; the dead were folded in as
         // they died (their slots are reused), the living are added now.
-        let (mut n_shares, mut share_sum, mut share_sum2) = self.dead_shares;
+        let mut shares = self.tally.dead_shares;
         for t in self.tasks.iter().filter(|t| t.state != TaskState::Dead) {
             let pr = &self.procs[t.id.index()];
             let life = pr.died.unwrap_or(end).saturating_sub(pr.born);
             if life > 0 {
                 let x = t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64);
-                n_shares += 1;
-                share_sum += x;
-                share_sum2 += x * x;
+                shares.add(x);
             }
         }
         // A run shorter than one timer tick has no meaningful rate (one switch in 1 ns is
@@ -84,7 +85,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 f64::NAN
             }
         };
-        let throughput = rate(self.counts[0] as f64) * self.workload.throughput_scale;
+        let throughput = rate(self.tally.counts[0] as f64) * self.workload.throughput_scale;
         let mut per_op_us = std::collections::BTreeMap::new();
         if let Some(label) = &self.workload.per_op_label {
             if throughput > 0.0 && throughput.is_finite() {
@@ -123,25 +124,25 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 _ => None,
             },
             timeline: None,
-            phases: match self.phase.as_deref() {
+            phases: match self.tally.phase.as_deref() {
                 Some(p) => {
-                    let mut v = self.phases_done.clone();
+                    let mut v = self.tally.phases_done.clone();
                     v.push(self.phase_metrics(p, end));
                     v
                 }
                 None => Vec::new(),
             },
             metrics: Metrics {
-                context_switches: self.switches,
-                context_switches_per_s: rate(self.switches as f64),
-                migrations: self.migrations,
+                context_switches: self.tally.switches,
+                context_switches_per_s: rate(self.tally.switches as f64),
+                migrations: self.tally.migrations,
                 idle_fraction,
-                wakeup_latency_us: lat(&self.lat_all),
-                wakeup_latency_cdf_us: crate::metrics::latency_cdf(&self.lat_all),
-                interactive_wakeup_latency_us: (!self.lat_interactive.is_empty())
-                    .then(|| lat(&self.lat_interactive)),
-                probe_latency_us: (!self.probe.is_empty()).then(|| lat(&self.probe)),
-                fairness_jain: jain_from_sums(n_shares, share_sum, share_sum2),
+                wakeup_latency_us: lat(&self.tally.lat_all),
+                wakeup_latency_cdf_us: crate::metrics::latency_cdf(&self.tally.lat_all),
+                interactive_wakeup_latency_us: (!self.tally.lat_interactive.is_empty())
+                    .then(|| lat(&self.tally.lat_interactive)),
+                probe_latency_us: (!self.tally.probe.is_empty()).then(|| lat(&self.tally.probe)),
+                fairness_jain: jain_from_sums(shares.n, shares.sum, shares.sum_sq),
                 longest_runnable_wait_us: {
                     // Tasks still waiting when the run ended count too (the starved ones).
                     let still = self
@@ -152,32 +153,32 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         .map(|s| end.saturating_sub(s))
                         .max()
                         .unwrap_or(0);
-                    self.max_runnable_wait.max(still) as f64 / 1e3
+                    self.tally.max_runnable_wait.max(still) as f64 / 1e3
                 },
-                audio: (self.audio.chunks > 0).then(|| AudioReport {
-                    chunks: self.audio.chunks,
-                    underruns: self.audio.underruns,
-                    deadline_misses: self.audio.deadline_misses,
-                    lateness_us: lat(&self.audio.lateness),
+                audio: (self.tally.audio.chunks > 0).then(|| AudioReport {
+                    chunks: self.tally.audio.chunks,
+                    underruns: self.tally.audio.underruns,
+                    deadline_misses: self.tally.audio.deadline_misses,
+                    lateness_us: lat(&self.tally.audio.lateness),
                 }),
                 runqueue_length: RunqueueLength {
-                    avg: self.rq_len.0 as f64 / self.rq_len.1.max(1) as f64,
-                    max: self.rq_len.2,
+                    avg: self.tally.rq_len.sum as f64 / self.tally.rq_len.samples.max(1) as f64,
+                    max: self.tally.rq_len.max,
                 },
                 throughput: Throughput {
                     unit: self.workload.throughput_unit.clone(),
                     value: throughput,
-                    count: self.counts.first().copied().unwrap_or(0),
+                    count: self.tally.counts.first().copied().unwrap_or(0),
                 },
                 per_op_us,
                 cpu_time_s: CpuTime {
-                    user: sum(A_USER),
-                    sys: sum(A_SYS),
-                    sched: sum(A_SCHED) + sum(A_SPIN),
-                    lock_spin: sum(A_SPIN),
-                    cache_refill: sum(A_REFILL),
-                    irq: sum(A_IRQ),
-                    idle: sum(A_IDLE),
+                    user: sum(|a| a.user),
+                    sys: sum(|a| a.sys),
+                    sched: sum(|a| a.sched) + sum(|a| a.spin),
+                    lock_spin: sum(|a| a.spin),
+                    cache_refill: sum(|a| a.refill),
+                    irq: sum(|a| a.irq),
+                    idle: sum(|a| a.idle),
                 },
                 locks,
                 sched_ops: SchedOps {
@@ -188,13 +189,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     tree_steps: o.tree_steps,
                     remote_touches: o.remote_touches,
                 },
-                tasks_created: self.tasks_created,
-                rt: RtStats {
-                    pushes: self.rt_pushes,
-                    pulls: self.rt_pulls,
-                    audits: self.audits,
-                    inversions: self.rt_inversions,
-                },
+                tasks_created: self.tally.tasks_created,
+                rt: self.tally.rt,
                 sleep_locks: self
                     .sleeplocks
                     .iter()
@@ -212,13 +208,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         contended: lk.counters.contended,
                         handoffs: lk.counters.handoffs,
                         steals: lk.counters.steals,
-                        wait_us_total: self.lock_waits[i].0 as f64 / 1e3,
-                        wait_us_max: self.lock_waits[i].1 as f64 / 1e3,
-                        stranded_audits: self.stranded[i],
+                        wait_us_total: self.tally.lock_waits[i].total_ns as f64 / 1e3,
+                        wait_us_max: self.tally.lock_waits[i].max_ns as f64 / 1e3,
+                        stranded_audits: self.tally.stranded[i],
                     })
                     .collect(),
                 rtmigrate: self.workload.rtmigrate.as_ref().map(|s| {
                     let recs: Vec<_> = self
+                        .tally
                         .spins
                         .iter()
                         .map(|r| (r.iteration, r.id, r.start_ns, r.end_ns, r.cpu_ns))

@@ -113,9 +113,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let p = &mut self.procs[t.index()];
                 p.lock_since = None;
                 p.lock_waited = false;
-                let w = &mut self.lock_waits[l as usize];
-                w.0 += now - since;
-                w.1 = w.1.max(now - since);
+                self.tally.lock_waits[l as usize].add(now - since);
                 self.advance(t);
                 Ok(Step::Sys(2 * self.atomic_ns))
             }
