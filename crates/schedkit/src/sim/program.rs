@@ -74,7 +74,6 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     /// Executes the current operation of `t`, running on `cpu`.
     pub(super) fn step(&mut self, cpu: CpuId, t: TaskId) -> Result<Step, SimError> {
         let pr = &self.procs[t.index()];
-        let ops = &self.workload.programs[pr.prog as usize].ops;
         if pr.computing {
             return Ok(if pr.spin.is_some() {
                 Step::Spin(pr.compute_left)
@@ -82,11 +81,28 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 Step::User(pr.compute_left)
             });
         }
-        let Some(op) = ops.get(pr.pc as usize).cloned() else {
+        let Some(op) = self.current_op(t) else {
             return Ok(self.exit(t));
         };
-        // A channel named by the task's index in its group (`pipe.{i+1}`) is chosen now.
-        let op = match op {
+        // A system call first does its kernel work, then takes effect (a message arrives, a
+        // child becomes runnable, the caller blocks) at the end of that work.
+        if !self.procs[t.index()].entered {
+            if let Some(ns) = self.syscall_entry(cpu, t, &op)? {
+                self.procs[t.index()].entered = true;
+                return Ok(Step::Sys(ns.max(1)));
+            }
+        }
+        self.procs[t.index()].entered = false;
+        self.execute(cpu, t, op)
+    }
+
+    /// The operation at `t`'s pc (none past the program's end), with a channel named by the
+    /// task's index in its group (`pipe.{i+1}`) chosen now.
+    fn current_op(&self, t: TaskId) -> Option<Op> {
+        let pr = &self.procs[t.index()];
+        let ops = &self.workload.programs[pr.prog as usize].ops;
+        let op = ops.get(pr.pc as usize).cloned()?;
+        Some(match op {
             Op::SendMember {
                 base,
                 count,
@@ -98,38 +114,38 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 offset,
             } => Op::Recv(base + ((pr.member as i64 + offset).rem_euclid(count as i64)) as u32),
             op => op,
-        };
+        })
+    }
+
+    /// The kernel work a system call does before it takes effect, ns (`None`: `op` is no
+    /// system call, or one priced where it takes effect).
+    fn syscall_entry(&mut self, cpu: CpuId, t: TaskId, op: &Op) -> Result<Option<u64>, SimError> {
         let sys = self.syscall_ns();
-        // A system call first does its kernel work, then takes effect (a message arrives, a
-        // child becomes runnable, the caller blocks) at the end of that work.
-        if !pr.entered {
-            let entry = match op {
-                Op::Send(ch) => Some(self.chan_costs(self.chans[ch as usize].kind).0),
-                Op::Recv(_)
-                | Op::Sleep { .. }
-                | Op::Timer { .. }
-                | Op::CondWait { .. }
-                | Op::AudioWrite { .. }
-                | Op::Yield
-                | Op::Wait
-                | Op::SetNice(_)
-                | Op::SetPolicy(..)
-                | Op::SetAffinity(_)
-                | Op::AffinityNextCpu => Some(sys),
-                Op::Fork { thread, .. } => {
-                    // copy_mm is part of the fork's kernel work: done before the child exists.
-                    let mm_ns = if thread { 0 } else { self.fork_mm(cpu, t)? };
-                    Some(self.k().fork_ns as u64 + mm_ns)
-                }
-                Op::Exit => Some(self.k().exit_ns as u64),
-                _ => None,
-            };
-            if let Some(ns) = entry {
-                self.procs[t.index()].entered = true;
-                return Ok(Step::Sys(ns.max(1)));
+        Ok(match *op {
+            Op::Send(ch) => Some(self.chan_costs(self.chans[ch as usize].kind).0),
+            Op::Recv(_)
+            | Op::Sleep { .. }
+            | Op::Timer { .. }
+            | Op::CondWait { .. }
+            | Op::AudioWrite { .. }
+            | Op::Yield
+            | Op::Wait
+            | Op::SetNice(_)
+            | Op::SetPolicy(..)
+            | Op::SetAffinity(_)
+            | Op::AffinityNextCpu => Some(sys),
+            Op::Fork { thread, .. } => {
+                // copy_mm is part of the fork's kernel work: done before the child exists.
+                let mm_ns = if thread { 0 } else { self.fork_mm(cpu, t)? };
+                Some(self.k().fork_ns as u64 + mm_ns)
             }
-        }
-        self.procs[t.index()].entered = false;
+            Op::Exit => Some(self.k().exit_ns as u64),
+            _ => None,
+        })
+    }
+
+    /// `op` takes effect for `t` on `cpu` (a system call's kernel work is done).
+    fn execute(&mut self, cpu: CpuId, t: TaskId, op: Op) -> Result<Step, SimError> {
         Ok(match op {
             Op::Compute(d) => {
                 let ns = d.sample(&mut self.procs[t.index()].rng);
@@ -159,25 +175,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     .map_or(0, |mm| mm.dirty(mm_id, n, cpu, self.ic.as_mut()));
                 Step::sys_or_continue(ns)
             }
-            Op::Loop { times, len } => {
-                let p = &mut self.procs[t.index()];
-                let start = p.pc + 1;
-                let end = start + len;
-                if times == Some(0) || len == 0 {
-                    p.pc = end;
-                    // The loop body is empty or skipped: step past it like a finished loop.
-                    p.pc -= 1;
-                    self.advance(t);
-                } else {
-                    p.push_loop(LoopFrame {
-                        start,
-                        end,
-                        left: times.unwrap_or(LoopFrame::FOREVER),
-                    });
-                    p.pc = start;
-                }
-                Step::Continue
-            }
+            Op::Loop { times, len } => self.enter_loop(t, times, len),
             Op::Sleep {
                 dur,
                 uninterruptible,
@@ -187,46 +185,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.sleep_until(t, self.now + ns, uninterruptible);
                 Step::Continue
             }
-            Op::AudioWrite { period, buffer } => {
-                let now = self.now;
-                let p = &mut self.procs[t.index()];
-                let a = p.audio.get_or_insert_with(|| {
-                    Box::new(AudioStream {
-                        t0: now,
-                        written: 0,
-                        released: now,
-                    })
-                });
-                let k = a.written;
-                if k > 0 {
-                    // Interbench's test: the period's work done within a period of its release.
-                    let deadline = a.released + period;
-                    let late = now.saturating_sub(deadline);
-                    if late > 0 {
-                        self.tally.audio.deadline_misses += 1;
-                    }
-                    self.tally.audio.lateness.saturating_record(late.max(1));
-                    if let Some(ph) = self.tally.phase.as_deref_mut() {
-                        ph.audio_lateness.saturating_record(late.max(1));
-                    }
-                    // The device reached chunk k before it was written: a skip; the stream
-                    // restarts with this chunk.
-                    if now > a.t0 + k * period {
-                        self.tally.audio.underruns += 1;
-                        a.t0 = now - k * period;
-                    }
-                }
-                self.tally.audio.chunks += 1;
-                a.written = k + 1;
-                // Room for chunk k+1 once chunk k+1-buffer has played out.
-                let room = (a.t0 + (k + 2).saturating_sub(buffer as u64) * period).max(now);
-                a.released = room;
-                self.advance(t);
-                if room > now {
-                    self.sleep_until(t, room, false);
-                }
-                Step::Continue
-            }
+            Op::AudioWrite { period, buffer } => self.audio_write(t, period, buffer),
             Op::Yield => {
                 let (_, cost, _) =
                     self.core_path(cpu, self.now, |s| core::attr::sched_yield(s, cpu, t))?;
@@ -237,50 +196,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             Op::Recv(ch) => self.recv(cpu, t, ch)?,
             Op::SendMember { .. } | Op::RecvMember { .. } => unreachable!("resolved above"),
             Op::Fork { prog, thread } => self.fork(cpu, t, prog, thread)?,
-            Op::Kernel(w) => {
-                let ns = match w {
-                    KernelWork::Exec => self.k().exec_ns,
-                    KernelWork::ShellStartup => self.k().shell_startup_ns,
-                } as u64;
-                self.advance(t);
-                // exec gives the task a new, cold address space.
-                let mut ns = ns;
-                if w == KernelWork::Exec {
-                    ns += self.exec_mm(cpu, t)?;
-                    let topo = &self.machine.topology;
-                    let pr = &mut self.procs[t.index()];
-                    pr.warmth = Warmth::default();
-                    if self.mm.is_some() {
-                        // With the address-space model, the new program's working set is
-                        // fetched as it starts (a Refill segment once the exec's kernel work
-                        // is done). Without it (profiles with no `kernel.cow_fault_ns`) the
-                        // cold set waits for the next switch-in, the simpler rule those
-                        // profiles' published figures were made with.
-                        self.cpus[cpu].refill_due = self.cache.dispatch(
-                            &mut pr.warmth,
-                            topo.cache[cpu],
-                            topo.l2[cpu],
-                            pr.wss_kb as u64,
-                        );
-                    }
-                }
-                Step::Sys(ns)
-            }
-            Op::Wait => {
-                let p = &mut self.procs[t.index()];
-                if p.zombies > 0 {
-                    p.zombies -= 1;
-                    self.advance(t);
-                    Step::Sys(self.k().wait_ns as u64)
-                } else if p.children == 0 {
-                    // ECHILD.
-                    self.advance(t);
-                    Step::Continue
-                } else {
-                    self.block(t, Block::Child, false);
-                    Step::Continue
-                }
-            }
+            Op::Kernel(w) => self.kernel_work(cpu, t, w)?,
+            Op::Wait => self.wait_child(t),
             Op::Exit => self.exit(t),
             Op::SetNice(n) => {
                 let cost = self.change_attr(cpu, t, |task| task.nice = n)?;
@@ -311,119 +228,21 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.advance(t);
                 Step::Sys(cost)
             }
-            Op::CondWait { cond, lock } => {
-                // Queue first, then release (atomic in pthread_cond_wait: a signal sent
-                // once the lock is free finds this waiter). The op after this one takes the
-                // lock again.
-                self.advance(t);
-                self.block(t, Block::Recv(cond), false);
-                self.chans[cond as usize].recv_waiters.push_back(t);
-                Step::Sys(self.release_lock(cpu, t, lock)?)
-            }
-            Op::CondSignal { cond, all } => {
-                self.advance(t);
-                let mut cost = 2 * self.atomic_ns;
-                while let Some(w) = self.chans[cond as usize].recv_waiters.pop_front() {
-                    // A futex wake per waiter woken (glibc makes no system call when there
-                    // is nobody to wake).
-                    cost += self.syscall_ns();
-                    if self.procs[w.index()].block == Block::Recv(cond) {
-                        cost += self.wake(w, cpu, false, false, self.now)?;
-                    }
-                    if !all {
-                        break;
-                    }
-                }
-                Step::Sys(cost)
-            }
+            Op::CondWait { cond, lock } => self.cond_wait(cpu, t, cond, lock)?,
+            Op::CondSignal { cond, all } => self.cond_signal(cpu, t, cond, all)?,
             Op::Timer {
                 timer,
                 period,
                 absolute,
-            } => {
-                let now = self.now;
-                let pid = self.procs[t.index()].pid;
-                let next = match self.chans[timer as usize].kind {
-                    ChanKind::TaskTimer => self.task_timers.entry((pid, timer)).or_insert(now),
-                    _ => self.chans[timer as usize].timer_next.get_or_insert(now),
-                };
-                // rt-app: t_next += period; sleep until it unless already past, when the
-                // relative mode restarts the period from now.
-                *next += period;
-                let target = *next;
-                if target <= now && !absolute {
-                    *next = now;
-                }
-                self.advance(t);
-                if target > now {
-                    self.sleep_until(t, target, false);
-                }
-                Step::Continue
-            }
-            Op::Lateness { timer, period } => {
-                let now = self.now;
-                let pid = self.procs[t.index()].pid;
-                let next = match self.chans[timer as usize].kind {
-                    ChanKind::TaskTimer => self.task_timers.get_mut(&(pid, timer)),
-                    _ => self.chans[timer as usize].timer_next.as_mut(),
-                };
-                // cyclictest takes the time as it returns from the sleep: the refill of the
-                // working set that the model charged at this switch-in (if the task was just
-                // switched in) is spent in the work after that, not before.
-                let measured = match self.cpus[cpu].switch_in_refill {
-                    Some((task, refill)) if task == t => now - refill,
-                    _ => now,
-                };
-                // Before the timer's first use there is no expiry to be late for.
-                if let Some(next) = next {
-                    let late = measured.saturating_sub(*next).max(1);
-                    self.tally.probe.saturating_record(late);
-                    if let Some(ph) = self.tally.phase.as_deref_mut() {
-                        ph.probe.saturating_record(late);
-                    }
-                    while *next + period < now {
-                        *next += period;
-                    }
-                }
-                self.advance(t);
-                Step::Continue
-            }
+            } => self.timer_sleep(t, timer, period, absolute),
+            Op::Lateness { timer, period } => self.lateness(cpu, t, timer, period),
             Op::Stamp => {
                 self.mark = self.now;
                 self.iteration += 1;
                 self.advance(t);
                 Step::Continue
             }
-            Op::SpinUntil { ns, id } => {
-                let now = self.now;
-                let (mark, iteration) = (self.mark, self.iteration);
-                let p = &mut self.procs[t.index()];
-                let s = **p.spin.get_or_insert_with(|| {
-                    Box::new(SpinState {
-                        deadline: mark + ns,
-                        id,
-                        iteration,
-                        started: now,
-                        cpu_ns: 0,
-                    })
-                });
-                if now >= s.deadline {
-                    p.spin = None;
-                    self.tally.spins.push(SpinRecord {
-                        iteration: s.iteration,
-                        id: s.id,
-                        start_ns: s.started - mark.min(s.started),
-                        end_ns: now - mark.min(now),
-                        cpu_ns: s.cpu_ns,
-                    });
-                    self.advance(t);
-                    Step::Continue
-                } else {
-                    p.computing = true;
-                    p.compute_left = s.deadline - now;
-                    Step::Spin(s.deadline - now)
-                }
-            }
+            Op::SpinUntil { ns, id } => self.spin_until(t, ns, id),
             Op::SetPolicy(pol, prio) => {
                 let cost = self.change_attr(cpu, t, |task| {
                     task.policy = pol;
@@ -433,6 +252,157 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 Step::Sys(cost)
             }
         })
+    }
+
+    /// A loop statement: its body is the next `len` statements, run `times` times (`None`:
+    /// for ever).
+    fn enter_loop(&mut self, t: TaskId, times: Option<u64>, len: u32) -> Step {
+        let p = &mut self.procs[t.index()];
+        let start = p.pc + 1;
+        let end = start + len;
+        if times == Some(0) || len == 0 {
+            p.pc = end;
+            // The loop body is empty or skipped: step past it like a finished loop.
+            p.pc -= 1;
+            self.advance(t);
+        } else {
+            p.push_loop(LoopFrame {
+                start,
+                end,
+                left: times.unwrap_or(LoopFrame::FOREVER),
+            });
+            p.pc = start;
+        }
+        Step::Continue
+    }
+
+    /// A write of one period's chunk to `t`'s sound device, whose ring holds `buffer` chunks:
+    /// scored against Interbench's deadline, then a sleep until the ring has room.
+    fn audio_write(&mut self, t: TaskId, period: u64, buffer: u32) -> Step {
+        let now = self.now;
+        let p = &mut self.procs[t.index()];
+        let a = p.audio.get_or_insert_with(|| {
+            Box::new(AudioStream {
+                t0: now,
+                written: 0,
+                released: now,
+            })
+        });
+        let k = a.written;
+        if k > 0 {
+            // Interbench's test: the period's work done within a period of its release.
+            let deadline = a.released + period;
+            let late = now.saturating_sub(deadline);
+            if late > 0 {
+                self.tally.audio.deadline_misses += 1;
+            }
+            self.tally.audio.lateness.saturating_record(late.max(1));
+            if let Some(ph) = self.tally.phase.as_deref_mut() {
+                ph.audio_lateness.saturating_record(late.max(1));
+            }
+            // The device reached chunk k before it was written: a skip; the stream
+            // restarts with this chunk.
+            if now > a.t0 + k * period {
+                self.tally.audio.underruns += 1;
+                a.t0 = now - k * period;
+            }
+        }
+        self.tally.audio.chunks += 1;
+        a.written = k + 1;
+        // Room for chunk k+1 once chunk k+1-buffer has played out.
+        let room = (a.t0 + (k + 2).saturating_sub(buffer as u64) * period).max(now);
+        a.released = room;
+        self.advance(t);
+        if room > now {
+            self.sleep_until(t, room, false);
+        }
+        Step::Continue
+    }
+
+    /// rt-app's periodic timer: the next expiry of `timer` (shared, or `t`'s own) moves on a
+    /// period and `t` sleeps until it.
+    fn timer_sleep(&mut self, t: TaskId, timer: u32, period: u64, absolute: bool) -> Step {
+        let now = self.now;
+        let pid = self.procs[t.index()].pid;
+        let next = match self.chans[timer as usize].kind {
+            ChanKind::TaskTimer => self.task_timers.entry((pid, timer)).or_insert(now),
+            _ => self.chans[timer as usize].timer_next.get_or_insert(now),
+        };
+        // rt-app: t_next += period; sleep until it unless already past, when the
+        // relative mode restarts the period from now.
+        *next += period;
+        let target = *next;
+        if target <= now && !absolute {
+            *next = now;
+        }
+        self.advance(t);
+        if target > now {
+            self.sleep_until(t, target, false);
+        }
+        Step::Continue
+    }
+
+    /// A cyclictest probe: how late `t` runs after `timer`'s last expiry.
+    fn lateness(&mut self, cpu: CpuId, t: TaskId, timer: u32, period: u64) -> Step {
+        let now = self.now;
+        let pid = self.procs[t.index()].pid;
+        let next = match self.chans[timer as usize].kind {
+            ChanKind::TaskTimer => self.task_timers.get_mut(&(pid, timer)),
+            _ => self.chans[timer as usize].timer_next.as_mut(),
+        };
+        // cyclictest takes the time as it returns from the sleep: the refill of the
+        // working set that the model charged at this switch-in (if the task was just
+        // switched in) is spent in the work after that, not before.
+        let measured = match self.cpus[cpu].switch_in_refill {
+            Some((task, refill)) if task == t => now - refill,
+            _ => now,
+        };
+        // Before the timer's first use there is no expiry to be late for.
+        if let Some(next) = next {
+            let late = measured.saturating_sub(*next).max(1);
+            self.tally.probe.saturating_record(late);
+            if let Some(ph) = self.tally.phase.as_deref_mut() {
+                ph.probe.saturating_record(late);
+            }
+            while *next + period < now {
+                *next += period;
+            }
+        }
+        self.advance(t);
+        Step::Continue
+    }
+
+    /// rt-migrate-test's busy loop until `ns` after the last stamp: started, continued, or
+    /// recorded once its deadline has passed.
+    fn spin_until(&mut self, t: TaskId, ns: u64, id: u32) -> Step {
+        let now = self.now;
+        let (mark, iteration) = (self.mark, self.iteration);
+        let p = &mut self.procs[t.index()];
+        let s = **p.spin.get_or_insert_with(|| {
+            Box::new(SpinState {
+                deadline: mark + ns,
+                id,
+                iteration,
+                started: now,
+                cpu_ns: 0,
+            })
+        });
+        if now >= s.deadline {
+            p.spin = None;
+            self.tally.spins.push(SpinRecord {
+                iteration: s.iteration,
+                id: s.id,
+                start_ns: s.started - mark.min(s.started),
+                end_ns: now - mark.min(now),
+                cpu_ns: s.cpu_ns,
+            });
+            self.advance(t);
+            Step::Continue
+        } else {
+            p.computing = true;
+            p.compute_left = s.deadline - now;
+            Step::Spin(s.deadline - now)
+        }
     }
 
     fn begin_compute(&mut self, t: TaskId, ns: u64) -> Step {

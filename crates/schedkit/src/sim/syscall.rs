@@ -157,6 +157,48 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Ok(cost)
     }
 
+    /// `pthread_cond_wait`: `t` waits on condition variable `cond`, releasing sleeping lock
+    /// `lock`.
+    pub(super) fn cond_wait(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        cond: u32,
+        lock: u32,
+    ) -> Result<Step, SimError> {
+        // Queue first, then release (atomic in pthread_cond_wait: a signal sent
+        // once the lock is free finds this waiter). The op after this one takes the
+        // lock again.
+        self.advance(t);
+        self.block(t, Block::Recv(cond), false);
+        self.chans[cond as usize].recv_waiters.push_back(t);
+        Ok(Step::Sys(self.release_lock(cpu, t, lock)?))
+    }
+
+    /// `pthread_cond_signal` (`all`: `_broadcast`) on condition variable `cond`.
+    pub(super) fn cond_signal(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        cond: u32,
+        all: bool,
+    ) -> Result<Step, SimError> {
+        self.advance(t);
+        let mut cost = 2 * self.atomic_ns;
+        while let Some(w) = self.chans[cond as usize].recv_waiters.pop_front() {
+            // A futex wake per waiter woken (glibc makes no system call when there
+            // is nobody to wake).
+            cost += self.syscall_ns();
+            if self.procs[w.index()].block == Block::Recv(cond) {
+                cost += self.wake(w, cpu, false, false, self.now)?;
+            }
+            if !all {
+                break;
+            }
+        }
+        Ok(Step::Sys(cost))
+    }
+
     // ----- channels -----
 
     pub(super) fn chan_costs(&self, kind: ChanKind) -> (u64, u64) {
@@ -362,5 +404,60 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.now as f64 / 1e6,
             mm::MAX_LIVE_PAGES
         ))
+    }
+
+    /// `exec` or a shell's startup: kernel work of the profile's price; exec gives the task a
+    /// new, cold address space.
+    pub(super) fn kernel_work(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        w: KernelWork,
+    ) -> Result<Step, SimError> {
+        let ns = match w {
+            KernelWork::Exec => self.k().exec_ns,
+            KernelWork::ShellStartup => self.k().shell_startup_ns,
+        } as u64;
+        self.advance(t);
+        // exec gives the task a new, cold address space.
+        let mut ns = ns;
+        if w == KernelWork::Exec {
+            ns += self.exec_mm(cpu, t)?;
+            let topo = &self.machine.topology;
+            let pr = &mut self.procs[t.index()];
+            pr.warmth = Warmth::default();
+            if self.mm.is_some() {
+                // With the address-space model, the new program's working set is
+                // fetched as it starts (a Refill segment once the exec's kernel work
+                // is done). Without it (profiles with no `kernel.cow_fault_ns`) the
+                // cold set waits for the next switch-in, the simpler rule those
+                // profiles' published figures were made with.
+                self.cpus[cpu].refill_due = self.cache.dispatch(
+                    &mut pr.warmth,
+                    topo.cache[cpu],
+                    topo.l2[cpu],
+                    pr.wss_kb as u64,
+                );
+            }
+        }
+        Ok(Step::Sys(ns))
+    }
+
+    /// `wait()`: reaps a zombie child, fails at once without children (ECHILD), or sleeps
+    /// until a child exits.
+    pub(super) fn wait_child(&mut self, t: TaskId) -> Step {
+        let p = &mut self.procs[t.index()];
+        if p.zombies > 0 {
+            p.zombies -= 1;
+            self.advance(t);
+            Step::Sys(self.k().wait_ns as u64)
+        } else if p.children == 0 {
+            // ECHILD.
+            self.advance(t);
+            Step::Continue
+        } else {
+            self.block(t, Block::Child, false);
+            Step::Continue
+        }
     }
 }
