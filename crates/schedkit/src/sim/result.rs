@@ -56,26 +56,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             max: h.max() as f64 / 1e3,
             count: h.len(),
         };
-        let sum = |f: fn(&CpuAccount) -> u64| {
-            self.cpus.iter().map(|c| f(&c.acct)).sum::<u64>() as f64 / 1e9
-        };
         let idle_fraction = self
             .cpus
             .iter()
             .map(|c| c.acct.idle as f64 / end as f64)
             .sum::<f64>()
             / self.ncpus as f64;
-        // Fairness: CPU time per unit of weight per second alive; the dead were folded in as
-        // they died (their slots are reused), the living are added now.
-        let mut shares = self.tally.dead_shares;
-        for t in self.tasks.iter().filter(|t| t.state != TaskState::Dead) {
-            let pr = &self.procs[t.id.index()];
-            let life = pr.died.unwrap_or(end).saturating_sub(pr.born);
-            if life > 0 {
-                let x = t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64);
-                shares.add(x);
-            }
-        }
         // A run shorter than one timer tick has no meaningful rate (one switch in 1 ns is
         // not a billion switches a second): rates are then NaN, written as null.
         let rate = |x: f64| {
@@ -142,19 +128,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 interactive_wakeup_latency_us: (!self.tally.lat_interactive.is_empty())
                     .then(|| lat(&self.tally.lat_interactive)),
                 probe_latency_us: (!self.tally.probe.is_empty()).then(|| lat(&self.tally.probe)),
-                fairness_jain: jain_from_sums(shares.n, shares.sum, shares.sum_sq),
-                longest_runnable_wait_us: {
-                    // Tasks still waiting when the run ended count too (the starved ones).
-                    let still = self
-                        .tasks
-                        .iter()
-                        .filter(|t| t.state == TaskState::Queued)
-                        .filter_map(|t| self.procs[t.id.index()].waiting_since)
-                        .map(|s| end.saturating_sub(s))
-                        .max()
-                        .unwrap_or(0);
-                    self.tally.max_runnable_wait.max(still) as f64 / 1e3
-                },
+                fairness_jain: self.fairness_jain(end),
+                longest_runnable_wait_us: self.longest_runnable_wait_us(end),
                 audio: (self.tally.audio.chunks > 0).then(|| AudioReport {
                     chunks: self.tally.audio.chunks,
                     underruns: self.tally.audio.underruns,
@@ -171,15 +146,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     count: self.tally.counts.first().copied().unwrap_or(0),
                 },
                 per_op_us,
-                cpu_time_s: CpuTime {
-                    user: sum(|a| a.user),
-                    sys: sum(|a| a.sys),
-                    sched: sum(|a| a.sched) + sum(|a| a.spin),
-                    lock_spin: sum(|a| a.spin),
-                    cache_refill: sum(|a| a.refill),
-                    irq: sum(|a| a.irq),
-                    idle: sum(|a| a.idle),
-                },
+                cpu_time_s: self.cpu_time_s(),
                 locks,
                 sched_ops: SchedOps {
                     tasks_scanned: o.scanned,
@@ -191,28 +158,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 },
                 tasks_created: self.tally.tasks_created,
                 rt: self.tally.rt,
-                sleep_locks: self
-                    .sleeplocks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, lk)| SleepLockStats {
-                        name: self.workload.locks[i].0.clone(),
-                        kind: match lk.kind {
-                            sleeplock::LockKind::Semaphore(m) => {
-                                format!("semaphore ({})", m.name())
-                            }
-                            sleeplock::LockKind::Mutex { spin: true } => "mutex (spinning)".into(),
-                            sleeplock::LockKind::Mutex { spin: false } => "mutex".into(),
-                        },
-                        acquisitions: lk.counters.acquisitions,
-                        contended: lk.counters.contended,
-                        handoffs: lk.counters.handoffs,
-                        steals: lk.counters.steals,
-                        wait_us_total: self.tally.lock_waits[i].total_ns as f64 / 1e3,
-                        wait_us_max: self.tally.lock_waits[i].max_ns as f64 / 1e3,
-                        stranded_audits: self.tally.stranded[i],
-                    })
-                    .collect(),
+                sleep_locks: self.sleep_lock_stats(),
                 rtmigrate: self.workload.rtmigrate.as_ref().map(|s| {
                     let recs: Vec<_> = self
                         .tally
@@ -230,25 +176,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         as u64,
                     wall_s,
                 },
-                power: self.freq.clone().map(|mut f| {
-                    let (energy_j, avg_w) = f.energy(end).unzip();
-                    let total: u64 = f.busy_ns_at_mhz.iter().map(|e| e.1).sum();
-                    let mut busy_at_mhz: Vec<FreqShare> = f
-                        .busy_ns_at_mhz
-                        .iter()
-                        .map(|&(mhz, ns)| FreqShare {
-                            mhz,
-                            share: ns as f64 / total.max(1) as f64,
-                        })
-                        .collect();
-                    busy_at_mhz.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
-                    PowerReport {
-                        governor: f.governor.map(|g| g.name().to_string()),
-                        energy_j,
-                        avg_w,
-                        busy_at_mhz,
-                    }
-                }),
+                power: self.power_report(end),
                 interconnect: self.ic.as_ref().map(|ic| {
                     let s = &ic.stats;
                     InterconnectReport {
@@ -272,5 +200,98 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 }),
             },
         }
+    }
+
+    /// Jain's index over every task's CPU time per unit of weight per ns alive: the dead were
+    /// folded in as they died (their slots are reused), the living are added now, in task
+    /// order.
+    fn fairness_jain(&self, end: u64) -> f64 {
+        let mut shares = self.tally.dead_shares;
+        for t in self.tasks.iter().filter(|t| t.state != TaskState::Dead) {
+            let pr = &self.procs[t.id.index()];
+            let life = pr.died.unwrap_or(end).saturating_sub(pr.born);
+            if life > 0 {
+                let x = t.sum_exec_ns as f64 / (t.weight() as f64 * life as f64);
+                shares.add(x);
+            }
+        }
+        jain_from_sums(shares.n, shares.sum, shares.sum_sq)
+    }
+
+    /// The longest a runnable task waited for a CPU, µs; tasks still waiting when the run
+    /// ended count too (the starved ones).
+    fn longest_runnable_wait_us(&self, end: u64) -> f64 {
+        let still = self
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Queued)
+            .filter_map(|t| self.procs[t.id.index()].waiting_since)
+            .map(|s| end.saturating_sub(s))
+            .max()
+            .unwrap_or(0);
+        self.tally.max_runnable_wait.max(still) as f64 / 1e3
+    }
+
+    /// The CPUs' time by category, summed over the CPUs, s.
+    fn cpu_time_s(&self) -> CpuTime {
+        let sum = |f: fn(&CpuAccount) -> u64| {
+            self.cpus.iter().map(|c| f(&c.acct)).sum::<u64>() as f64 / 1e9
+        };
+        CpuTime {
+            user: sum(|a| a.user),
+            sys: sum(|a| a.sys),
+            sched: sum(|a| a.sched) + sum(|a| a.spin),
+            lock_spin: sum(|a| a.spin),
+            cache_refill: sum(|a| a.refill),
+            irq: sum(|a| a.irq),
+            idle: sum(|a| a.idle),
+        }
+    }
+
+    /// Each of the workload's sleeping locks: its kind, its counters and its waits.
+    fn sleep_lock_stats(&self) -> Vec<SleepLockStats> {
+        self.sleeplocks
+            .iter()
+            .enumerate()
+            .map(|(i, lk)| SleepLockStats {
+                name: self.workload.locks[i].0.clone(),
+                kind: match lk.kind {
+                    sleeplock::LockKind::Semaphore(m) => format!("semaphore ({})", m.name()),
+                    sleeplock::LockKind::Mutex { spin: true } => "mutex (spinning)".into(),
+                    sleeplock::LockKind::Mutex { spin: false } => "mutex".into(),
+                },
+                acquisitions: lk.counters.acquisitions,
+                contended: lk.counters.contended,
+                handoffs: lk.counters.handoffs,
+                steals: lk.counters.steals,
+                wait_us_total: self.tally.lock_waits[i].total_ns as f64 / 1e3,
+                wait_us_max: self.tally.lock_waits[i].max_ns as f64 / 1e3,
+                stranded_audits: self.tally.stranded[i],
+            })
+            .collect()
+    }
+
+    /// Energy, average power and the share of busy time at each frequency (a machine with a
+    /// speed model).
+    fn power_report(&self, end: u64) -> Option<PowerReport> {
+        self.freq.clone().map(|mut f| {
+            let (energy_j, avg_w) = f.energy(end).unzip();
+            let total: u64 = f.busy_ns_at_mhz.iter().map(|e| e.1).sum();
+            let mut busy_at_mhz: Vec<FreqShare> = f
+                .busy_ns_at_mhz
+                .iter()
+                .map(|&(mhz, ns)| FreqShare {
+                    mhz,
+                    share: ns as f64 / total.max(1) as f64,
+                })
+                .collect();
+            busy_at_mhz.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
+            PowerReport {
+                governor: f.governor.map(|g| g.name().to_string()),
+                energy_j,
+                avg_w,
+                busy_at_mhz,
+            }
+        })
     }
 }

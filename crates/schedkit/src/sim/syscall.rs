@@ -1,8 +1,8 @@
 //! The kernel side of the system calls a program makes: channels (send, receive), the
 //! sleeping locks (`down()`/`mutex_lock()`, `up()`/`mutex_unlock()`, whose state machines are
-//! `crate::sleeplock`'s), fork, exit and exec with their address spaces (`mm.rs`), blocking
-//! and timed sleeps, and the attribute changes a task makes to itself (nice, policy,
-//! affinity). Each returns the kernel time it costs.
+//! `crate::sleeplock`'s) and condition variables, fork, exit, exec and wait with their address
+//! spaces (`mm.rs`), blocking and timed sleeps, and the attribute changes a task makes to
+//! itself (nice, policy, affinity). Each returns the kernel time it costs.
 //!
 //! Must never call a class hook or take a runqueue lock itself: a wakeup, a fork's placement or
 //! an attribute change goes through `core_path` and the core.
@@ -406,8 +406,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         ))
     }
 
-    /// `exec` or a shell's startup: kernel work of the profile's price; exec gives the task a
-    /// new, cold address space.
+    /// `exec` or a shell's startup: kernel work at the profile's price.
     pub(super) fn kernel_work(
         &mut self,
         cpu: CpuId,
