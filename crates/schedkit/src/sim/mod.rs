@@ -221,7 +221,11 @@ impl crate::registry::PolicyKind {
     }
 }
 
+/// One run: the simulated machine with its tasks, clock and events, the workload's kernel
+/// objects, and what the run has counted. Its methods are spread over this module's files, one
+/// job each (see the module's header).
 pub(crate) struct Sim<'a, 'c, P: SchedClass> {
+    // --- The run's inputs, and the prices taken from them once. ---
     sched: Sched<P>,
     machine: &'a Machine,
     workload: &'a Workload,
@@ -233,6 +237,7 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     atomic_ns: u64,
     transfer_ns: u64,
 
+    // --- The clock and the event queues. ---
     now: u64,
     seq: u64,
     /// CPU events (segment ends, ticks, IPIs): a handful per CPU at any time.
@@ -242,45 +247,14 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     timers: BinaryHeap<Reverse<(u64, u64, Ev)>>,
     nevents: u64,
 
+    // --- The machine: tasks, runqueues, CPUs, and the models of its hardware. ---
     tasks: Tasks<P::TaskData>,
     procs: Vec<Proc>,
     rqs: Vec<Rq<P::Rq>>,
     locks: Vec<LockModel>,
     status: Vec<CpuStatus>,
     cpus: Vec<Cpu>,
-    chans: Vec<Chan>,
-    /// Next expiry of each task's own timers (`TaskTimer` channels), by (pid, channel).
-    task_timers: std::collections::BTreeMap<(u32, u32), u64>,
     cache: CacheModel,
-    ops_total: OpCounter,
-
-    foreground_alive: usize,
-    /// Workload tasks whose start is still to come (`start=`): the run is not stuck while
-    /// one is pending.
-    pending_starts: usize,
-    /// When the run stopped before the duration ran out (every foreground task ended, or
-    /// none could ever run again).
-    end_time: Option<u64>,
-    /// The workload's sleeping locks.
-    sleeplocks: Vec<sleeplock::SleepLock>,
-    /// The workload's time stamp (`Stamp`) and how many have been taken.
-    mark: u64,
-    iteration: u32,
-    /// Lock spin inside the schedule() just computed.
-    pending_spin: u64,
-    /// Slots of dead tasks, reused by forks (the kernel reuses PIDs too): memory follows the
-    /// tasks alive, not how many ever were.
-    free_slots: Vec<TaskId>,
-    /// Who holds each sleeping lock now (a semaphore may have several holders).
-    lock_holders: Vec<Vec<TaskId>>,
-    /// Why the run stopped.
-    stop: StopReason,
-    /// The last pid handed out (traces number tasks 1, 2, …; 0 is the idle task).
-    last_pid: u32,
-    /// Where the kernel path being run on a CPU has got to: each lock section starts here
-    /// and moves it past its spin, lock and priced work (see `host.rs`).
-    cursor: u64,
-    cursor_spin: u64,
     /// SMT sharing, frequency and energy (`None`: a machine without them).
     freq: Option<freq::FreqModel>,
     /// Coherence of kernel data and bus queueing (`None`: a machine without an interconnect
@@ -290,8 +264,49 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     mm: Option<mm::MmModel>,
     /// The next address-space id to hand out (fork of a process, exec).
     next_mm_id: u32,
+    /// The work the class stack has reported so far (each lock section is priced by its
+    /// difference; `metrics.sched_ops`).
+    ops_total: OpCounter,
+
+    // --- The kernel path under way on a CPU (`host.rs`). ---
+    /// Where the kernel path being run on a CPU has got to: each lock section starts here
+    /// and moves it past its spin, lock and priced work (see `host.rs`).
+    cursor: u64,
+    cursor_spin: u64,
     /// The CPU running the core path under way (set by `core_path`).
     path_cpu: CpuId,
+    /// Lock spin inside the schedule() just computed.
+    pending_spin: u64,
+
+    // --- The workload's kernel objects: channels, timers, sleeping locks, its time stamp. ---
+    chans: Vec<Chan>,
+    /// Next expiry of each task's own timers (`TaskTimer` channels), by (pid, channel).
+    task_timers: std::collections::BTreeMap<(u32, u32), u64>,
+    /// The workload's sleeping locks.
+    sleeplocks: Vec<sleeplock::SleepLock>,
+    /// Who holds each sleeping lock now (a semaphore may have several holders).
+    lock_holders: Vec<Vec<TaskId>>,
+    /// The workload's time stamp (`Stamp`) and how many have been taken.
+    mark: u64,
+    iteration: u32,
+
+    // --- Tasks alive, and the run's end. ---
+    /// Foreground tasks alive (or waiting to start): the run completes when none is left.
+    foreground_alive: usize,
+    /// Workload tasks whose start is still to come (`start=`): the run is not stuck while
+    /// one is pending.
+    pending_starts: usize,
+    /// Slots of dead tasks, reused by forks (the kernel reuses PIDs too): memory follows the
+    /// tasks alive, not how many ever were.
+    free_slots: Vec<TaskId>,
+    /// The last pid handed out (traces number tasks 1, 2, …; 0 is the idle task).
+    last_pid: u32,
+    /// When the run stopped before the duration ran out (every foreground task ended, or
+    /// none could ever run again).
+    end_time: Option<u64>,
+    /// Why the run stopped.
+    stop: StopReason,
+
     /// What the run has counted, for its result.
     tally: RunTally,
 }
