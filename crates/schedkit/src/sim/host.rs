@@ -302,7 +302,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                 }
             }
             self.trace_switch(cpu, prev, next);
-            self.switches += 1;
+            self.tally.switches += 1;
             if let Some(p) = prev {
                 if self.tasks[p].state == TaskState::Queued {
                     // Preempted: it waits again from now.
@@ -314,11 +314,12 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             if let Some(n) = next {
                 let pr = &mut self.procs[n.index()];
                 if pr.last_cpu != super::NO_CPU && pr.last_cpu as CpuId != cpu {
-                    self.migrations += 1;
+                    self.tally.migrations += 1;
                 }
                 pr.last_cpu = cpu as u32;
                 if let Some(since) = pr.waiting_since.take() {
-                    self.max_runnable_wait = self
+                    self.tally.max_runnable_wait = self
+                        .tally
                         .max_runnable_wait
                         .max(self.cursor.saturating_sub(since));
                 }
@@ -326,10 +327,10 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                 // its working set happens while it runs (its first accesses miss).
                 if let Some(since) = pr.runnable_since.take() {
                     let lat = self.cursor.saturating_sub(since).max(1);
-                    self.lat_all.saturating_record(lat);
+                    self.tally.lat_all.saturating_record(lat);
                     if pr.interactive {
-                        self.lat_interactive.saturating_record(lat);
-                        if let Some(ph) = self.phase.as_deref_mut() {
+                        self.tally.lat_interactive.saturating_record(lat);
+                        if let Some(ph) = self.tally.phase.as_deref_mut() {
                             ph.lat_interactive.saturating_record(lat);
                         }
                     }
@@ -399,8 +400,8 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
 
     fn count(&mut self, ev: CoreEvent) {
         match ev {
-            CoreEvent::RtPush => self.rt_pushes += 1,
-            CoreEvent::RtPull(n) => self.rt_pulls += n as u64,
+            CoreEvent::RtPush => self.tally.rt.pushes += 1,
+            CoreEvent::RtPull(n) => self.tally.rt.pulls += n as u64,
         }
     }
 }

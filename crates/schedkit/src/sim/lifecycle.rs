@@ -1,10 +1,209 @@
-//! Where tasks come from and go: slots reused after death, the live-task limit, the memory a
+//! Where tasks come from and go: the workload's tasks created and placed (at the start or
+//! later), each task's host state, slots reused after death, the live-task limit, the memory a
 //! run will need, and the detection of a run in which no task can ever run again.
+//!
+//! Must never schedule: a new task is handed to the core (`place_initial`, `fork`) to place.
 
 use super::*;
 use crate::workload::limits::{MAX_RUN_MEMORY, MAX_TASKS};
 
 impl<P: SchedClass> Sim<'_, '_, P> {
+    /// Places the workload's tasks present from the start and posts what comes later: the
+    /// tasks that start later, the workload's changes, the phases, and each CPU's first IPI
+    /// and tick.
+    pub(super) fn start_tasks(&mut self) -> Result<(), SimError> {
+        self.trace_begin();
+        let w = self.workload;
+        for i in 0..w.tasks.len() {
+            let spec = &w.tasks[i];
+            if spec.start_ns > 0 {
+                // It starts later: the run waits for it as for a task alive.
+                self.check_affinity(i)?;
+                if !spec.background {
+                    self.foreground_alive += 1;
+                }
+                self.pending_starts += 1;
+                self.post(spec.start_ns, Ev::Start { spec: i as u32 });
+                continue;
+            }
+            let (t, cpu) = self.create_spec_task(i)?;
+            let d = self.layout.domain_of(cpu);
+            let mut ctx = Ctx::new(
+                0,
+                self.machine.hz(),
+                self.ncpus,
+                self.tasks.view(),
+                &mut self.ops_total,
+            );
+            core::attr::place_initial(&self.sched, &mut ctx, &mut self.rqs[d], cpu, t);
+            self.procs[t.index()].runnable_since = Some(0);
+            self.procs[t.index()].waiting_since = Some(0);
+            self.trace_wakeup_new(t, cpu);
+            self.publish(cpu);
+        }
+        // After the starts, so that a change made when its group starts finds the group there
+        // (events of one time run in the order posted).
+        for (i, c) in w.changes.iter().enumerate() {
+            self.post(c.change.at_ns, Ev::Change { i: i as u32 });
+        }
+        for c in 0..self.ncpus {
+            self.cpus[c].need_resched = true;
+            self.post(0, Ev::Ipi { cpu: c as u32 });
+            self.post(self.tick_ns, Ev::Tick { cpu: c as u32 });
+        }
+        if !self.cfg.phases.is_empty() {
+            self.tally.phase = Some(Box::new(self.tally.phase_tally(0)));
+            for i in 0..self.cfg.phases.len() {
+                let at = self.cfg.phases[i];
+                self.post(at, Ev::Phase);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn new_proc(
+        &mut self,
+        prog: u32,
+        part: u32,
+        interactive: bool,
+        background: bool,
+    ) -> Proc {
+        if !background {
+            self.foreground_alive += 1;
+        }
+        self.last_pid += 1;
+        Proc {
+            pid: self.last_pid,
+            prog,
+            pc: 0,
+            loop_top: LoopFrame::default(),
+            loop_depth: 0,
+            outer_loops: Vec::new(),
+            compute_left: 0,
+            computing: false,
+            entered: false,
+            spin: None,
+            audio: None,
+            lock_since: None,
+            lock_waited: false,
+            part,
+            member: 0,
+            interactive,
+            background,
+            wss_kb: self.workload.programs[prog as usize].working_set_kb,
+            block: Block::None,
+            block_since: 0,
+            incarnation: 0,
+            parent_incarnation: 0,
+            sleep_gen: 0,
+            runnable_since: None,
+            waiting_since: None,
+            last_cpu: NO_CPU,
+            warmth: Warmth::default(),
+            children: 0,
+            zombies: 0,
+            born: self.now,
+            died: None,
+            // Start tasks and forked children replace it with their own stream.
+            rng: crate::workload::TaskRng::root(self.cfg.seed, u64::MAX),
+            fork_mm: None,
+        }
+    }
+
+    /// The CPUs workload task `i` may run on here, or the error naming it when there are none.
+    fn check_affinity(&self, i: usize) -> Result<crate::task::CpuMask, SimError> {
+        let all = self.machine.topology.all_cpus();
+        let spec = &self.workload.tasks[i];
+        let allowed = spec.affinity.map_or(all, |a| a.and(&all));
+        if !allowed.is_empty() {
+            return Ok(allowed);
+        }
+        let cpus = spec
+            .affinity
+            .map(|a| {
+                a.iter(crate::task::CpuMask::MAX_CPUS)
+                    .map(|c| c.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let what = match &spec.origin {
+            Some(o) => format!(
+                "{o}: group '{}'",
+                self.workload.programs[spec.prog as usize].name
+            ),
+            None => format!(
+                "task {i} ({})",
+                self.workload.programs[spec.prog as usize].name
+            ),
+        };
+        Err(SimError::Impossible(format!(
+            "{what} may only run on CPU(s) {cpus}, none of which {} has (CPUs 0 to {})",
+            self.machine.name(),
+            self.ncpus - 1
+        )))
+    }
+
+    /// Creates the task of workload task `i` (not yet queued) and the CPU it starts from:
+    /// round robin over its allowed CPUs, as if already balanced. Tasks present from the
+    /// start take consecutive slots; one started later takes a free slot as a fork would.
+    pub(super) fn create_spec_task(&mut self, i: usize) -> Result<(TaskId, CpuId), SimError> {
+        let allowed = self.check_affinity(i)?;
+        let w = self.workload;
+        let spec = &w.tasks[i];
+        let later = spec.start_ns > 0;
+        let t = if later {
+            self.take_slot().map_err(|(live, limit)| {
+                SimError::Impossible(format!(
+                    "task {i} ({}) starts at {:.3} ms with {live} tasks alive: past the limit of {limit} live tasks",
+                    w.programs[spec.prog as usize].name,
+                    self.now as f64 / 1e6
+                ))
+            })?
+        } else {
+            self.tally.tasks_created += 1;
+            self.tasks.spawn()
+        };
+        {
+            let task = &mut self.tasks[t];
+            task.nice = spec.nice;
+            task.policy = spec.policy;
+            task.rt_priority = spec.rt_priority;
+            task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
+            task.cpus_allowed = allowed;
+            task.mm = spec.mm;
+        }
+        let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
+        let cpu = allowed_cpus[i % allowed_cpus.len()];
+        if let Some(mm) = self.mm.as_mut() {
+            let pages = w.programs[spec.prog as usize].mm_pages;
+            if mm.size(spec.mm) == 0 && mm.would_exceed(pages as u64) {
+                return Err(SimError::Impossible(format!(
+                    "task {i} ({}): the workload's address spaces pass {} pages",
+                    w.programs[spec.prog as usize].name,
+                    mm::MAX_LIVE_PAGES
+                )));
+            }
+            mm.attach(spec.mm, pages, if later { cpu } else { 0 });
+        }
+        let mut pr = self.new_proc(
+            spec.prog,
+            spec.part as u32,
+            spec.interactive,
+            spec.background,
+        );
+        pr.member = spec.member;
+        pr.rng = crate::workload::TaskRng::root(self.cfg.seed, i as u64);
+        if later {
+            self.put_proc(t, pr);
+        } else {
+            self.procs.push(pr);
+        }
+        self.tasks[t].cpu = cpu;
+        self.tasks[t].timestamp_ns = self.now;
+        Ok((t, cpu))
+    }
+
     /// Refuses a workload whose tasks, channels and programs would not fit the memory limit,
     /// from their counts and the sizes of the structures that hold them.
     pub(super) fn check_memory(workload: &Workload) -> Result<(), SimError> {
@@ -35,7 +234,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if live as u64 >= limit {
             return Err((live, limit));
         }
-        self.tasks_created += 1;
+        self.tally.tasks_created += 1;
         let t = match self.free_slots.pop() {
             Some(t) => {
                 self.tasks[t] = crate::task::Task::new(t);
@@ -85,11 +284,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let life = pr.died.unwrap_or(self.now).saturating_sub(pr.born);
         if life > 0 {
             let share = task.sum_exec_ns as f64 / (task.weight() as f64 * life as f64);
-            self.dead_shares.0 += 1;
-            self.dead_shares.1 += share;
-            self.dead_shares.2 += share * share;
+            self.tally.dead_shares.add(share);
         }
-        self.dead_exec_ns += task.sum_exec_ns;
+        self.tally.dead_exec_ns += task.sum_exec_ns;
         self.free_slots.push(x);
     }
 
