@@ -130,7 +130,7 @@ pub fn host_profile() -> MachineProfile {
         .unwrap_or_default();
     match Machine::from_toml(text, "host") {
         Ok(m) => m.profile,
-        // The shipped profiles load (machine.rs tests it).
+        // The shipped profiles load (machine/tests.rs tests it).
         Err(e) => panic!("the shipped host profile does not load: {e}"),
     }
 }

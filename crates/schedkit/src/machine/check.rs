@@ -1,0 +1,374 @@
+//! A profile's validation: every count dividing the CPUs, every number within a physically
+//! sensible range, the sections consistent with each other; each error names the field
+//! (`MachineError::Invalid`).
+
+use super::{MachineError, MachineProfile};
+use crate::task::CpuMask;
+
+pub(super) fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
+    let bad = |field: &str, problem: String| MachineError::Invalid {
+        origin: origin.to_string(),
+        field: field.to_string(),
+        problem,
+    };
+    let t = &p.topology;
+    if t.cpus == 0 || t.cpus > CpuMask::MAX_CPUS {
+        return Err(bad(
+            "topology.cpus",
+            format!("must be 1..={}, got {}", CpuMask::MAX_CPUS, t.cpus),
+        ));
+    }
+    for (field, v) in [
+        ("topology.threads_per_core", t.threads_per_core),
+        ("topology.cpus_per_cache", t.cpus_per_cache),
+        ("topology.cpus_per_node", t.cpus_per_node.unwrap_or(t.cpus)),
+        (
+            "topology.cpus_per_l2",
+            t.cpus_per_l2.unwrap_or(t.threads_per_core),
+        ),
+        (
+            "topology.cpus_per_package",
+            t.cpus_per_package.unwrap_or(t.cpus),
+        ),
+    ] {
+        if v == 0 || !t.cpus.is_multiple_of(v) {
+            return Err(bad(
+                field,
+                format!("must divide topology.cpus ({}), got {v}", t.cpus),
+            ));
+        }
+    }
+    // Every number within a physically sensible range (a 1 MHz to 100 GHz clock, costs
+    // from nothing to what no machine of any era took), so that no cost arithmetic can
+    // overflow and no absurd value makes a machine faster or wraps round.
+    let ranged = |field: &str, v: f64, lo: f64, hi: f64, unit: &str| {
+        if v.is_finite() && (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(bad(
+                field,
+                format!("must be within {lo}..={hi} {unit}, got {v}"),
+            ))
+        }
+    };
+    // No processor has run at 10 GHz (overclocking records are about 9 GHz).
+    ranged("clock.mhz", p.clock.mhz, 1.0, 10_000.0, "MHz")?;
+    if !(10..=10_000).contains(&p.clock.hz) {
+        return Err(bad(
+            "clock.hz",
+            format!("must be within 10..=10000, got {}", p.clock.hz),
+        ));
+    }
+    if !(1..=16 << 20).contains(&p.cache.size_kb) {
+        return Err(bad(
+            "cache.size_kb",
+            format!(
+                "must be within 1..={} KB, got {}",
+                16u64 << 20,
+                p.cache.size_kb
+            ),
+        ));
+    }
+    let c = &p.costs;
+    let k = &p.kernel;
+    match (p.cache.l2_kb, c.llc_read_mb_s) {
+        (Some(l2), Some(bw)) => {
+            let per_l2 = t
+                .cpus_per_l2
+                .unwrap_or(t.threads_per_core.min(t.cpus_per_cache));
+            if per_l2 >= t.cpus_per_cache || !t.cpus_per_cache.is_multiple_of(per_l2.max(1)) {
+                return Err(bad(
+                    "cache.l2_kb",
+                    format!(
+                        "a separate L2 must be shared by fewer CPUs than the last-level cache and nest in it (topology.cpus_per_l2 = {per_l2}, cpus_per_cache = {}); leave l2_kb out where the L2 is the last level",
+                        t.cpus_per_cache
+                    ),
+                ));
+            }
+            if l2 == 0 || l2 >= p.cache.size_kb {
+                return Err(bad(
+                    "cache.l2_kb",
+                    format!(
+                        "must be within 1..{} KB (smaller than the last-level cache), got {l2}",
+                        p.cache.size_kb
+                    ),
+                ));
+            }
+            ranged("costs.llc_read_mb_s", bw, 1.0, 10_000_000.0, "MB/s")?;
+        }
+        (Some(_), None) => {
+            return Err(bad(
+                "costs.llc_read_mb_s",
+                "is needed with cache.l2_kb: the rate an L2 refills from the last-level cache"
+                    .into(),
+            ))
+        }
+        (None, Some(_)) => {
+            return Err(bad(
+                "costs.llc_read_mb_s",
+                "is only used with cache.l2_kb (a separate L2 level); give both or neither".into(),
+            ))
+        }
+        (None, None) => {}
+    }
+    ranged(
+        "costs.cache_latency_ns",
+        c.cache_latency_ns,
+        0.0,
+        1_000.0,
+        "ns",
+    )?;
+    ranged(
+        "costs.mem_latency_ns",
+        c.mem_latency_ns,
+        0.0,
+        10_000.0,
+        "ns",
+    )?;
+    ranged(
+        "costs.mem_read_mb_s",
+        c.mem_read_mb_s,
+        1.0,
+        10_000_000.0,
+        "MB/s",
+    )?;
+    ranged("costs.atomic_ns", c.atomic_ns, 0.0, 10_000.0, "ns")?;
+    for (field, v) in [
+        ("costs.syscall_ns", c.syscall_ns),
+        ("costs.context_switch_ns", c.context_switch_ns),
+        ("costs.timer_irq_ns", c.timer_irq_ns),
+        ("costs.ipi_send_ns", c.ipi_send_ns),
+    ] {
+        ranged(field, v, 0.0, 1_000_000.0, "ns")?;
+    }
+    for (field, v) in [
+        ("costs.ipi_latency_ns", c.ipi_latency_ns),
+        ("costs.idle_exit_ns", c.idle_exit_ns),
+        ("costs.ipi_irq_ns", c.ipi_irq_ns.unwrap_or(0.0)),
+    ] {
+        ranged(field, v, 0.0, 10_000_000.0, "ns")?;
+    }
+    if let Some(v) = c.timer_wake_exit_ns {
+        ranged("costs.timer_wake_exit_ns", v, 0.0, 1_000_000.0, "ns")?;
+        if v > c.timer_irq_ns {
+            return Err(bad(
+                "costs.timer_wake_exit_ns",
+                format!(
+                    "is {v} ns, more than the whole timer interrupt (costs.timer_irq_ns = {} ns): it is the part of that interrupt after its handler's wakeup",
+                    c.timer_irq_ns
+                ),
+            ));
+        }
+    }
+    for (field, v) in [
+        ("kernel.pipe_write_ns", k.pipe_write_ns),
+        ("kernel.pipe_read_ns", k.pipe_read_ns),
+        ("kernel.sock_send_ns", k.sock_send_ns),
+        ("kernel.sock_recv_ns", k.sock_recv_ns),
+        ("kernel.fork_ns", k.fork_ns),
+        ("kernel.exit_ns", k.exit_ns),
+        ("kernel.wait_ns", k.wait_ns),
+        ("kernel.exec_ns", k.exec_ns),
+        ("kernel.shell_startup_ns", k.shell_startup_ns),
+        ("kernel.cow_fault_ns", k.cow_fault_ns.unwrap_or(0.0)),
+    ] {
+        ranged(field, v, 0.0, 1_000_000_000.0, "ns")?;
+    }
+    if let Some(smt) = &p.smt {
+        ranged(
+            "smt.busy_sibling_factor",
+            smt.busy_sibling_factor,
+            0.05,
+            1.0,
+            "",
+        )?;
+    }
+    if let Some(f) = &p.cpufreq {
+        let n = f.pstates_mhz.len();
+        if n == 0 || n > 64 {
+            return Err(bad(
+                "cpufreq.pstates_mhz",
+                format!("must list 1..=64 frequencies, got {n}"),
+            ));
+        }
+        for (i, &m) in f.pstates_mhz.iter().enumerate() {
+            ranged(
+                &format!("cpufreq.pstates_mhz[{i}]"),
+                m,
+                1.0,
+                100_000.0,
+                "MHz",
+            )?;
+            if i > 0 && m <= f.pstates_mhz[i - 1] {
+                return Err(bad(
+                    "cpufreq.pstates_mhz",
+                    format!("must ascend; {m} follows {}", f.pstates_mhz[i - 1]),
+                ));
+            }
+        }
+        let top = f.pstates_mhz[n - 1];
+        if (top - p.clock.mhz).abs() > 0.5 {
+            return Err(bad(
+                "cpufreq.pstates_mhz",
+                format!("the highest P-state ({top} MHz) must be clock.mhz ({} MHz): work is measured at it", p.clock.mhz),
+            ));
+        }
+        if let Some(v) = &f.volts {
+            if v.len() != n {
+                return Err(bad(
+                    "cpufreq.volts",
+                    format!("must give one voltage per P-state ({n}), got {}", v.len()),
+                ));
+            }
+            for (i, &x) in v.iter().enumerate() {
+                ranged(&format!("cpufreq.volts[{i}]"), x, 0.3, 2.0, "V")?;
+                // A faster P-state never runs at a lower voltage (dynamic power is C V^2 f).
+                if i > 0 && x < v[i - 1] {
+                    return Err(bad(
+                        "cpufreq.volts",
+                        format!(
+                            "must not fall as the frequency rises: {x} V at {} MHz after {} V at {} MHz",
+                            f.pstates_mhz[i],
+                            v[i - 1],
+                            f.pstates_mhz[i - 1]
+                        ),
+                    ));
+                }
+            }
+        }
+        ranged(
+            "cpufreq.transition_latency_ns",
+            f.transition_latency_ns,
+            0.0,
+            10_000_000.0,
+            "ns",
+        )?;
+        if let Some(bins) = &f.turbo_mhz {
+            let cores_per_pkg = t.cpus_per_package.unwrap_or(t.cpus) / t.threads_per_core.max(1);
+            if bins.is_empty() || bins.len() > cores_per_pkg.max(1) {
+                return Err(bad(
+                    "cpufreq.turbo_mhz",
+                    format!(
+                        "must give 1..={} bins (one per busy-core count of a package), got {}",
+                        cores_per_pkg.max(1),
+                        bins.len()
+                    ),
+                ));
+            }
+            for (i, &m) in bins.iter().enumerate() {
+                ranged(
+                    &format!("cpufreq.turbo_mhz[{i}]"),
+                    m,
+                    top,
+                    100_000.0,
+                    "MHz (at least the top P-state)",
+                )?;
+                // More busy cores share the package's power: a bin never rises with them.
+                if i > 0 && m > bins[i - 1] {
+                    return Err(bad(
+                        "cpufreq.turbo_mhz",
+                        format!(
+                            "must not rise with more busy cores: {m} MHz with {} busy after {} MHz with {i}",
+                            i + 1,
+                            bins[i - 1]
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(v) = f.turbo_volts {
+            ranged("cpufreq.turbo_volts", v, 0.3, 2.0, "V")?;
+            if let Some(top_v) = f.volts.as_ref().and_then(|v| v.last()) {
+                if v < *top_v {
+                    return Err(bad(
+                        "cpufreq.turbo_volts",
+                        format!("{v} V is below the top P-state's {top_v} V"),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(w) = &p.power {
+        ranged("power.core_active_w", w.core_active_w, 0.0, 1000.0, "W")?;
+        ranged(
+            "power.core_idle_w",
+            w.core_idle_w,
+            0.0,
+            w.core_active_w,
+            "W (at most core_active_w)",
+        )?;
+        ranged("power.uncore_w", w.uncore_w, 0.0, 1000.0, "W")?;
+    }
+    if let Some(ic) = &p.interconnect {
+        if t.cpus > 64 {
+            return Err(bad(
+                "interconnect",
+                format!(
+                    "the coherence model tracks at most 64 CPUs, the profile has {}",
+                    t.cpus
+                ),
+            ));
+        }
+        if !(4..=1024).contains(&ic.line_bytes) || !ic.line_bytes.is_power_of_two() {
+            return Err(bad(
+                "interconnect.line_bytes",
+                format!(
+                    "must be a power of two within 4..=1024, got {}",
+                    ic.line_bytes
+                ),
+            ));
+        }
+        if ic.bus_width_bytes == 0 || ic.bus_width_bytes > ic.line_bytes {
+            return Err(bad(
+                "interconnect.bus_width_bytes",
+                format!(
+                    "must be within 1..={} (the line size), got {}",
+                    ic.line_bytes, ic.bus_width_bytes
+                ),
+            ));
+        }
+        ranged("interconnect.bus_mhz", ic.bus_mhz, 1.0, 100_000.0, "MHz")?;
+        ranged(
+            "interconnect.transfer_ns",
+            ic.transfer_ns,
+            0.0,
+            100_000.0,
+            "ns",
+        )?;
+        ranged(
+            "interconnect.cross_bus_ns",
+            ic.cross_bus_ns,
+            0.0,
+            100_000.0,
+            "ns",
+        )?;
+        ranged(
+            "interconnect.invalidate_clocks",
+            ic.invalidate_clocks,
+            0.0,
+            1000.0,
+            "bus clocks",
+        )?;
+        if ic.cpus_per_bus == 0 || !t.cpus.is_multiple_of(ic.cpus_per_bus) {
+            return Err(bad(
+                "interconnect.cpus_per_bus",
+                format!(
+                    "must divide topology.cpus ({}), got {}",
+                    t.cpus, ic.cpus_per_bus
+                ),
+            ));
+        }
+    }
+    // Consistency: the timer interrupt must leave room for work between ticks.
+    let tick_ns = 1e9 / p.clock.hz as f64;
+    if c.timer_irq_ns >= tick_ns / 2.0 {
+        return Err(bad(
+            "costs.timer_irq_ns",
+            format!(
+                "{} ns would take half of every tick or more ({tick_ns} ns at HZ={}): an interrupt must be much shorter than the tick",
+                c.timer_irq_ns, p.clock.hz
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! Machine profiles: CPUs and topology, clock and tick, and the cost of every hardware and
+//! kernel operation the simulator charges. Profiles are TOML files; every number in a shipped
+//! profile carries a comment naming its source. Profiles hold facts, never tuning knobs.
+//!
+//! One job a file: this one holds the shipped profiles ([`BUILTIN_PROFILES`]), [`Machine`]
+//! (a profile loaded by name or path, and validated) and its errors; `profile.rs` the profile's
+//! TOML types, `check.rs` their validation (errors name the field), `topology.rs` the per-CPU
+//! facts a profile's topology gives, `host.rs` the `host` profile's topology and cpufreq read
+//! from `/sys`.
+//!
+//! Must never depend on a policy, a host (`sim`, `runtime`), `sched_core` or a workload: a
+//! profile describes a machine, whatever runs on it.
+
+mod check;
+mod host;
+mod profile;
+#[cfg(test)]
+mod tests;
+mod topology;
+
+pub use profile::{
+    CacheSpec, ClockSpec, CostSpec, CpufreqSpec, FreqDomain, Governor, InterconnectSpec,
+    KernelSpec, MachineProfile, PowerSpec, SmtSpec, TopologySpec,
+};
+pub use topology::Topology;
+
+use std::path::Path;
+
+/// Shipped profiles: (name, TOML text).
+pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
+    ("up-2002", include_str!("../../../../profiles/up-2002.toml")),
+    (
+        "smp2-2002",
+        include_str!("../../../../profiles/smp2-2002.toml"),
+    ),
+    (
+        "smp4-2002",
+        include_str!("../../../../profiles/smp4-2002.toml"),
+    ),
+    (
+        "smp8-2002",
+        include_str!("../../../../profiles/smp8-2002.toml"),
+    ),
+    (
+        "athlonmp2-2007",
+        include_str!("../../../../profiles/athlonmp2-2007.toml"),
+    ),
+    ("i7-m620", include_str!("../../../../profiles/i7-m620.toml")),
+    (
+        "xeon-x3360",
+        include_str!("../../../../profiles/xeon-x3360.toml"),
+    ),
+    (
+        "phenom-x6",
+        include_str!("../../../../profiles/phenom-x6.toml"),
+    ),
+    (
+        "prescott-ht",
+        include_str!("../../../../profiles/prescott-ht.toml"),
+    ),
+    ("host", include_str!("../../../../profiles/host.toml")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum MachineError {
+    #[error("unknown machine '{0}' (known: {1}); or give a path to a .toml profile")]
+    Unknown(String, String),
+    /// (The cause is in the message; it is not also chained as a source, which printed it
+    /// twice.)
+    #[error("cannot read machine profile {path}: {problem}")]
+    Io { path: String, problem: String },
+    #[error("machine profile {origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("machine profile {origin}: {field}: {problem}")]
+    Invalid {
+        origin: String,
+        field: String,
+        problem: String,
+    },
+}
+
+/// A loaded, validated machine.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    pub profile: MachineProfile,
+    pub topology: Topology,
+}
+
+impl Machine {
+    /// Loads a shipped profile by name, or a TOML file by path.
+    pub fn load(name_or_path: &str) -> Result<Machine, MachineError> {
+        if let Some((_, text)) = BUILTIN_PROFILES.iter().find(|(n, _)| *n == name_or_path) {
+            let mut m = Machine::from_toml(text, name_or_path)?;
+            if name_or_path == "host" {
+                m.read_host_topology();
+            }
+            return Ok(m);
+        }
+        let path = Path::new(name_or_path);
+        if path.extension().is_some_and(|e| e == "toml") || path.exists() {
+            let text = crate::infile::read_to_string(
+                path,
+                crate::infile::MAX_TEXT_INPUT,
+                "machine profile",
+            )
+            .map_err(|e| MachineError::Io {
+                path: name_or_path.to_string(),
+                problem: e.to_string(),
+            })?;
+            return Machine::from_toml(&text, name_or_path);
+        }
+        Err(MachineError::Unknown(
+            name_or_path.to_string(),
+            BUILTIN_PROFILES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ))
+    }
+
+    pub fn from_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
+        let profile: MachineProfile = toml::from_str(text).map_err(|e| MachineError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        check::validate(&profile, origin)?;
+        let topology = Topology::from_spec(&profile.topology);
+        Ok(Machine { profile, topology })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.profile.name
+    }
+
+    pub fn ncpus(&self) -> usize {
+        self.topology.ncpus
+    }
+
+    pub fn hz(&self) -> u32 {
+        self.profile.clock.hz
+    }
+}

@@ -1,0 +1,66 @@
+//! [`Topology`]: the core, last-level cache, L2, NUMA node and package of each CPU, derived
+//! from a profile's `[topology]` (or read from `/sys` for `host`, see `host.rs`).
+
+use super::TopologySpec;
+use crate::task::CpuMask;
+
+/// Topology facts per CPU, derived from a profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    pub ncpus: usize,
+    /// Physical core of each CPU (SMT siblings share it).
+    pub core: Vec<usize>,
+    /// Last-level cache domain of each CPU.
+    pub cache: Vec<usize>,
+    /// NUMA node of each CPU.
+    pub node: Vec<usize>,
+    /// L2 cache of each CPU (the LLC where there is no separate L2).
+    pub l2: Vec<usize>,
+    /// Package (socket) of each CPU.
+    pub package: Vec<usize>,
+}
+
+impl Topology {
+    pub fn from_spec(s: &TopologySpec) -> Topology {
+        let n = s.cpus;
+        let per_node = s.cpus_per_node.unwrap_or(n).max(1);
+        let per_l2 = s
+            .cpus_per_l2
+            .unwrap_or(s.threads_per_core.min(s.cpus_per_cache))
+            .max(1);
+        let per_pkg = s.cpus_per_package.unwrap_or(n).max(1);
+        Topology {
+            ncpus: n,
+            core: (0..n).map(|c| c / s.threads_per_core.max(1)).collect(),
+            cache: (0..n).map(|c| c / s.cpus_per_cache.max(1)).collect(),
+            node: (0..n).map(|c| c / per_node).collect(),
+            l2: (0..n).map(|c| c / per_l2).collect(),
+            package: (0..n).map(|c| c / per_pkg).collect(),
+        }
+    }
+
+    /// A flat SMP machine of `n` CPUs, each with its own cache.
+    pub fn flat(n: usize) -> Topology {
+        Topology::from_spec(&TopologySpec {
+            cpus: n,
+            threads_per_core: 1,
+            cpus_per_cache: 1,
+            cpus_per_node: None,
+            cpus_per_l2: None,
+            cpus_per_package: None,
+        })
+    }
+
+    /// Physical cores (`core` numbers run 0..ncores).
+    pub fn ncores(&self) -> usize {
+        self.core.iter().copied().max().map_or(0, |m| m + 1)
+    }
+
+    pub fn all_cpus(&self) -> CpuMask {
+        CpuMask::first_n(self.ncpus)
+    }
+
+    pub fn ncaches(&self) -> usize {
+        self.cache.iter().copied().max().map_or(0, |m| m + 1)
+    }
+}

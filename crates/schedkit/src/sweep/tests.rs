@@ -1,0 +1,172 @@
+//! Unit tests of sweeps: brace and seed expansion, `record`, a value named twice, grid errors
+//! by line, a row's columns, any grid text parsed or refused without a panic.
+
+use super::grid::parse_seeds;
+use super::*;
+use serde_json::Value;
+
+#[test]
+fn braces_multiply_in_order() {
+    assert_eq!(
+        expand_braces("chat:rooms={5,10},messages={1,2}").unwrap(),
+        vec![
+            "chat:rooms=5,messages=1",
+            "chat:rooms=5,messages=2",
+            "chat:rooms=10,messages=1",
+            "chat:rooms=10,messages=2"
+        ]
+    );
+    assert_eq!(expand_braces("yield").unwrap(), vec!["yield"]);
+    assert!(expand_braces("a={1,2").is_err());
+    assert!(expand_braces("a=1}").is_err());
+    assert!(expand_braces("a={1,,2}").is_err());
+}
+
+#[test]
+fn seed_ranges_follow_rust() {
+    assert_eq!(parse_seeds("1..4").unwrap(), vec![1, 2, 3]);
+    assert_eq!(parse_seeds("1..=4").unwrap(), vec![1, 2, 3, 4]);
+    assert_eq!(parse_seeds("7").unwrap(), vec![7]);
+    assert!(parse_seeds("4..4").is_err());
+    assert!(parse_seeds("a..4").is_err());
+}
+
+#[test]
+fn a_record_entry_keeps_whole_names_only() {
+    assert!(records("metrics.throughput.value", "throughput"));
+    assert!(records("metrics.context_switches", "context_switches"));
+    assert!(records(
+        "metrics.wakeup_latency_us.p99",
+        "wakeup_latency_us"
+    ));
+    assert!(records("policy", "policy"));
+    assert!(!records(
+        "metrics.context_switches_per_s",
+        "context_switches"
+    ));
+    assert!(!records("metrics.wakeup_latency_us.p99", "wake"));
+}
+
+#[test]
+fn a_value_named_twice_on_an_axis_makes_one_point_and_a_note() {
+    // Each of these used to make the same point twice: the sweep ran both and then
+    // panicked looking for the second row.
+    let g = parse_grid(
+            "policies = [\"o1\", \" o1 \", \"eevdf\", \"eevdf:era=6.6\"]\nmachines = \"smp2-2002\"\nworkloads = [\"yield:instances={2,2}\"]\nseeds = [1, 1, 2]\nduration = [\"1ms\", \"1000us\"]\n",
+            "g.toml",
+            None,
+        )
+        .unwrap();
+    let keys: std::collections::HashSet<String> = g.points.iter().map(Point::key).collect();
+    assert_eq!(keys.len(), g.points.len(), "every point once");
+    assert_eq!(g.points.len(), 2 * 2);
+    assert_eq!(g.notes.len(), 5, "{:?}", g.notes);
+    assert!(
+        g.notes.iter().any(|n| n.starts_with("seeds: 1 ")),
+        "{:?}",
+        g.notes
+    );
+    assert!(
+        g.notes
+            .iter()
+            .any(|n| n.contains("'eevdf:era=6.6' is the policy 'eevdf'")),
+        "{:?}",
+        g.notes
+    );
+}
+
+#[test]
+fn a_grid_expands_axes_and_names_bad_lines() {
+    let g = parse_grid(
+            "policies = [\"goodness\", \"o1\"]\nmachines = \"smp2-2002\"\nworkloads = [\"yield:instances={2,4}\"]\nseeds = \"1..=3\"\nduration = \"10ms\"\n",
+            "g.toml",
+            None,
+        )
+        .unwrap();
+    assert_eq!(g.points.len(), 2 * 2 * 3);
+    assert_eq!(g.points[0].workload, "yield:instances=2");
+    assert_eq!(g.points[0].seed, 1);
+    assert_eq!(g.points[11].policy, "o1");
+    let e = parse_grid(
+            "policies = [\"o1\"]\nmachines = [\"smp2-2002\"]\nworkloads = [\"yield\",\n  \"nosuch:x=1\"]\n",
+            "g.toml",
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
+    let e = parse_grid(
+        "policies = [\"o1\", \"o2\"]\nmachines = [\"smp2-2002\"]\nworkloads = [\"yield\"]\n",
+        "g.toml",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.line, 1);
+    assert!(e.problem.contains("o2"), "{e}");
+    let e = parse_grid(
+        "policies = [\"o1\"]\nmachines = [\"smp2-2002\"]\nworkloads = [\"yield\"]\nseedz = 3\n",
+        "g.toml",
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(e.line, 4, "{e}");
+}
+
+#[test]
+fn a_row_is_the_inputs_and_the_flattened_result() {
+    let g = parse_grid(
+            "policies = \"o1\"\nmachines = \"smp2-2002\"\nworkloads = \"yield:instances=4\"\nduration = \"20ms\"\n",
+            "g.toml",
+            None,
+        )
+        .unwrap();
+    let p = &g.points[0];
+    let r = run_point(p);
+    let all = row(p, &r, None);
+    assert_eq!(all["policy"], "o1");
+    assert_eq!(all["duration_s"], 0.02);
+    let r = r.unwrap();
+    assert_eq!(
+        all["metrics.context_switches"],
+        Value::from(r.metrics.context_switches)
+    );
+    assert!(all.contains_key("metrics.wakeup_latency_us.p99"));
+    assert!(!all
+        .keys()
+        .any(|k| k.starts_with("metrics.wakeup_latency_cdf_us")));
+    let kept = row(p, &Ok(r), Some(&["context_switches".to_string()]));
+    assert!(kept.contains_key("metrics.context_switches"));
+    // A whole name, not a text prefix (issue 34): the rate is another column.
+    assert!(!kept.contains_key("metrics.context_switches_per_s"));
+    assert!(!kept.contains_key("metrics.migrations"));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+    /// Any text, and any byte-level edit of a valid grid, is parsed or refused with a line
+    /// inside the text; nothing panics.
+    #[test]
+    fn grids_are_parsed_or_refused_never_panic(
+        junk in "[\\PC\n]{0,200}",
+        at in 0usize..400,
+        insert in "[\\[\\]{},=\"'.0-9a-z\n ]{0,12}",
+    ) {
+        let ok = "policies = [\"o1\"]\nmachines = \"smp2-2002\"\nworkloads = [\"yield:instances={2,4}\"]\nseeds = \"1..=3\"\nduration = \"10ms\"\n";
+        for text in [junk.clone(), {
+            let mut t = ok.to_string();
+            let mut i = at.min(t.len());
+            while !t.is_char_boundary(i) { i -= 1; }
+            t.insert_str(i, &insert);
+            t
+        }] {
+            if let Err(e) = parse_grid(&text, "g.toml", None) {
+                proptest::prop_assert!(e.line >= 1 && e.line <= text.lines().count().max(1) + 1, "{e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn brace_bombs_are_refused_before_expanding() {
+    let bomb = "yield:instances={1,2,3,4,5,6,7,8,9,10}".repeat(8);
+    assert!(expand_braces(&bomb).unwrap_err().contains("more than"));
+}
