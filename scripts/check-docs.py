@@ -30,6 +30,11 @@ CHECKS = [
      "scripts/figures/nice-shares.sh", True),
     ("docs/validation.md", ["{schedkit}", "validate", "--markdown"],
      "schedkit validate --markdown", True),
+    ("docs/fair.md", ["python3", "scripts/figures/wakeup-preempts.py", "{schedkit}", "chat"],
+     "scripts/figures/wakeup-preempts.py", False),
+    ("docs/fair.md", ["python3", "scripts/figures/wakeup-preempts.py", "{schedkit}",
+                      "pipechain"],
+     "scripts/figures/wakeup-preempts.py", False),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),
