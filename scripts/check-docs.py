@@ -35,6 +35,8 @@ CHECKS = [
     ("docs/fair.md", ["python3", "scripts/figures/wakeup-preempts.py", "{schedkit}",
                       "pipechain"],
      "scripts/figures/wakeup-preempts.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/kernel-ranges.py", "{schedkit}"],
+     "scripts/figures/kernel-ranges.py", True),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Prints the two tables of docs/results.md ("Figures" and "The counters that explain them")
-from the JSON that scripts/golden.sh writes: `python3 scripts/results-tables.py DIR`.
+"""Prints the three tables of docs/results.md ("Figures", "The counters that explain them" and
+the 8-way chat at three nice settings) from the JSON that scripts/golden.sh writes:
+`python3 scripts/results-tables.py DIR`.
 The simulator is deterministic, so the tables reproduce exactly from the same commit."""
 import json
 import sys
@@ -86,6 +87,16 @@ def main():
                   f"{ic.get('bus_wait_us', 0) / 1000:,.1f} | {mm.get('cow_faults', 0):,} / "
                   f"{mm.get('cow_copies', 0):,} | {mm.get('line_transfers', 0):,} | "
                   f"{m['sched_ops']['tasks_scanned']:,} |")
+    print()
+    # chat on the 8-way, 10 rooms x 1000 messages, at three nice settings (thousands a second).
+    print("| | goodness | o1:era=2002 | o1 |")
+    print("|---|---|---|---|")
+    for label, w in [("all at nice 0", "chat:rooms=10,messages=1000"),
+                     ("clients at nice 19", "chat:rooms=10,messages=1000,client_nice=19"),
+                     ("all at nice 19", "chat:rooms=10,messages=1000,nice=19")]:
+        cells = " | ".join(f"{by[('smp8-2002', w, p)]['metrics']['throughput']['value'] / 1000:.0f} k/s"
+                           for p in POL)
+        print(f"| {label} | {cells} |")
 
 
 main()
