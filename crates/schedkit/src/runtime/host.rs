@@ -16,9 +16,8 @@ use super::handshake::{self, Wake};
 use super::timers::{self, Queue as _};
 use super::worker::{self, Host, Padded, Reason, Tick, WorkerSlot, WorkerTls};
 use super::{RuntimeStats, TaskSpec};
-use crate::class::{
-    CpuView, Cpus, Ctx, EnqueueKind, LiveCpuStatus, LockLayout, OpCounter, Rq, SchedClass, Work,
-};
+use crate::class::{CpuView, Cpus, Ctx, EnqueueKind, LiveCpuStatus, LockLayout, Rq, SchedClass};
+use crate::ds::work::{OpCounter, Work};
 use crate::machine::Topology;
 use crate::sched_core::{
     self as core, ClassRq, CoreError, Host as CoreHost, Leave, Sched, TaskData,

@@ -40,7 +40,7 @@ pub mod sync;
 mod timers;
 mod worker;
 
-pub use crate::policy::rt::RtBalance;
+pub use crate::class::RtBalance;
 pub use crate::registry::PolicyKind as Policy;
 use crate::registry::{BuildEnv, WithSched};
 use crate::task::{CpuMask, SchedPolicy, TaskId};

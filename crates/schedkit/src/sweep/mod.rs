@@ -34,9 +34,9 @@
 //! time it took), whichever host ran it: [`run_point`] is what `schedkit sim` runs, with the
 //! same defaults.
 
+use crate::class::RtBalance;
 use crate::machine::{Governor, Machine};
 use crate::metrics::RunResult;
-use crate::policy::rt::RtBalance;
 use crate::registry::PolicyKind;
 use crate::sim::SimConfig;
 use crate::workload::{parse_duration, LockMode, Workload};

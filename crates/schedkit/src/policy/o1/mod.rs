@@ -32,10 +32,11 @@
 
 pub mod era2002;
 
-use super::list::{Link, Linked};
-pub use super::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
-use super::rt::{self as rt_class, RtBalance};
+use super::rt as rt_class;
 use crate::class::*;
+use crate::ds::list::{Link, Linked};
+use crate::ds::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
+use crate::ds::work::{Line, OpCounter, Work};
 use crate::machine::{Machine, Topology};
 #[cfg(test)]
 use crate::task::Tasks;

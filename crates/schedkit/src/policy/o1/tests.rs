@@ -1,7 +1,8 @@
 //! Unit tests pinning each O(1) mechanism.
 
 use super::*;
-use crate::policy::rt::{PushTarget, RtBalance};
+use crate::class::RtBalance;
+use crate::policy::rt::PushTarget;
 use crate::sched_core::{lockdep, Sched};
 use crate::task::{CpuMask, SchedPolicy};
 
@@ -452,7 +453,7 @@ fn cache_decay_ticks_from_the_piii_profile() {
     let m = Machine::load("smp2-2002").unwrap();
     // (997000 >> 10) * (256 << 10) / 350 = 728,765 cycles: under a ms, so 0 + 1 tick.
     assert_eq!(
-        O1::new(&m, crate::policy::rt::RtBalance::Passive).cache_decay_ticks,
+        O1::new(&m, crate::class::RtBalance::Passive).cache_decay_ticks,
         1
     );
 }
