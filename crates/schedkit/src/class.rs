@@ -327,6 +327,29 @@ pub struct Busiest {
     pub imbalance: usize,
 }
 
+/// The stacked RT class's part of a periodic balancing pass, which the core hands to
+/// [`SchedClass::move_tasks`] (2.6.23's per-class `load_balance` iterators, where the core's
+/// `move_tasks` asked each class in turn to move its own tasks): under
+/// [`RtBalance::Passive`] it moves RT tasks queued on `src` to `this`, best priority first and
+/// each level from its tail, every one that `may_move` (the calling balancer's test, which
+/// also reports what reading the task costs) allows, one off `budget` for each, stopping when
+/// it reaches 0; under
+/// [`RtBalance::PushPull`] it moves nothing (2.6.25's `load_balance_rt` returns 0). Neither
+/// runqueue is published here: the core publishes both once `move_tasks` returns.
+///
+/// Through it a class moves RT tasks without naming the RT class or its queue (`rq.rt`).
+pub trait PassiveRt<C, D> {
+    fn pull_queued(
+        &self,
+        ctx: &mut Ctx<D>,
+        this: &mut Rq<C>,
+        this_cpu: CpuId,
+        src: &mut Rq<C>,
+        budget: &mut usize,
+        may_move: &mut dyn FnMut(&mut Ctx<D>, &Rq<C>, TaskId) -> bool,
+    ) -> PullOutcome;
+}
+
 /// A runqueue as the core keeps it: what the kernel's `struct rq` holds for every class, the RT
 /// class's queue, and the class's own queue `C` (reached through `Deref`, so a class writes
 /// `rq.arrays` for its own fields and `rq.nr_running` for the shared ones).
@@ -678,7 +701,10 @@ pub trait SchedClass: Send + Sync + 'static {
     ) {
     }
     /// `move_tasks`: with both runqueues locked, moves up to what `imbalance` calls for from
-    /// `src` to `this`.
+    /// `src` to `this`. `rt` is the stacked RT class's part of the pass (see [`PassiveRt`]):
+    /// a class whose kernel's balancer met RT tasks in its own queues (2.6's O(1), where they
+    /// sat at the top of the active array) calls it at that point of its walk; the others
+    /// ignore it.
     #[allow(clippy::too_many_arguments)]
     fn move_tasks(
         &self,
@@ -689,15 +715,16 @@ pub trait SchedClass: Send + Sync + 'static {
         _src_cpu: CpuId,
         _idle: CpuIdle,
         _imbalance: usize,
+        _rt: &dyn PassiveRt<Self::Rq, Self::TaskData>,
     ) -> PullOutcome {
         PullOutcome::default()
     }
 }
 
-/// How the stacked RT class balances RT tasks between CPUs. A boot-time choice of the machine
-/// ([`BuildEnv::rt_balance`]); under [`RtBalance::Passive`] a class whose balancer moved RT
-/// tasks with its own (2.6's O(1)) reaches them only through the [`PassiveRt`] its
-/// `move_tasks` is handed.
+/// How the stacked RT class balances RT tasks between CPUs, a boot-time choice
+/// ([`BuildEnv::rt_balance`]). Only the RT class reads it: under [`RtBalance::Passive`] a class
+/// whose balancer moved RT tasks with its own (2.6's O(1)) reaches them through the
+/// [`PassiveRt`] its `move_tasks` is handed, which moves nothing under push/pull.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RtBalance {
     /// Only through the periodic load balancer, as before 2.6.25.

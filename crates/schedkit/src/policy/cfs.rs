@@ -655,6 +655,7 @@ impl SchedClass for Cfs {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        _rt: &dyn PassiveRt<CfsRq, CfsTask>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         let mut budget = PullBudget::new(imbalance);

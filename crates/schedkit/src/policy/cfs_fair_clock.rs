@@ -664,6 +664,7 @@ impl SchedClass for CfsFairClock {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        _rt: &dyn PassiveRt<FairClockRq, FairClockTask>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         let mut budget = PullBudget::new(imbalance);

@@ -1313,6 +1313,7 @@ impl SchedClass for Eevdf {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        _rt: &dyn PassiveRt<EevdfRq, EevdfTask>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         if self.is_618() {

@@ -22,9 +22,8 @@
 //!
 //! Priorities here are the kernel's `prio`: 0 is the best, `99 - rt_priority` for RT tasks.
 
-use crate::class::{CpuView, Ctx, DequeueKind, EnqueueKind, PullOutcome, Rq, RtBalance};
-use crate::ds::prio_array::MAX_PRIO;
-use crate::ds::prio_array::MAX_RT_PRIO;
+use crate::class::{CpuView, Ctx, DequeueKind, EnqueueKind, PassiveRt, PullOutcome, Rq, RtBalance};
+use crate::ds::prio_array::{MAX_PRIO, MAX_RT_PRIO};
 use crate::ds::rt_rq::{cpupri_level, RootDomain, CPUPRI_IDLE, CPUPRI_NORMAL};
 use crate::ds::work::OpCounter;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
@@ -417,10 +416,50 @@ impl RtClass {
     }
 }
 
-/// Moves the queued RT task `t` between two locked runqueues without publishing (a passive
-/// balancer that moves RT tasks with its own, publishes once it is done). Returns whether `t`
+/// Passive RT balancing: a class's periodic balancer moves queued RT tasks as it moves its
+/// own (2.6 before 2.6.25, when they sat in its arrays), through this walk of the source's RT
+/// queue, the calling balancer deciding which task may go.
+impl<C, D> PassiveRt<C, D> for RtClass {
+    fn pull_queued(
+        &self,
+        ctx: &mut Ctx<D>,
+        this: &mut Rq<C>,
+        this_cpu: CpuId,
+        src: &mut Rq<C>,
+        budget: &mut usize,
+        may_move: &mut dyn FnMut(&mut Ctx<D>, &Rq<C>, TaskId) -> bool,
+    ) -> PullOutcome {
+        let mut out = PullOutcome::default();
+        if self.balance != RtBalance::Passive || *budget == 0 {
+            return out;
+        }
+        // Best level first (one bitmap search per level), each list from its tail; the
+        // previous task is read before this one may leave.
+        let mut idx = src.rt.active.find_first_bit(ctx.ops);
+        while idx < MAX_RT_PRIO {
+            let mut cur = src.rt.active.queue(idx).back();
+            while let Some(t) = cur {
+                cur = src.rt.active.queue(idx).prev(&ctx.tasks, t);
+                if !may_move(ctx, src, t) {
+                    continue;
+                }
+                out.resched |= migrate_queued(ctx, src, this, this_cpu, t);
+                out.moved += 1;
+                *budget -= 1;
+                if *budget == 0 {
+                    return out;
+                }
+            }
+            idx = src.rt.active.find_next_bit(idx + 1, ctx.ops);
+        }
+        out
+    }
+}
+
+/// Moves the queued RT task `t` between two locked runqueues without publishing (the passive
+/// balancer's moves are published by the core once the pass is done). Returns whether `t`
 /// beats what `dst` runs, i.e. whether `dst` should reschedule.
-pub fn migrate_queued<C, D>(
+fn migrate_queued<C, D>(
     ctx: &mut Ctx<D>,
     src: &mut Rq<C>,
     dst: &mut Rq<C>,
