@@ -346,9 +346,13 @@ pub trait PassiveRt<C, D> {
         this_cpu: CpuId,
         src: &mut Rq<C>,
         budget: &mut usize,
-        may_move: &mut dyn FnMut(&mut Ctx<D>, &Rq<C>, TaskId) -> bool,
+        may_move: &mut MayMove<'_, C, D>,
     ) -> PullOutcome;
 }
+
+/// A balancer's test of whether a queued task may move (and its report of reading it), as
+/// [`PassiveRt::pull_queued`] takes it: the context, the source runqueue, the task.
+pub type MayMove<'a, C, D> = dyn FnMut(&mut Ctx<D>, &Rq<C>, TaskId) -> bool + 'a;
 
 /// A runqueue as the core keeps it: what the kernel's `struct rq` holds for every class, the RT
 /// class's queue, and the class's own queue `C` (reached through `Deref`, so a class writes

@@ -22,7 +22,9 @@
 //!
 //! Priorities here are the kernel's `prio`: 0 is the best, `99 - rt_priority` for RT tasks.
 
-use crate::class::{CpuView, Ctx, DequeueKind, EnqueueKind, PassiveRt, PullOutcome, Rq, RtBalance};
+use crate::class::{
+    CpuView, Ctx, DequeueKind, EnqueueKind, MayMove, PassiveRt, PullOutcome, Rq, RtBalance,
+};
 use crate::ds::prio_array::{MAX_PRIO, MAX_RT_PRIO};
 use crate::ds::rt_rq::{cpupri_level, RootDomain, CPUPRI_IDLE, CPUPRI_NORMAL};
 use crate::ds::work::OpCounter;
@@ -68,8 +70,8 @@ pub enum PushTarget {
 }
 
 /// The RT class (`rt_sched_class`), stacked by the core in front of a policy's class. It
-/// queues SCHED_FIFO/RR tasks in each runqueue's [`RtRq`] and does the push/pull balancing;
-/// the state every CPU reads without locks is its [`RootDomain`].
+/// queues SCHED_FIFO/RR tasks in each runqueue's [`RtRq`](crate::ds::rt_rq::RtRq) and does
+/// the push/pull balancing; the state every CPU reads without locks is its [`RootDomain`].
 #[derive(Debug)]
 pub struct RtClass {
     pub balance: RtBalance,
@@ -427,7 +429,7 @@ impl<C, D> PassiveRt<C, D> for RtClass {
         this_cpu: CpuId,
         src: &mut Rq<C>,
         budget: &mut usize,
-        may_move: &mut dyn FnMut(&mut Ctx<D>, &Rq<C>, TaskId) -> bool,
+        may_move: &mut MayMove<'_, C, D>,
     ) -> PullOutcome {
         let mut out = PullOutcome::default();
         if self.balance != RtBalance::Passive || *budget == 0 {
