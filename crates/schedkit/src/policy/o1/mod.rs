@@ -29,6 +29,11 @@
 //! `set_user_nice` re-enqueues into the active array rather than the array it came from; the
 //! child of an RT parent is queued at the tail of its level rather than in front of the parent
 //! (child-runs-first is applied to time-shared parents only).
+//!
+//! Longer than the crate's 800-line guide (about 960 lines): it is one class, whose hooks share
+//! the estimator, the arrays and the jiffy constants; what the 2002 era changes is already in
+//! `era2002.rs` and the tests in `tests.rs`, and the RT tasks' part of the balancer in the RT
+//! class (`class::PassiveRt`).
 
 pub mod era2002;
 
