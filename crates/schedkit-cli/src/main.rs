@@ -4,10 +4,10 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use schedkit::class::RtBalance;
 use schedkit::machine::Governor;
 use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
-use schedkit::policy::rt::RtBalance;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::trace::timeline::{self, Timeline};

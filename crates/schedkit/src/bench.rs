@@ -9,9 +9,9 @@
 //!   10 and 32 768 tasks all runnable (busy loops) under the fair classes.
 
 use crate::class::*;
+use crate::ds::work::OpCounter;
 use crate::machine::{Machine, Topology};
 use crate::metrics::SimStats;
-use crate::policy::rt::RtBalance;
 use crate::registry::{BuildEnv, PolicyKind, WithSched};
 use crate::sched_core::{lockdep, Sched};
 use crate::sim::SimConfig;

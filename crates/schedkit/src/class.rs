@@ -27,8 +27,9 @@
 //! what a class still reports by hand is the length of its own loops (tasks scanned,
 //! recalculation visits, remote cache lines read).
 
+use crate::ds::rt_rq::RtRq;
+use crate::ds::work::{Line, LineSink, OpCounter, Span, Work};
 use crate::machine::Topology;
-use crate::policy::rt::RtRq;
 use crate::task::{CpuId, Task, TaskId, TaskView};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -62,66 +63,6 @@ impl LockLayout {
     }
 }
 
-/// A cache line of kernel scheduler data, as the coherence model of a shared-bus machine
-/// tracks it (`sim/interconnect.rs`). Which CPU last wrote a line decides what reading or
-/// writing it costs another CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Line {
-    /// A task's scheduling fields. 2.4 kept everything `goodness()` reads in one line of
-    /// `task_struct` ("offset 32 begins here on 32-bit platforms. We keep all fields in a
-    /// single cacheline that are needed for the goodness() loop in schedule()": counter, nice,
-    /// policy, mm, processor, cpus_runnable, cpus_allowed, run_list.next; 2.4.16
-    /// `include/linux/sched.h`); O(1)'s patch kept its own (cpu, prio, run_list, array) there.
-    Task(TaskId),
-    /// What a CPU publishes of itself: 2.4's `aligned_data[cpu]` (`curr`, `last_schedule`, one
-    /// line per CPU), a runqueue's `curr` for the per-CPU designs.
-    Cpu(CpuId),
-    /// The header of a runqueue (a lock domain): its lock word and what shares that line
-    /// (2.4's `runqueue_lock`, cache-line aligned; O(1)'s `rq->lock`, `nr_running`).
-    Rq(usize),
-    /// A runqueue's list head where it is not in the lock's line (2.4's `runqueue_head`).
-    RqList(usize),
-    /// Bytes of a task's kernel structure, for a class that lays out its `task_struct` field
-    /// by field ([`SchedClass::task_struct_layout`]): every line of the machine's line size
-    /// that the span covers. The structure begins a line.
-    TaskBytes(TaskId, Span),
-    /// Bytes of a CPU's idle task's `task_struct` (2.4's `init_tasks[cpu]`: a task to the
-    /// kernel, not one the host schedules).
-    IdleBytes(CpuId, Span),
-    /// Bytes of an address space's `mm_struct` (by the host's mm id; [`INIT_MM`] is the
-    /// kernel's own, which idle tasks borrow at boot). The structure begins a line.
-    MmBytes(u32, Span),
-    /// A kernel global of its own line.
-    Global(GlobalLine),
-}
-
-/// A byte range of a kernel structure: `len` bytes from offset `off`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Span {
-    pub off: u16,
-    pub len: u16,
-}
-
-impl Span {
-    pub const fn new(off: u16, len: u16) -> Span {
-        Span { off, len }
-    }
-}
-
-/// The mm id of `init_mm`, the address space idle tasks run on until they borrow one.
-pub const INIT_MM: u32 = u32::MAX;
-
-/// Kernel globals a scheduler path writes, each taken as a line of its own (where the linker
-/// put them, and what shares their lines, is not known).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GlobalLine {
-    /// 2.4's `nr_running` (`kernel/fork.c`): `add_to_runqueue` and `del_from_runqueue` write
-    /// it, `sys_sched_yield` reads it.
-    NrRunning,
-    /// `kstat.context_swtch`: `schedule()` increments it at every switch, on every CPU.
-    ContextSwitches,
-}
-
 /// Where a class's kernel keeps the task fields the host's own paths touch, for a class that
 /// reports its lines field by field ([`Line::TaskBytes`]). With one, the host writes `state`
 /// at a wakeup and the `fork` spans at a fork, and leaves the tick's and the context switch's
@@ -134,70 +75,6 @@ pub struct TaskStructLayout {
     /// What a new task's structure puts in the forking CPU's cache (the spans any path of the
     /// class touches; the rest of the copy is not priced).
     pub fork: &'static [Span],
-}
-
-/// Where a hook reports the kernel lines it touches, for hosts that price coherence.
-pub trait LineSink {
-    fn read(&mut self, line: Line);
-    fn write(&mut self, line: Line);
-}
-
-/// What a lock-free decision (`select_cpu`) reports: its work and the lines it read.
-pub struct Work<'a> {
-    pub ops: &'a mut OpCounter,
-    pub lines: Option<&'a mut dyn LineSink>,
-}
-
-impl<'a> Work<'a> {
-    pub fn new(ops: &'a mut OpCounter) -> Self {
-        Work { ops, lines: None }
-    }
-
-    #[inline]
-    pub fn read_line(&mut self, l: Line) {
-        if let Some(s) = self.lines.as_deref_mut() {
-            s.read(l);
-        }
-    }
-
-    /// Reports a write of kernel line `l` (a lock-free store, as 2.4's `reschedule_idle`
-    /// setting the chosen CPU's idle task's `need_resched`).
-    #[inline]
-    pub fn write_line(&mut self, l: Line) {
-        if let Some(s) = self.lines.as_deref_mut() {
-            s.write(l);
-        }
-    }
-}
-
-impl std::ops::Deref for Work<'_> {
-    type Target = OpCounter;
-    fn deref(&self) -> &OpCounter {
-        self.ops
-    }
-}
-
-impl std::ops::DerefMut for Work<'_> {
-    fn deref_mut(&mut self) -> &mut OpCounter {
-        self.ops
-    }
-}
-
-/// Work a hook did, in units the host prices (see `sim::cost`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct OpCounter {
-    /// Runnable tasks examined by a selection loop (2.4 `goodness()` calls, BFS deadline scan).
-    pub scanned: u64,
-    /// Tasks visited by a whole-system loop over cold task structures (2.4 recalculation).
-    pub recalc: u64,
-    /// Find-first-bit searches of a priority bitmap.
-    pub bitmap_searches: u64,
-    /// Insertions into / removals from a list or array slot.
-    pub list_ops: u64,
-    /// Balanced-tree steps (CFS/EEVDF rbtree levels).
-    pub tree_steps: u64,
-    /// Cache lines read from another CPU's runqueue (balancer scans, migrations).
-    pub remote_touches: u64,
 }
 
 /// What every hook may use besides its runqueue: the clock, the task table and the op counter.
@@ -449,6 +326,33 @@ pub struct Busiest {
     pub cpu: CpuId,
     pub imbalance: usize,
 }
+
+/// The stacked RT class's part of a periodic balancing pass, which the core hands to
+/// [`SchedClass::move_tasks`] (2.6.23's per-class `load_balance` iterators, where the core's
+/// `move_tasks` asked each class in turn to move its own tasks): under
+/// [`RtBalance::Passive`] it moves RT tasks queued on `src` to `this`, best priority first and
+/// each level from its tail, every one that `may_move` (the calling balancer's test, which
+/// also reports what reading the task costs) allows, one off `budget` for each, stopping when
+/// it reaches 0; under
+/// [`RtBalance::PushPull`] it moves nothing (2.6.25's `load_balance_rt` returns 0). Neither
+/// runqueue is published here: the core publishes both once `move_tasks` returns.
+///
+/// Through it a class moves RT tasks without naming the RT class or its queue (`rq.rt`).
+pub trait PassiveRt<C, D> {
+    fn pull_queued(
+        &self,
+        ctx: &mut Ctx<D>,
+        this: &mut Rq<C>,
+        this_cpu: CpuId,
+        src: &mut Rq<C>,
+        budget: &mut usize,
+        may_move: &mut MayMove<'_, C, D>,
+    ) -> PullOutcome;
+}
+
+/// A balancer's test of whether a queued task may move (and its report of reading it), as
+/// [`PassiveRt::pull_queued`] takes it: the context, the source runqueue, the task.
+pub type MayMove<'a, C, D> = dyn FnMut(&mut Ctx<D>, &Rq<C>, TaskId) -> bool + 'a;
 
 /// A runqueue as the core keeps it: what the kernel's `struct rq` holds for every class, the RT
 /// class's queue, and the class's own queue `C` (reached through `Deref`, so a class writes
@@ -801,7 +705,10 @@ pub trait SchedClass: Send + Sync + 'static {
     ) {
     }
     /// `move_tasks`: with both runqueues locked, moves up to what `imbalance` calls for from
-    /// `src` to `this`.
+    /// `src` to `this`. `rt` is the stacked RT class's part of the pass (see [`PassiveRt`]):
+    /// a class whose kernel's balancer met RT tasks in its own queues (2.6's O(1), where they
+    /// sat at the top of the active array) calls it at that point of its walk; the others
+    /// ignore it.
     #[allow(clippy::too_many_arguments)]
     fn move_tasks(
         &self,
@@ -812,8 +719,38 @@ pub trait SchedClass: Send + Sync + 'static {
         _src_cpu: CpuId,
         _idle: CpuIdle,
         _imbalance: usize,
+        _rt: &dyn PassiveRt<Self::Rq, Self::TaskData>,
     ) -> PullOutcome {
         PullOutcome::default()
+    }
+}
+
+/// How the stacked RT class balances RT tasks between CPUs, a boot-time choice
+/// ([`BuildEnv::rt_balance`]). Only the RT class reads it: under [`RtBalance::Passive`] a class
+/// whose balancer moved RT tasks with its own (2.6's O(1)) reaches them through the
+/// [`PassiveRt`] its `move_tasks` is handed, which moves nothing under push/pull.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RtBalance {
+    /// Only through the periodic load balancer, as before 2.6.25.
+    #[default]
+    Passive,
+    /// Active push/pull (2.6.25).
+    PushPull,
+}
+
+impl RtBalance {
+    pub fn parse(s: &str) -> Result<RtBalance, String> {
+        match s.trim() {
+            "passive" => Ok(RtBalance::Passive),
+            "pushpull" | "push-pull" | "push_pull" => Ok(RtBalance::PushPull),
+            o => Err(format!("unknown RT balancing '{o}' (passive or pushpull)")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RtBalance::Passive => "passive",
+            RtBalance::PushPull => "pushpull",
+        }
     }
 }
 
@@ -826,14 +763,11 @@ pub struct BuildEnv {
     /// Size of the cache a CPU's working set lives in, KB.
     pub cache_kb: u64,
     /// How the stacked RT class balances.
-    pub rt_balance: crate::policy::rt::RtBalance,
+    pub rt_balance: RtBalance,
 }
 
 impl BuildEnv {
-    pub fn of_machine(
-        m: &crate::machine::Machine,
-        rt_balance: crate::policy::rt::RtBalance,
-    ) -> BuildEnv {
+    pub fn of_machine(m: &crate::machine::Machine, rt_balance: RtBalance) -> BuildEnv {
         BuildEnv {
             ncpus: m.ncpus(),
             mhz: m.profile.clock.mhz,

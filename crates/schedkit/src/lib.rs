@@ -2,6 +2,8 @@
 //! by a deterministic SMP simulator.
 //!
 //! - [`class`]: the scheduler interface every policy implements and every host drives.
+//! - [`ds`]: the kernel's data structures below it (lists, priority arrays, the rbtree, the RT
+//!   runqueue, work accounting).
 //! - [`policy`]: one module per design (`goodness` = Linux 2.4, `o1` = the O(1) scheduler).
 //! - [`sim`]: the simulated machine that hosts a policy.
 //! - [`machine`]: machine profiles (topology, clock, costs).
@@ -34,6 +36,7 @@ macro_rules! check {
 pub mod bench;
 pub mod calibrate;
 pub mod class;
+pub mod ds;
 pub mod infile;
 pub mod machine;
 pub mod metrics;

@@ -8,8 +8,8 @@
 //! and one line below. The registry builds class stacks ([`Sched`]) and hands them to a
 //! [`WithSched`] visitor; it knows nothing of the hosts that run them.
 
+use crate::class::RtBalance;
 use crate::class::SchedClass;
-use crate::policy::rt::RtBalance;
 use crate::policy::{bfs, cfs, cfs_fair_clock, eevdf, goodness, o1};
 use crate::sched_core::Sched;
 

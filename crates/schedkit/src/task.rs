@@ -164,7 +164,7 @@ impl fmt::Debug for CpuMask {
 }
 
 /// The list links of one task (the kernel's `list_head` in `run_list`), as task numbers;
-/// the list code is in `policy::list`.
+/// the list code is in `ds::list`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Link {
     pub(crate) prev: u32,

@@ -3,9 +3,9 @@
 //! profiles. Each asserts a direction the mechanisms produce, with the counter that explains
 //! it, not a figure.
 
+use schedkit::class::RtBalance;
 use schedkit::machine::Machine;
 use schedkit::metrics::RunResult;
-use schedkit::policy::rt::RtBalance;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::Workload;

@@ -1,7 +1,8 @@
 //! ARCHITECTURE.md's "must never depend on" rules, checked over the source: every `crate::`
-//! path a module's files name (outside its tests) against the modules it may not reach. A rule
-//! changed in ARCHITECTURE.md must change here too; a dependency added against a rule fails
-//! with the file and line.
+//! path a module's files name (outside its tests), and every `super::` path resolved to the
+//! `crate::` path it stands for, against the modules it may not reach. A rule changed in
+//! ARCHITECTURE.md must change here too; a dependency added against a rule fails with the file
+//! and line.
 
 use std::path::{Path, PathBuf};
 
@@ -17,10 +18,35 @@ const DESIGNS: &[&str] = &["goodness", "o1", "cfs", "cfs_fair_clock", "eevdf", "
 
 fn rules() -> Vec<Rule> {
     vec![
-        // class.rs: "Must never depend on sim, runtime, workload or metrics."
+        // class.rs: "Must never depend on policy (the RT class included), sched_core, the
+        // registry, sim, runtime, workload or metrics."
         Rule {
             files: &["class.rs"],
-            never: &["sim", "runtime", "workload", "metrics"],
+            never: &[
+                "policy",
+                "sched_core",
+                "registry",
+                "sim",
+                "runtime",
+                "workload",
+                "metrics",
+            ],
+            except: &[],
+        },
+        // ds/: "Must never depend on class, policy, sched_core, the registry, a host, workload
+        // or metrics."
+        Rule {
+            files: &["ds"],
+            never: &[
+                "class",
+                "policy",
+                "sched_core",
+                "registry",
+                "sim",
+                "runtime",
+                "workload",
+                "metrics",
+            ],
             except: &[],
         },
         // sched_core/: "Must never depend on a concrete policy's class, workload or metrics."
@@ -30,6 +56,27 @@ fn rules() -> Vec<Rule> {
             never: &[
                 "workload",
                 "metrics",
+                "policy::goodness",
+                "policy::o1",
+                "policy::cfs",
+                "policy::cfs_fair_clock",
+                "policy::eevdf",
+                "policy::bfs",
+            ],
+            except: &[],
+        },
+        // policy/rt.rs, the stacked RT class: a policy like the designs ("must never depend
+        // on sim, runtime, sched_core, workload, metrics, the registry or another policy"),
+        // which it serves through the interface, never by name.
+        Rule {
+            files: &["policy/rt.rs"],
+            never: &[
+                "sim",
+                "runtime",
+                "sched_core",
+                "workload",
+                "metrics",
+                "registry",
                 "policy::goodness",
                 "policy::o1",
                 "policy::cfs",
@@ -87,9 +134,57 @@ fn files_of(p: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The `crate::a::b` paths named on each line before the file's `#[cfg(test)]` part, with
-/// their line numbers; `use crate::{a, b::c}` groups are expanded one level.
-fn crate_paths(text: &str) -> Vec<(usize, String)> {
+/// The module path of a file under `src/` (`policy/o1/mod.rs`: `["policy", "o1"]`).
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut m: Vec<String> = rel
+        .iter()
+        .map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if m.last().is_some_and(|l| l == "mod" || l == "lib") {
+        m.pop();
+    }
+    m
+}
+
+/// `line` with each top-level `super::` path (of a file whose module path is `module`)
+/// rewritten as the `crate::` path it stands for.
+fn resolve_super(line: &str, module: &[String]) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("super::") {
+        let before = &rest[..at];
+        let glued = before
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+        out.push_str(before);
+        if glued {
+            out.push_str("super::");
+            rest = &rest[at + "super::".len()..];
+            continue;
+        }
+        let mut tail = &rest[at..];
+        let mut up = 0;
+        while let Some(t) = tail.strip_prefix("super::") {
+            up += 1;
+            tail = t;
+        }
+        let base = &module[..module.len().saturating_sub(up)];
+        out.push_str("crate::");
+        for m in base {
+            out.push_str(m);
+            out.push_str("::");
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The `crate::a::b` paths named on each line before the file's `#[cfg(test)]` part (`super::`
+/// paths resolved against the file's `module`), with their line numbers; `use crate::{a,
+/// b::c}` groups are expanded one level.
+fn crate_paths(text: &str, module: &[String]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("#[cfg(test)]") {
@@ -99,7 +194,8 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
         if l.starts_with("//") {
             continue;
         }
-        let mut rest = line;
+        let line = resolve_super(line, module);
+        let mut rest = line.as_str();
         while let Some(at) = rest.find("crate::") {
             let tail = &rest[at + "crate::".len()..];
             if let Some(group) = tail.strip_prefix('{') {
@@ -132,7 +228,8 @@ fn no_module_names_what_architecture_md_forbids_it() {
     let mut broken = Vec::new();
     let mut rules = rules();
     // policy/: "must never depend on sim, runtime, sched_core, workload, metrics or another
-    // policy" (nor the registry, which lists them all).
+    // policy" (nor the registry, which lists them all, nor the stacked RT class: a design
+    // reaches RT tasks only through the interface, `class::PassiveRt`).
     for d in DESIGNS {
         let others: Vec<&'static str> = DESIGNS
             .iter()
@@ -146,6 +243,7 @@ fn no_module_names_what_architecture_md_forbids_it() {
             "workload",
             "metrics",
             "registry",
+            "policy::rt",
         ];
         never.extend(others);
         let file_a: &'static str = Box::leak(format!("policy/{d}.rs").into_boxed_str());
@@ -168,7 +266,8 @@ fn no_module_names_what_architecture_md_forbids_it() {
         assert!(!files.is_empty(), "{:?}: no such files", r.files);
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
-            for (line, path) in crate_paths(&text) {
+            let module = module_of(f.strip_prefix(src()).unwrap());
+            for (line, path) in crate_paths(&text, &module) {
                 checked += 1;
                 if r.except.iter().any(|e| names(&path, e)) {
                     continue;

@@ -1,9 +1,9 @@
 //! Scenario tests of the BFS-era machines and workloads (issue 14): the wakeup-latency probe's
 //! cyclictest semantics, RT tasks among normal ones, the x264 row dependencies, Turbo CORE.
 
+use schedkit::class::RtBalance;
 use schedkit::machine::{Governor, Machine};
 use schedkit::metrics::RunResult;
-use schedkit::policy::rt::RtBalance;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::{file, Workload};

@@ -1,9 +1,9 @@
 //! RT balancing: passive (periodic balancer) against 2.6.25 push/pull, on rt-migrate-test and
 //! on the affinity case the push/pull patch set says it does not cover.
 
+use schedkit::class::RtBalance;
 use schedkit::machine::{Machine, BUILTIN_PROFILES};
 use schedkit::metrics::RunResult;
-use schedkit::policy::rt::RtBalance;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::{file, Workload};

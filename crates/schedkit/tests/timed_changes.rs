@@ -2,9 +2,9 @@
 //! time (`renice=`, `chpolicy=`): the building blocks of the CFS v19 report's procedure
 //! (issue 29), checked against shares computed by hand from the classes' weights.
 
+use schedkit::class::RtBalance;
 use schedkit::machine::Machine;
 use schedkit::metrics::RunResult;
-use schedkit::policy::rt::RtBalance;
 use schedkit::registry::PolicyKind;
 use schedkit::sim::SimConfig;
 use schedkit::workload::Workload;

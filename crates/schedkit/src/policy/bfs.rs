@@ -38,9 +38,10 @@
 //! removes the sticky flag and its bias — the behaviour of 0.363's pick *without* its
 //! `cache_distance` bias, which the reference does not document and which is not modelled.
 
-use super::list::{Link, Linked};
-use super::prio_array::PrioArray;
 use crate::class::*;
+use crate::ds::list::{Link, Linked};
+use crate::ds::prio_array::PrioArray;
+use crate::ds::work::{Line, OpCounter, Work};
 use crate::machine::Topology;
 use crate::task::{CpuId, CpuMask, SchedPolicy, TaskId, TaskState, TaskView};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -56,12 +56,13 @@
 //! - not modelled: the later "missed wakeup preemption by a narrow margin" tick check
 //!   (2.6.33) and WAKEUP_OVERLAP / avg_overlap (off by default).
 
-use super::rbtree::{before, RbEntry, RbNode, RbTree};
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{
     calc_delta_fair, calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, IDLEPRIO_LATER, NICE_0_LOAD,
 };
 use crate::class::*;
+use crate::ds::rbtree::{before, RbEntry, RbNode, RbTree};
+use crate::ds::work::Work;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 
@@ -654,6 +655,7 @@ impl SchedClass for Cfs {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        _rt: &dyn PassiveRt<CfsRq, CfsTask>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         let mut budget = PullBudget::new(imbalance);

@@ -51,10 +51,11 @@
 //!   task left (the clock advanced at `1024 / load` per ns while that load stayed);
 //! - SCHED_IDLE is a weight of 2 (`WEIGHT_IDLEPRIO`) and nothing else, as in 2.6.23.
 
-use super::rbtree::{RbEntry, RbNode, RbTree};
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
 use crate::class::*;
+use crate::ds::rbtree::{RbEntry, RbNode, RbTree};
+use crate::ds::work::Work;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 
@@ -663,6 +664,7 @@ impl SchedClass for CfsFairClock {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        _rt: &dyn PassiveRt<FairClockRq, FairClockTask>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         let mut budget = PullBudget::new(imbalance);

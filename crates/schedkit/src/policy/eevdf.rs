@@ -61,12 +61,13 @@
 //! SCHED_IDLE tasks weigh 3 and follow `check_preempt_wakeup_fair`'s two rules.
 
 use super::fair_lb::{self, Migration};
-use super::list::{Linked, TaskList};
 use super::pelt::Pelt;
-use super::rbtree::{before, RbEntry, RbNode, RbTree};
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{calc_delta, LoadWeight, IDLEPRIO_LATER, NICE_0_LOAD};
 use crate::class::*;
+use crate::ds::list::{Linked, TaskList};
+use crate::ds::rbtree::{before, RbEntry, RbNode, RbTree};
+use crate::ds::work::Work;
 use crate::machine::Topology;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 use std::collections::BTreeMap;
@@ -1312,6 +1313,7 @@ impl SchedClass for Eevdf {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        _rt: &dyn PassiveRt<EevdfRq, EevdfTask>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         if self.is_618() {

@@ -74,7 +74,8 @@
 //! them from the entropy pool).
 
 use super::sched_domains::SchedDomains;
-use crate::class::{Busiest, CpuIdle, CpuView, OpCounter};
+use crate::class::{Busiest, CpuIdle, CpuView};
+use crate::ds::work::OpCounter;
 use crate::machine::Topology;
 use crate::task::CpuId;
 

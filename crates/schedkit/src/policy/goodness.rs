@@ -15,8 +15,9 @@
 
 mod task_struct;
 
-use super::list::{Link, Linked, TaskList};
 use crate::class::*;
+use crate::ds::list::{Link, Linked, TaskList};
+use crate::ds::work::{GlobalLine, Line, Span, Work, INIT_MM};
 use crate::machine::Topology;
 #[cfg(test)]
 use crate::task::Tasks;
@@ -644,6 +645,7 @@ impl SchedClass for Goodness {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ds::work::OpCounter;
 
     struct Fx {
         tasks: Tasks<GoodnessTask>,

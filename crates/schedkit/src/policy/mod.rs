@@ -8,11 +8,8 @@ pub mod cfs_fair_clock;
 pub mod eevdf;
 pub mod fair_lb;
 pub mod goodness;
-pub mod list;
 pub mod o1;
 pub mod pelt;
-pub mod prio_array;
-pub mod rbtree;
 pub mod rt;
 pub mod sched_domains;
 #[cfg(test)]

@@ -28,7 +28,8 @@
 //!   `min_interval` when an imbalance is found. Not modelled: `cpu_load[]` index selection
 //!   (source/target load smoothing), active balancing, `nr_balance_failed`.
 
-use crate::class::{Busiest, CpuView, OpCounter, PullOutcome, WakeKind};
+use crate::class::{Busiest, CpuView, PullOutcome, WakeKind};
+use crate::ds::work::OpCounter;
 use crate::machine::Topology;
 use crate::task::{CpuId, Task, TaskId, TaskView};
 

@@ -2,9 +2,10 @@
 //! class) on one runqueue whose lock the test thread holds, driven hook by hook the way
 //! `schedule()`, the tick and the wakeup path drive it.
 
-use crate::class::{Ctx, DequeueKind, EnqueueKind, OpCounter, Rq, SchedClass};
+use crate::class::RtBalance;
+use crate::class::{Ctx, DequeueKind, EnqueueKind, Rq, SchedClass};
+use crate::ds::work::OpCounter;
 use crate::machine::Topology;
-use crate::policy::rt::RtBalance;
 use crate::sched_core::{lockdep, Sched};
 use crate::task::{TaskId, TaskState, Tasks};
 

@@ -12,7 +12,8 @@
 use super::handshake;
 use super::host::{lock, Shared};
 use super::worker;
-use crate::class::{CpuView, Ctx, EnqueueKind, OpCounter, Rq, SchedClass, Work};
+use crate::class::{CpuView, Ctx, EnqueueKind, Rq, SchedClass};
+use crate::ds::work::{OpCounter, Work};
 use crate::sched_core::{ClassRq, CoreError, Host, Sched, TaskData};
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
 use std::sync::atomic::Ordering::*;

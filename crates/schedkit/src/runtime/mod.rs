@@ -43,7 +43,7 @@ mod task_side;
 mod timers;
 mod worker;
 
-pub use crate::policy::rt::RtBalance;
+pub use crate::class::RtBalance;
 pub use crate::registry::PolicyKind as Policy;
 use crate::registry::{BuildEnv, WithSched};
 use crate::task::{CpuMask, SchedPolicy, TaskId};

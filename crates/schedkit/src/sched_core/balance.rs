@@ -32,7 +32,7 @@ pub fn load_balance<H: Host>(
             out = with_two_rqs(h, cpu, cpu, b.cpu, |s, ctx, this, src| {
                 let out = s
                     .class
-                    .move_tasks(ctx, this, cpu, src, b.cpu, idle, b.imbalance);
+                    .move_tasks(ctx, this, cpu, src, b.cpu, idle, b.imbalance, &s.rt);
                 s.publish(this);
                 s.publish(src);
                 out

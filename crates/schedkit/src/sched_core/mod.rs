@@ -34,7 +34,8 @@ pub mod tick;
 pub mod wake;
 
 use crate::class::*;
-use crate::policy::rt::{RtBalance, RtClass};
+use crate::ds::work::Work;
+use crate::policy::rt::RtClass;
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
 
 pub use schedule::{Leave, Switch};

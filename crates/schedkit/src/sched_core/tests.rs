@@ -331,7 +331,7 @@ fn costless_machine() -> crate::machine::Machine {
 
 #[test]
 fn both_hosts_take_the_same_decisions_for_every_class() {
-    use crate::policy::rt::RtBalance;
+    use crate::class::RtBalance;
     for &kind in PolicyKind::ALL {
         for balance in [RtBalance::Passive, RtBalance::PushPull] {
             let m = costless_machine();
@@ -353,7 +353,7 @@ fn the_script_exercises_every_path() {
     // The log of one class shows each scripted event happened (so the comparison above
     // compares something).
     let m = costless_machine();
-    let env = BuildEnv::of_machine(&m, crate::policy::rt::RtBalance::PushPull);
+    let env = BuildEnv::of_machine(&m, crate::class::RtBalance::PushPull);
     let (log, _) = PolicyKind::O1
         .build(&env, BothHosts { machine: m.clone() })
         .unwrap();
@@ -613,7 +613,7 @@ fn task_dead_tells_the_class_even_when_the_parent_keeps_moving() {
     // task_exit (O(1) then never gave the parent its child's unused slice back).
     // task_rq_lock retries until it holds the right runqueue.
     let m = crate::machine::Machine::load("smp2-2002").unwrap();
-    let env = BuildEnv::of_machine(&m, crate::policy::rt::RtBalance::Passive);
+    let env = BuildEnv::of_machine(&m, crate::class::RtBalance::Passive);
     assert_eq!(
         PolicyKind::O1.build(&env, ReapAfterStaleReads { stale: 0 }),
         1,
@@ -689,7 +689,7 @@ impl WithSched for YieldBothHosts {
         let m = costless_machine();
         crate::sim::scripted::run(sched, &m, |h| yield_semantics(h))
             .map_err(|e| CoreError::new(format!("{name} in the simulator: {}", e.what())))?;
-        let env = BuildEnv::of_machine(&m, crate::policy::rt::RtBalance::Passive);
+        let env = BuildEnv::of_machine(&m, crate::class::RtBalance::Passive);
         PolicyKind::parse(name)
             .expect("registered")
             .build(&env, YieldRuntime)
@@ -709,7 +709,7 @@ impl WithSched for YieldRuntime {
 #[test]
 fn yield_semantics_hold_for_every_class_in_both_hosts() {
     let m = costless_machine();
-    let env = BuildEnv::of_machine(&m, crate::policy::rt::RtBalance::Passive);
+    let env = BuildEnv::of_machine(&m, crate::class::RtBalance::Passive);
     for &kind in PolicyKind::ALL {
         kind.build(&env, YieldBothHosts)
             .unwrap_or_else(|e| panic!("{}", e.what()));

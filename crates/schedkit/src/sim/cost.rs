@@ -2,7 +2,7 @@
 //! latencies. The instruction counts are our estimates of each operation's inner loop in the
 //! C code it models; the memory part is the machine profile's measured latency.
 
-use crate::class::OpCounter;
+use crate::ds::work::OpCounter;
 use crate::machine::Machine;
 
 /// ns per reported unit of work, for one machine.

@@ -29,7 +29,7 @@
 //! starts streaming later does not re-time it), single transactions do not queue behind one
 //! another, and a snoop's own cost to the owner is not charged.
 
-use crate::class::{Line, Span};
+use crate::ds::work::{Line, Span};
 use crate::machine::{InterconnectSpec, Machine};
 use crate::task::CpuId;
 use std::collections::HashMap;

@@ -31,6 +31,7 @@ pub mod mm;
 pub use crate::sleeplock;
 
 use crate::class::*;
+use crate::ds::work::{Line, LineSink, OpCounter, Work};
 use crate::machine::Machine;
 use crate::metrics::*;
 use crate::sched_core::{self as core, Sched};
@@ -177,12 +178,7 @@ impl crate::registry::PolicyKind {
         workload: &Workload,
         config: SimConfig,
     ) -> Result<RunResult, SimError> {
-        self.simulate_with(
-            crate::policy::rt::RtBalance::Passive,
-            machine,
-            workload,
-            config,
-        )
+        self.simulate_with(crate::class::RtBalance::Passive, machine, workload, config)
     }
 
     /// Simulates with a chosen RT balancing mode. The mode applies to policies behind the
@@ -190,7 +186,7 @@ impl crate::registry::PolicyKind {
     /// and ignores it.
     pub fn simulate_with(
         self,
-        rt_balance: crate::policy::rt::RtBalance,
+        rt_balance: crate::class::RtBalance,
         machine: &Machine,
         workload: &Workload,
         config: SimConfig,

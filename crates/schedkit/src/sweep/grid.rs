@@ -3,8 +3,8 @@
 //! expanded, values given twice kept once with a note, and the points made in axis order.
 
 use super::Point;
+use crate::class::RtBalance;
 use crate::machine::{Governor, Machine};
-use crate::policy::rt::RtBalance;
 use crate::registry::PolicyKind;
 use crate::workload::{parse_duration, LockMode, Workload};
 use serde::Deserialize;

@@ -1,8 +1,8 @@
 //! [`Point`]: one run of a sweep, everything its result depends on; its key (what a resumed
 //! sweep matches rows by), its input columns, and its JSON (what a cluster worker is sent).
 
+use crate::class::RtBalance;
 use crate::machine::Governor;
-use crate::policy::rt::RtBalance;
 use crate::workload::LockMode;
 use serde_json::{Map, Value};
 

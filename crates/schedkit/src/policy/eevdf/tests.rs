@@ -813,7 +813,8 @@ fn record_wakee_counts_changes_of_wakee_and_halves_once_a_second() {
 
 #[test]
 fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
-    use crate::class::{CpuStatus, CpuView, Cpus, OpCounter, Work};
+    use crate::class::{CpuStatus, CpuView, Cpus};
+    use crate::ds::work::{OpCounter, Work};
     use crate::machine::{Topology, TopologySpec};
     use crate::task::Tasks;
     // Two CPUs sharing a cache (sd_llc_size 2). The waker w runs alone on CPU 0; p last ran
@@ -903,8 +904,8 @@ fn v6_18_a_hackbench_run_keeps_the_simulators_invariants() {
 
 #[test]
 fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
+    use crate::class::RtBalance;
     use crate::machine::{Machine, Topology, TopologySpec};
-    use crate::policy::rt::RtBalance;
     use crate::sched_core::tests::{Scripted, TaskSpecT};
     use crate::sched_core::{attr, schedule, with_rq, Host, Leave, Sched};
     use crate::task::CpuMask;

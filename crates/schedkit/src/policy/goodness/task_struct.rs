@@ -30,7 +30,7 @@
 //! On 64-byte lines lines 0 and 1 are one line, as are 2 and 3: the interconnect maps each
 //! span to the lines of the machine's `line_bytes`.
 
-use crate::class::Span;
+use crate::ds::work::Span;
 
 /// `struct task_struct` of 2.4.17 on i386: 1 696 bytes.
 pub mod task {

@@ -29,13 +29,18 @@
 //! `set_user_nice` re-enqueues into the active array rather than the array it came from; the
 //! child of an RT parent is queued at the tail of its level rather than in front of the parent
 //! (child-runs-first is applied to time-shared parents only).
+//!
+//! Longer than the crate's 800-line guide (about 960 lines): it is one class, whose hooks share
+//! the estimator, the arrays and the jiffy constants; what the 2002 era changes is already in
+//! `era2002.rs` and the tests in `tests.rs`, and the RT tasks' part of the balancer in the RT
+//! class (`class::PassiveRt`).
 
 pub mod era2002;
 
-use super::list::{Link, Linked};
-pub use super::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
-use super::rt::{self as rt_class, RtBalance};
 use crate::class::*;
+use crate::ds::list::{Link, Linked};
+use crate::ds::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
+use crate::ds::work::{Line, OpCounter, Work};
 use crate::machine::{Machine, Topology};
 #[cfg(test)]
 use crate::task::Tasks;
@@ -165,9 +170,6 @@ impl Linked for O1Task {
     }
 }
 
-/// Marks the RT class's queue in the balancer's walk of the queues (passive RT balancing).
-const RT_ARRAY: u8 = 2;
-
 /// The O(1) part of a per-CPU runqueue (`struct runqueue`); the CPU, `nr_running` (RT tasks
 /// included, as 2.6 counted them), `curr` and the RT queue are in the core's [`Rq`] around it.
 #[derive(Debug)]
@@ -193,13 +195,12 @@ impl O1Rq {
     }
 }
 
-/// The O(1) class. Holds what `smp_tune_scheduling` computes at boot and the RT balancing
-/// mode (under passive balancing its balancer moves RT tasks too, as 2.6's did when they sat
-/// in its arrays).
+/// The O(1) class. Holds what `smp_tune_scheduling` computes at boot. (Under passive RT
+/// balancing its balancer moves RT tasks too, as 2.6's did when they sat in its arrays: the
+/// core hands it the RT class's part of the pass, see `move_tasks`.)
 pub struct O1 {
     /// `cache_decay_ticks`: how long a task counts as cache-hot for the balancer.
     pub cache_decay_ticks: u64,
-    pub rt_balance: RtBalance,
     pub era: O1Era,
 }
 
@@ -219,13 +220,12 @@ impl O1 {
     /// i386 `smp_tune_scheduling` (2.5/2.6): the time a memory-bound task needs to flush the
     /// cache at 350 MB/s, `cacheflush_time = (cpu_khz >> 10) * (cachesize << 10) / 350`
     /// cycles, gives `cache_decay_ticks = cacheflush_time / cpu_khz + 1`.
-    pub fn new(machine: &Machine, rt_balance: RtBalance) -> O1 {
+    pub fn new(machine: &Machine) -> O1 {
         let cpu_khz = (machine.profile.clock.mhz * 1000.0) as u64;
         let cachesize_kb = machine.profile.cache.size_kb;
         let cacheflush_time = (cpu_khz >> 10) * (cachesize_kb << 10) / 350;
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
-            rt_balance,
             era: O1Era::V2_6_11,
         }
     }
@@ -236,13 +236,11 @@ impl O1 {
         let cacheflush_time = (cpu_khz >> 10) * (env.cache_kb << 10) / 350;
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
-            rt_balance: env.rt_balance,
             era: O1Era::V2_6_11,
         }
     }
 
-    /// The announcement's O(1) (`o1:era=2002`), built from the registry's machine facts (whose
-    /// RT balancing `PolicyKind::rt_balance_for` has already set to push/pull).
+    /// The announcement's O(1) (`o1:era=2002`), built from the registry's machine facts.
     pub fn era_2002(env: &crate::class::BuildEnv) -> O1 {
         O1 {
             era: O1Era::Announcement2002,
@@ -251,10 +249,9 @@ impl O1 {
     }
 
     /// A policy with a given `cache_decay_ticks` (tests).
-    pub fn with_cache_decay_ticks(ticks: u64, rt_balance: RtBalance) -> O1 {
+    pub fn with_cache_decay_ticks(ticks: u64) -> O1 {
         O1 {
             cache_decay_ticks: ticks,
-            rt_balance,
             era: O1Era::V2_6_11,
         }
     }
@@ -392,8 +389,7 @@ impl O1 {
             || static_prio(curr.nice) > rq.best_expired_prio
     }
 
-    /// `pull_task`: move `t` from `src` to `this`'s active array (an RT task: between the
-    /// RT queues).
+    /// `pull_task`: move `t` from `src` to `this`'s active array.
     fn pull_task(
         &self,
         ctx: &mut Ctx<O1Task>,
@@ -402,9 +398,6 @@ impl O1 {
         this_cpu: CpuId,
         t: TaskId,
     ) -> bool {
-        if ctx.tasks[t].rt.on_rq {
-            return rt_class::migrate_queued(ctx, src, this, this_cpu, t);
-        }
         self.dequeue_array(src, &mut ctx.tasks, t, ctx.ops);
         src.nr_running -= 1;
         ctx.tasks[t].cpu = this_cpu;
@@ -912,6 +905,7 @@ impl SchedClass for O1 {
         _src_cpu: CpuId,
         kind: CpuIdle,
         imbalance: usize,
+        rt: &dyn PassiveRt<O1Rq, O1Task>,
     ) -> PullOutcome {
         let idle = kind.is_idle();
         // Re-check under both locks: nothing to do if the source is no longer busier.
@@ -923,43 +917,41 @@ impl SchedClass for O1 {
         let now = ctx.now;
         let mut out = PullOutcome::default();
         // Expired array first (cache-cold, not about to run), then active; best priority
-        // first; each list from its tail. RT tasks (in 2.6.11 they sat at the top of the
-        // active array) come between - unless push/pull owns them: 2.6.25's load_balance_rt
-        // moves nothing.
-        let mut queues = vec![1 - src.active as u8];
-        if self.rt_balance == RtBalance::Passive {
-            queues.push(RT_ARRAY);
-        }
-        queues.push(src.active as u8);
-        for which in queues {
-            // One walk, over an O(1) array or (passive RT balancing) the RT class's queue.
-            macro_rules! walk {
-                ($($field:tt)+) => {{
-                    let mut idx = src.$($field)+.find_first_bit(ctx.ops);
-                    while idx < MAX_PRIO {
-                        let mut cur = src.$($field)+.queue(idx).back();
-                        while let Some(t) = cur {
-                            cur = src.$($field)+.queue(idx).prev(&ctx.tasks, t);
-                            ctx.read_remote(Line::Task(t));
-                            if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
-                                continue;
-                            }
-                            out.resched |= self.pull_task(ctx, src, this, this_cpu, t);
-                            out.moved += 1;
-                            to_move -= 1;
-                            if to_move == 0 {
-                                return out;
-                            }
-                        }
-                        idx = src.$($field)+.find_next_bit(idx + 1, ctx.ops);
-                    }
-                }};
+        // first; each list from its tail. RT tasks sat at the top of 2.6.11's active array, so
+        // they come between: the RT class walks its queue there with this balancer's test
+        // (under passive RT balancing; under push/pull, as 2.6.25's load_balance_rt, it moves
+        // nothing).
+        let expired = 1 - src.active;
+        for w in [expired, src.active] {
+            if w != expired {
+                let mut may_move = |ctx: &mut Ctx<O1Task>, src: &Rq<O1Rq>, t: TaskId| {
+                    ctx.read_remote(Line::Task(t));
+                    self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns)
+                };
+                let rt_out = rt.pull_queued(ctx, this, this_cpu, src, &mut to_move, &mut may_move);
+                out.moved += rt_out.moved;
+                out.resched |= rt_out.resched;
+                if to_move == 0 {
+                    return out;
+                }
             }
-            if which == RT_ARRAY {
-                walk!(rt.active);
-            } else {
-                let w = which as usize;
-                walk!(arrays[w]);
+            let mut idx = src.arrays[w].find_first_bit(ctx.ops);
+            while idx < MAX_PRIO {
+                let mut cur = src.arrays[w].queue(idx).back();
+                while let Some(t) = cur {
+                    cur = src.arrays[w].queue(idx).prev(&ctx.tasks, t);
+                    ctx.read_remote(Line::Task(t));
+                    if !self.can_migrate(&ctx.tasks[t], src, this_cpu, idle, now, tick_ns) {
+                        continue;
+                    }
+                    out.resched |= self.pull_task(ctx, src, this, this_cpu, t);
+                    out.moved += 1;
+                    to_move -= 1;
+                    if to_move == 0 {
+                        return out;
+                    }
+                }
+                idx = src.arrays[w].find_next_bit(idx + 1, ctx.ops);
             }
         }
         out

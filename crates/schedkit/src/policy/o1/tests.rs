@@ -1,7 +1,8 @@
 //! Unit tests pinning each O(1) mechanism.
 
 use super::*;
-use crate::policy::rt::{PushTarget, RtBalance};
+use crate::class::RtBalance;
+use crate::policy::rt::PushTarget;
 use crate::sched_core::{lockdep, Sched};
 use crate::task::{CpuMask, SchedPolicy};
 
@@ -20,7 +21,7 @@ struct Fx {
 impl Fx {
     fn new(ncpus: usize) -> Fx {
         let topo = Topology::flat(ncpus);
-        let o1 = O1::with_cache_decay_ticks(1, RtBalance::Passive);
+        let o1 = O1::with_cache_decay_ticks(1);
         let s = Sched::new(o1, RtBalance::Passive, ncpus);
         // A fixture replaces the previous one of its test thread, locks and all.
         lockdep::forget_held();
@@ -36,7 +37,6 @@ impl Fx {
         }
     }
     fn set_rt_balance(&mut self, b: RtBalance) {
-        self.s.class.rt_balance = b;
         self.s.rt.balance = b;
     }
 }
@@ -84,6 +84,32 @@ impl Fx {
         let next = o1.pick_next(&mut c, rq, cpu);
         rq.set_curr(cpu, next);
         next
+    }
+    /// The class's `move_tasks` from CPU 0 to `this_cpu`, with the RT class's part of the
+    /// pass handed to it as the core hands it.
+    fn move_tasks(&mut self, this_cpu: usize, idle: CpuIdle, imbalance: usize) -> PullOutcome {
+        let n = self.rqs.len();
+        let (src, rest) = self.rqs.split_at_mut(1);
+        let mut c = Ctx {
+            now: self.now,
+            hz: HZ,
+            ncpus: n,
+            tasks: self.tasks.view(),
+            ops: &mut self.ops,
+            lines: None,
+        };
+        let this = &mut rest[this_cpu - 1];
+        let o1 = &self.s.class;
+        o1.move_tasks(
+            &mut c,
+            this,
+            this_cpu,
+            &mut src[0],
+            0,
+            idle,
+            imbalance,
+            &self.s.rt,
+        )
     }
     fn tick(&mut self, cpu: usize) -> bool {
         self.now += 1_000_000;
@@ -396,18 +422,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
             .map(|b| b.cpu),
         Some(0)
     );
-    let (a, b) = fx.rqs.split_at_mut(1);
-    let mut c = Ctx {
-        now: fx.now,
-        hz: HZ,
-        ncpus: 2,
-        tasks: fx.tasks.view(),
-        ops: &mut fx.ops,
-        lines: None,
-    };
-    let out =
-        fx.s.class
-            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::NotIdle, 3);
+    let out = fx.move_tasks(1, CpuIdle::NotIdle, 3);
     assert_eq!(out.moved, 1, "only the one task allowed on CPU 1 can move");
     assert_eq!(fx.tasks[pinned[4]].cpu, 1);
     assert!(
@@ -423,25 +438,9 @@ fn cache_hot_tasks_stay_unless_idle() {
         fx.spawn(0, 0);
     }
     // Just enqueued: timestamps are "now", so all are cache-hot for a busy puller.
-    let (a, b) = fx.rqs.split_at_mut(1);
-    let mut c = Ctx {
-        now: fx.now,
-        hz: HZ,
-        ncpus: 2,
-        tasks: fx.tasks.view(),
-        ops: &mut fx.ops,
-        lines: None,
-    };
+    assert_eq!(fx.move_tasks(1, CpuIdle::NotIdle, 4).moved, 0);
     assert_eq!(
-        fx.s.class
-            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::NotIdle, 4)
-            .moved,
-        0
-    );
-    assert_eq!(
-        fx.s.class
-            .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::Idle, 4)
-            .moved,
+        fx.move_tasks(1, CpuIdle::Idle, 4).moved,
         1,
         "an idle CPU takes one"
     );
@@ -451,10 +450,7 @@ fn cache_hot_tasks_stay_unless_idle() {
 fn cache_decay_ticks_from_the_piii_profile() {
     let m = Machine::load("smp2-2002").unwrap();
     // (997000 >> 10) * (256 << 10) / 350 = 728,765 cycles: under a ms, so 0 + 1 tick.
-    assert_eq!(
-        O1::new(&m, crate::policy::rt::RtBalance::Passive).cache_decay_ticks,
-        1
-    );
+    assert_eq!(O1::new(&m).cache_decay_ticks, 1);
 }
 
 // ----- RT class and push/pull (2.6.25) -----
@@ -623,22 +619,7 @@ fn passive_balancer_moves_rt_tasks_pushpull_balancer_does_not() {
             rt_task(&mut fx, 0, p, all);
         }
         fx.pick(0);
-        let (a, b) = fx.rqs.split_at_mut(1);
-        let mut c = Ctx {
-            now: fx.now,
-            hz: HZ,
-            ncpus: 2,
-            tasks: fx.tasks.view(),
-            ops: &mut fx.ops,
-            lines: None,
-        };
-        assert_eq!(
-            fx.s.class
-                .move_tasks(&mut c, &mut b[0], 1, &mut a[0], 0, CpuIdle::Idle, 0)
-                .moved,
-            expect,
-            "{mode:?}"
-        );
+        assert_eq!(fx.move_tasks(1, CpuIdle::Idle, 0).moved, expect, "{mode:?}");
     }
 }
 
@@ -777,4 +758,42 @@ fn era_2002_yield_lowers_the_priority_by_one_in_the_same_array() {
     o1.yield_task(&mut c, rq, 0, a);
     assert_eq!(fx.tasks[a].data.prio, 121);
     assert_eq!(fx.pick(0), Some(b));
+}
+
+/// The balancer's walk, whose order decides which tasks go: the expired array first
+/// (cache-cold, not about to run), then the RT tasks (under passive RT balancing; in 2.6.11
+/// they sat at the top of the active array), best priority first, then the active array, each
+/// list from its tail. Pinned one move at a time, alternating between two pullers so that the
+/// source stays the busier.
+#[test]
+fn balancer_walks_expired_then_rt_then_active() {
+    let mut fx = Fx::new(3);
+    let all = CpuMask::first_n(3);
+    let running = fx.spawn(0, 0);
+    assert_eq!(fx.pick(0), Some(running));
+    let expired = fx.spawn(0, 0);
+    {
+        let (mut c, rq, o1) = fx.ctx(0);
+        let from = o1.class.dequeue_array(rq, &mut c.tasks, expired, c.ops);
+        o1.class
+            .enqueue_array(rq, &mut c.tasks, expired, 1 - from, c.ops);
+    }
+    let rt_low = rt_task(&mut fx, 0, 10, all);
+    let rt_high = rt_task(&mut fx, 0, 20, all);
+    let _active_head = fx.spawn(0, 0);
+    let active_tail = fx.spawn(0, 0);
+    // Everything cache-cold for a busy puller.
+    fx.now += 10_000_000;
+    let mut order = Vec::new();
+    for puller in [1, 2, 1, 2] {
+        let out = fx.move_tasks(puller, CpuIdle::NotIdle, 2);
+        assert_eq!(out.moved, 1);
+        order.push(
+            [expired, rt_high, rt_low, active_tail]
+                .into_iter()
+                .find(|&t| fx.tasks[t].cpu == puller && !order.contains(&t))
+                .expect("a known task moved"),
+        );
+    }
+    assert_eq!(order, [expired, rt_high, rt_low, active_tail]);
 }

@@ -13,8 +13,11 @@
 //! (intrusive-collections) have no augmentation and link by pointer, which the task table's
 //! lock rule (tasks reached through a `TaskView`) does not allow. Property tests check it
 //! against a sorted reference.
+//!
+//! Part of `ds`: depends on `task` and `ds::work` only, and must never depend on `class`,
+//! `policy`, `sched_core`, a host, `workload` or `metrics`.
 
-use crate::class::OpCounter;
+use super::work::OpCounter;
 use crate::task::{Task, TaskId, TaskIndex};
 use std::marker::PhantomData;
 

@@ -1,8 +1,11 @@
 //! An intrusive doubly-linked list of tasks, the kernel's `list_head` as used by `run_list`:
 //! the links live in each task's policy data, so insertion and removal are O(1) and allocate
 //! nothing, and a task knows its neighbours without a search.
+//!
+//! Part of `ds`: depends on `task` and `ds::work` only, and must never depend on `class`,
+//! `policy`, `sched_core`, a host, `workload` or `metrics`.
 
-use crate::class::OpCounter;
+use super::work::OpCounter;
 #[cfg(test)]
 use crate::task::Tasks;
 use crate::task::{Task, TaskId, TaskIndex};

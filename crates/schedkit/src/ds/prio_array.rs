@@ -1,9 +1,12 @@
 //! `struct prio_array`: 140 FIFO lists, one per priority, and a bitmap of the non-empty ones.
 //! Picking the best task is a find-first-bit over the bitmap (the announcement's "two BSFL
 //! instructions" on a 64-bit bitmap; 2.6 uses a 141-bit one with bit 140 as a delimiter).
+//!
+//! Part of `ds`: depends on `task`, `ds::list` and `ds::work` only, and must never depend on `class`,
+//! `policy`, `sched_core`, a host, `workload` or `metrics`.
 
-use crate::class::OpCounter;
-use crate::policy::list::{DataLink, LinkOf, TaskList};
+use super::list::{DataLink, LinkOf, TaskList};
+use super::work::OpCounter;
 #[cfg(test)]
 use crate::task::Tasks;
 use crate::task::{TaskId, TaskIndex};
@@ -140,7 +143,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    use crate::policy::list::test_links::D;
+    use crate::ds::list::test_links::D;
 
     #[test]
     fn empty_array_finds_the_delimiter() {
