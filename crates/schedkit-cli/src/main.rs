@@ -27,8 +27,8 @@ use std::time::Duration;
     name = "schedkit",
     version,
     about = "Historical Linux CPU schedulers on a deterministic simulated SMP machine",
-    long_about = "Historical Linux CPU schedulers (the 2.4 goodness scheduler, Ingo Molnar's O(1), CFS of 2.6.24, EEVDF of 6.6; `schedkit list policies`) \
-run on a deterministic discrete-event model of an SMP machine. A run is a pure function of \
+    long_about = "Historical Linux CPU schedulers (the 2.4 goodness scheduler, Ingo Molnar's O(1), CFS of 2.6.23, 2.6.24 and 2.6.32, Con Kolivas' BFS 0.404, EEVDF of 6.6 and 6.18, the RT class with push/pull; `schedkit list policies`) \
+run on a deterministic discrete-event model of an SMP machine, or on real threads (`schedkit bench runtime`). A run is a pure function of \
 (policy, machine, workload, seed): the same inputs give the same figures, bit for bit \
 (except the host wall time the simulation took).",
     after_help = "Examples:\n  schedkit sim --policy o1 --machine smp8-2002 --workload yield:instances=16 --duration 10s\n  \

@@ -1,15 +1,28 @@
-//! schedkit: the great Linux CPU schedulers behind one `sched_class`-style interface, hosted
-//! by a deterministic SMP simulator.
+//! schedkit: the great Linux CPU schedulers (2.4's goodness, the O(1) scheduler, CFS of
+//! 2.6.23/2.6.24/2.6.32, BFS 0.404, EEVDF of 6.6 and 6.18, the RT class with 2.6.25's push/pull)
+//! behind one `sched_class`-style interface, hosted two ways: a deterministic discrete-event
+//! model of an SMP machine, and a user-space runtime that schedules a program's own tasks on
+//! worker threads with the same policy code.
 //!
 //! - [`class`]: the scheduler interface every policy implements and every host drives.
 //! - [`ds`]: the kernel's data structures below it (lists, priority arrays, the rbtree, the RT
 //!   runqueue, work accounting).
-//! - [`policy`]: one module per design (`goodness` = Linux 2.4, `o1` = the O(1) scheduler).
-//! - [`sim`]: the simulated machine that hosts a policy.
-//! - [`machine`]: machine profiles (topology, clock, costs).
-//! - [`workload`]: built-in benchmarks and workload files.
-//! - [`metrics`]: what a run reports; [`report`]: tables.
-//! - [`bench`]: real-time benchmarks of the policies and the simulator.
+//! - [`policy`]: one module per design; [`registry`]: the policies as data (names, eras,
+//!   constructors).
+//! - [`sched_core`]: every scheduling path once (`try_to_wake_up`, `schedule`,
+//!   `scheduler_tick`, `load_balance`, RT push/pull), shared by both hosts, as `core.c` is.
+//! - [`sim`]: the simulated machine that hosts a policy; [`machine`]: machine profiles
+//!   (topology, clock, caches, costs, frequency and power); [`calibrate`]: a profile measured
+//!   on this machine.
+//! - `runtime` (Linux x86-64): the same policies scheduling real tasks on worker threads,
+//!   with preemption, sleeping locks ([`sleeplock`], shared with the simulator) and I/O.
+//! - [`workload`]: built-in benchmarks, workload files and rt-app JSON.
+//! - [`trace`]: recorded traces (ftrace text, `perf script`, trace-cmd's trace.dat) imported,
+//!   replayed and written (ftrace text, Perfetto); [`validate`]: a recorded suite against the
+//!   model.
+//! - [`metrics`]: what a run reports; [`report`]: tables and the HTML page; [`sweep`]: grids of
+//!   runs on N threads (the CLI's `sweep` and the Python package's).
+//! - [`bench`](mod@bench): real-time benchmarks of the policies' operations and the simulator.
 //!
 //! ```
 //! use schedkit::{machine::Machine, registry::PolicyKind, sim::SimConfig, workload::Workload};

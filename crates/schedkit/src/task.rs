@@ -41,7 +41,7 @@ pub enum SchedPolicy {
     Batch,
     /// `SCHED_IDLE` (2.6.23+): runs when nothing else wants the CPU; in CFS a tiny load
     /// weight (2, later 3). Only the classes whose era has it accept it
-    /// ([`crate::class::SchedClass::supports_policy`]).
+    /// ([`crate::class::SchedClass::HAS_SCHED_IDLE`]).
     Idle,
     /// `SCHED_ISO` (BFS): soft real time for unprivileged users, above every normal task
     /// while ISO tasks use less than `iso_cpu` of the machine. Only BFS has it.

@@ -18,11 +18,11 @@
 //!   faults; AF_UNIX socket sends and receives.
 //!
 //! The splits of round trips into profile fields follow the derivations in
-//! `profiles/host.toml` (see [`derive`]). Each timed figure is the median of several runs.
+//! `profiles/host.toml` (see [`derive()`]). Each timed figure is the median of several runs.
 
 //!
-//! The files: [`parse`] (what `/sys` and `/proc` say), [`sysfs`] (topology, caches, cpufreq),
-//! [`derive`] (timings to profile fields), [`render`] (the TOML with its comments): pure
+//! The files: `parse` (what `/sys` and `/proc` say), `sysfs` (topology, caches, cpufreq),
+//! `derive` (timings to profile fields), `render` (the TOML with its comments): pure
 //! functions, unit-tested with hand-made inputs; `measure` (the raw microbenchmarks) with `memory` (the
 //! chase and stream buffers) and `run`
 //! (what is measured in which order), Linux x86-64 only.

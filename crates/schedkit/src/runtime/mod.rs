@@ -21,8 +21,8 @@
 //! `std::sync::Mutex` (or any OS-level lock, spin lock, or `RefCell` borrow of a
 //! thread-local) across a point where another task of the same runtime may need it: if the
 //! holder is preempted and the waiter blocks the worker thread, a 1-CPU runtime deadlocks.
-//! Use this module's [`Mutex`](sync::Mutex), [`Semaphore`](sync::Semaphore),
-//! [`Condvar`](sync::Condvar) and [`channel`](sync::channel), which park the task, not the
+//! Use this module's [`Mutex`], [`Semaphore`],
+//! [`Condvar`] and [`channel`], which park the task, not the
 //! worker. A task may resume on another worker thread after any switch, so thread-locals are
 //! per worker, not per task. Task stacks have a guard page; overflowing one kills the
 //! process with SIGSEGV, as overflowing a thread's stack does.
@@ -446,7 +446,7 @@ impl Runtime {
         self.preemption.as_ref().map(|a| *a).map_err(|e| e.as_str())
     }
     /// One line for reports: "on (XSAVE mask 0xe7: 2432 B of state, 4096 B reserved per
-    /// preemption)", "on (FXSAVE: …)" or "off (<reason>)".
+    /// preemption)", "on (FXSAVE: …)" or "off (`reason`)".
     pub fn preemption_summary(&self) -> String {
         match &self.preemption {
             Ok(a) => match a.xsave_mask {

@@ -1,7 +1,7 @@
 //! Workloads: groups of tasks running programs, connected by channels.
 //!
 //! A workload is given either as a built-in spec (`chat:rooms=10,messages=1000`, see
-//! [`builtin`]) or as a TOML file (see [`file`]). Several can run side by side, joined with `+`
+//! [`builtin`]) or as a TOML file (see [`file`](mod@file)). Several can run side by side, joined with `+`
 //! (`makej:jobs=16+interactive`): the first one's figure is the run's throughput, and tasks
 //! marked interactive report their own wakeup latency.
 

@@ -1,7 +1,7 @@
 //! I/O that parks the task, not the worker: TCP, UDP, Unix sockets and pipes whose
 //! operations look like `std`'s (blocking calls, `Read`/`Write`, per-object timeouts) but,
 //! called from a schedkit task, park that task and let its worker run others. A readiness
-//! driver ([`reactor`]) wakes a parked task through its runtime's policy when the descriptor
+//! driver (`reactor`) wakes a parked task through its runtime's policy when the descriptor
 //! becomes ready, so when many tasks become ready at once the policy decides who runs first:
 //! an RT task before a nice 19 one, as the kernel's wakeup path does after an interrupt.
 //!

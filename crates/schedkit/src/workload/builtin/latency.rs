@@ -295,7 +295,7 @@ pub fn mpg123(cycles_per_s: f64, period_ns: u64, buffer: u32) -> Workload {
 }
 
 /// The wakeup sources of an idle desktop as PowerTOP reported them (Eric Brake's blog, May
-/// 2007, "powertop: misc causes for wakeups", https://www.ericbrake.ws/2007/05/: 79.9
+/// 2007, "powertop: misc causes for wakeups", <https://www.ericbrake.ws/2007/05/>: 79.9
 /// wakeups-from-idle a second, 1.9 % of the
 /// time in C0), per second: the processes and the interrupt-driven work of its top ten, and
 /// the rest as one source; the ondemand governor's 10 a second left out (the simulator's

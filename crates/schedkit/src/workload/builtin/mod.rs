@@ -3,9 +3,9 @@
 //! Each built-in is one [`Builtin`] entry, written once beside its constructor: its name, its
 //! parameters with their defaults and ranges, the line `schedkit list workloads` prints, and the
 //! builder that reads the parameters and calls the constructor. The entries live in one file per
-//! family ([`micro`]: yield, fork, ctx, loops, cpujob; [`messaging`]: chat, hackbench, schbench,
-//! pipechain; [`latency`]: rtmigrate, audio, mpg123, desktop, interactive, probe, rtmix;
-//! [`throughput`]: makej, aim7, x264) and [`BUILTINS`] lists them in the order `list` shows.
+//! family (`micro`: yield, fork, ctx, loops, cpujob; `messaging`: chat, hackbench, schbench,
+//! pipechain; `latency`: rtmigrate, audio, mpg123, desktop, interactive, probe, rtmix;
+//! `throughput`: makej, aim7, x264) and [`BUILTINS`] lists them in the order `list` shows.
 //!
 //! Every built-in also takes `nice=N`, which renices every task (the announcement's
 //! `nice -n 19 ./chat_c`, which reniced the clients and not the server, is
