@@ -211,7 +211,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     if let Some(p) = &a.emit_workload {
         crate::check_creatable(p, "--emit-workload")?;
     }
-    let recorded = trace::import::load(&a.file).map_err(anyhow::Error::msg)?;
+    let recorded = trace::input::load(&a.file).map_err(anyhow::Error::msg)?;
     let s = &recorded.stats;
     eprintln!(
         "read {}: {} lines, {} events, {} tasks, {} CPUs, {:.3} s",

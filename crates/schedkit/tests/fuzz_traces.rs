@@ -6,7 +6,7 @@
 //! as the same events) and the Perfetto writer. The trace.dat files of `traces/` (versions 6
 //! and 7, zstd and zlib) are mutated byte by byte (bytes set and bit-flipped, words set to
 //! extremes, stretches deleted, duplicated and copied over others, the file cut), half the
-//! time in their last 16 KiB where the CPU data lies, and fed to `import::parse_bytes`: each
+//! time in their last 16 KiB where the CPU data lies, and fed to `input::parse_bytes`: each
 //! is read (its damage counted with the byte it is at) or refused with an error, never a
 //! panic, and what is read goes through the same pipeline.
 //!
@@ -21,7 +21,7 @@ mod common;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use schedkit::trace::{self, import};
+use schedkit::trace::{self, import, input};
 use std::sync::OnceLock;
 
 fn corpus() -> &'static Vec<Vec<String>> {
@@ -321,7 +321,7 @@ fn mutated_traces_are_read_or_refused_never_crash() {
 #[test]
 fn every_shipped_trace_reads_cleanly_and_the_trace_cmd_forms_agree() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces");
-    let load = |n: &str| import::load(std::path::Path::new(&format!("{dir}/{n}"))).unwrap();
+    let load = |n: &str| input::load(std::path::Path::new(&format!("{dir}/{n}"))).unwrap();
     for n in [
         "pipe-vm.txt",
         "messaging-vm.txt",
@@ -373,7 +373,7 @@ fn dat_corpus() -> &'static Vec<(String, Vec<u8>)> {
             .map(|p| {
                 let mut b = std::fs::read(p).unwrap();
                 if p.extension().is_some_and(|e| e == "gz") {
-                    b = import::gunzip(&b, 1 << 30).unwrap();
+                    b = input::gunzip(&b, 1 << 30).unwrap();
                 }
                 (p.file_name().unwrap().to_string_lossy().into_owned(), b)
             })
@@ -487,7 +487,7 @@ fn mutated_trace_dat_files_are_read_or_refused_never_crash() {
     let files = dat_corpus();
     assert!(files.len() >= 3, "traces/ holds the trace.dat files");
     for (name, b) in files {
-        let t = import::parse_bytes(b).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let t = input::parse_bytes(b).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(t.stats.malformed, 0, "{name}");
         assert!(downstream(&t, true).unwrap(), "{name}");
     }
@@ -509,7 +509,7 @@ fn mutated_trace_dat_files_are_read_or_refused_never_crash() {
             apply_bytes(&mut b, *tail, m);
         }
         common::input(&b);
-        match import::parse_bytes(&b) {
+        match input::parse_bytes(&b) {
             Ok(t) => {
                 accepted.set(accepted.get() + 1);
                 if t.stats.malformed > 0 {

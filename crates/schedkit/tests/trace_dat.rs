@@ -13,7 +13,7 @@
 //!   `gzip -9`;
 //! - `trace-cmd-pipe.txt.gz`: `trace-cmd report -t` of it (full ns time stamps), gzipped.
 
-use schedkit::trace::{self, figures::figures, import, EventKind, Trace};
+use schedkit::trace::{self, figures::figures, import, input, EventKind, Trace};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -22,7 +22,7 @@ fn path(name: &str) -> PathBuf {
 }
 
 fn load(name: &str) -> Trace {
-    import::load(&path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    input::load(&path(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn bytes(name: &str) -> Vec<u8> {
@@ -137,18 +137,18 @@ fn a_trace_dat_and_its_report_text_are_one_trace() {
 fn gzip_compressed_text_reads_as_the_text() {
     let raw = bytes("pipe-vm.txt");
     let plain = import::parse(&String::from_utf8(raw.clone()).unwrap()).unwrap();
-    assert_eq!(import::parse_bytes(&gzip(&raw)).unwrap(), plain);
+    assert_eq!(input::parse_bytes(&gzip(&raw)).unwrap(), plain);
     // Two gzip members one after the other (`cat a.gz b.gz`) are one stream.
     let cut = raw.len() / 2;
     let mut two = gzip(&raw[..cut]);
     two.extend(gzip(&raw[cut..]));
-    assert_eq!(import::parse_bytes(&two).unwrap(), plain);
+    assert_eq!(input::parse_bytes(&two).unwrap(), plain);
     // Through load(), as `schedkit replay` reads a file.
     let dir = std::env::temp_dir().join(format!("schedkit-gz-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("pipe-vm.txt.gz");
     std::fs::write(&f, gzip(&raw)).unwrap();
-    assert_eq!(import::load(&f).unwrap(), plain);
+    assert_eq!(input::load(&f).unwrap(), plain);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -156,14 +156,14 @@ fn gzip_compressed_text_reads_as_the_text() {
 fn gzip_past_the_limit_cut_or_twice_is_refused() {
     let raw = bytes("pipe-vm.txt");
     let gz = gzip(&raw);
-    let e = import::gunzip(&gz, 1000).unwrap_err();
+    let e = input::gunzip(&gz, 1000).unwrap_err();
     assert!(e.contains("more than"), "{e}");
-    assert_eq!(import::gunzip(&gz, raw.len() as u64).unwrap(), raw);
-    let e = import::parse_bytes(&gz[..gz.len() / 2]).unwrap_err();
+    assert_eq!(input::gunzip(&gz, raw.len() as u64).unwrap(), raw);
+    let e = input::parse_bytes(&gz[..gz.len() / 2]).unwrap_err();
     assert!(e.contains("gzip"), "{e}");
-    let e = import::parse_bytes(&gzip(&gz)).unwrap_err();
+    let e = input::parse_bytes(&gzip(&gz)).unwrap_err();
     assert!(e.contains("twice"), "{e}");
-    let e = import::parse_bytes(b"PERFILE2....").unwrap_err();
+    let e = input::parse_bytes(b"PERFILE2....").unwrap_err();
     assert!(e.contains("perf sched script"), "{e}");
 }
 
@@ -172,10 +172,10 @@ fn a_cut_trace_dat_is_refused_saying_where() {
     for name in DATS {
         let mut b = bytes(name);
         if name.ends_with(".gz") {
-            b = import::gunzip(&b, 1 << 30).unwrap();
+            b = input::gunzip(&b, 1 << 30).unwrap();
         }
-        let whole = import::parse_bytes(&b).unwrap();
-        let refused = |b: &[u8]| match import::parse_bytes(b) {
+        let whole = input::parse_bytes(&b).unwrap();
+        let refused = |b: &[u8]| match input::parse_bytes(b) {
             Ok(t) => panic!("{name} cut to {} bytes read: {:?}", b.len(), t.stats),
             Err(e) => e,
         };
@@ -191,12 +191,12 @@ fn a_cut_trace_dat_is_refused_saying_where() {
         let e = refused(&b[..b.len() - 300]);
         assert!(e.contains("cut short"), "{name}: {e}");
         // The same, gzipped.
-        let e = import::parse_bytes(&gzip(&b[..b.len() / 2])).unwrap_err();
+        let e = input::parse_bytes(&gzip(&b[..b.len() / 2])).unwrap_err();
         assert!(e.contains("(gzip-compressed) trace.dat: "), "{name}: {e}");
         // One more byte of padding at the end changes nothing.
         let mut longer = b.clone();
         longer.push(0);
-        assert_eq!(import::parse_bytes(&longer).unwrap(), whole);
+        assert_eq!(input::parse_bytes(&longer).unwrap(), whole);
     }
 }
 
@@ -209,30 +209,30 @@ fn a_corrupt_trace_dat_is_refused_or_its_damage_counted() {
         c
     };
     // The version, the endianness byte, the compression's name.
-    let e = import::parse_bytes(&set(10, b"8")).unwrap_err();
+    let e = input::parse_bytes(&set(10, b"8")).unwrap_err();
     assert!(e.contains("file version 8"), "{e}");
-    let e = import::parse_bytes(&set(12, &[7])).unwrap_err();
+    let e = input::parse_bytes(&set(12, &[7])).unwrap_err();
     assert!(
         e.contains("endianness byte 7") && e.contains("byte 13"),
         "{e}"
     );
-    let e = import::parse_bytes(&set(18, b"lz4x")).unwrap_err();
+    let e = input::parse_bytes(&set(18, b"lz4x")).unwrap_err();
     assert!(e.contains("`lz4x`"), "{e}");
     // The first options offset pointing past the end.
     let opt = 18 + "zstd\x001.5.4\0".len();
-    let e = import::parse_bytes(&set(opt, &[0xff; 8])).unwrap_err();
+    let e = input::parse_bytes(&set(opt, &[0xff; 8])).unwrap_err();
     assert!(e.contains("past the file's end"), "{e}");
 
     // A page of events broken inside: the CPU data is zstd-compressed here, so break the
     // uncompressed v6 file's instead.
-    let v6 = import::gunzip(&bytes("trace-cmd-pipe-v6.dat.gz"), 1 << 30).unwrap();
-    let whole = import::parse_bytes(&v6).unwrap();
+    let v6 = input::gunzip(&bytes("trace-cmd-pipe-v6.dat.gz"), 1 << 30).unwrap();
+    let whole = input::parse_bytes(&v6).unwrap();
     // The first CPU's data starts on the last pages of the file; its first page's commit
     // word (8 bytes after the page's time stamp) made huge.
     let cpu0 = v6.len() - (49152 + 32768);
     let mut c = v6.clone();
     c[cpu0 + 8..cpu0 + 16].copy_from_slice(&0x07ff_ffffu64.to_le_bytes());
-    let t = import::parse_bytes(&c).unwrap();
+    let t = input::parse_bytes(&c).unwrap();
     assert_eq!(t.stats.malformed, 1, "{:?}", t.stats);
     let ex = &t.stats.malformed_examples[0];
     assert!(
@@ -244,7 +244,7 @@ fn a_corrupt_trace_dat_is_refused_or_its_damage_counted() {
     let mut c = v6.clone();
     let first_record = cpu0 + 16 + 4;
     c[first_record..first_record + 2].copy_from_slice(&[0xfe, 0xfe]);
-    let t = import::parse_bytes(&c).unwrap();
+    let t = input::parse_bytes(&c).unwrap();
     assert_eq!(t.stats.malformed, 1, "{:?}", t.stats);
     assert!(
         t.stats.malformed_examples[0].contains("event type 65278, which no format"),

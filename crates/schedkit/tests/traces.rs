@@ -184,7 +184,7 @@ fn recorded_traces_replay_within_the_documented_error() {
     assert_eq!(host.ncpus(), 2);
     let prices = trace::replay::OpPrices::of_machine(&host);
     let replay = |name: &str| {
-        let t = trace::import::load(std::path::Path::new(&format!("{dir}/{name}"))).unwrap();
+        let t = trace::input::load(std::path::Path::new(&format!("{dir}/{name}"))).unwrap();
         let (w, _) = trace::replay::workload(&t, name, &prices).unwrap();
         let mut rec = TraceRecorder::new(None);
         let r = PolicyKind::Eevdf

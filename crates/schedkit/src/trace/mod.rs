@@ -19,6 +19,7 @@
 pub mod figures;
 pub mod ftrace;
 pub mod import;
+pub mod input;
 pub mod perfetto;
 pub mod replay;
 pub mod timeline;

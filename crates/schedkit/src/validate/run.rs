@@ -72,14 +72,14 @@ pub fn run_workload(
     seed: u64,
 ) -> Result<WorkloadResult, String> {
     let path = suite.dir.join(&w.trace);
-    let recorded = crate::trace::import::load(&path)?;
+    let recorded = crate::trace::input::load(&path)?;
     let (r, t, rep) = replay_trace(&recorded, &w.name, policy, machine, seed)?;
     let (fr, fs) = (figures(&recorded), figures(&t));
     let (a, b) = (values(&fr), values(&fs));
     // The kernel's own spread: the same figures of each repeat of the recording.
     let mut reps: Vec<[f64; 7]> = Vec::with_capacity(w.repeats.len());
     for (k, r) in w.repeats.iter().enumerate() {
-        let t = crate::trace::import::load(&suite.dir.join(&r.trace))
+        let t = crate::trace::input::load(&suite.dir.join(&r.trace))
             .map_err(|e| format!("{}: repeat {}: {e}", w.name, k + 1))?;
         reps.push(values(&figures(&t)));
     }

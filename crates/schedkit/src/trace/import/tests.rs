@@ -1,4 +1,5 @@
 use super::*;
+use crate::trace::input::{parse_bytes, unzstd};
 
 const TRACEFS: &str = "\
 # tracer: nop
