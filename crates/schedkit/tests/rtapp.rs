@@ -384,7 +384,7 @@ fn names_cannot_inject_definitions_or_collide_with_generated_ones() {
 
 #[test]
 fn a_problem_found_after_translation_names_the_rt_app_task() {
-    // The limit on all tasks together is only checked when the TOML is read back: 20 tasks of
+    // The limit on all tasks together is checked when the workload is built: 20 tasks of
     // 100 000 instances pass the translation and pass the limit at the eleventh.
     let tasks: Vec<String> = (0..20)
         .map(|i| format!("\"w{i}\": {{\"run\": 100, \"instance\": 100000}}"))
@@ -399,6 +399,25 @@ fn a_problem_found_after_translation_names_the_rt_app_task() {
             assert!(problem.contains("limit"), "{problem}");
         }
         other => panic!("{:?}", other.map(|w| w.tasks.len())),
+    }
+    // A CPU beyond the simulator's, for the task or in a phase.
+    for (json, path) in [
+        (
+            r#"{"tasks": {"t": {"cpus": [300], "run": 1}}}"#,
+            "tasks.t.cpus",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"cpus": [1, 256], "run": 1}}}}}"#,
+            "tasks.t",
+        ),
+    ] {
+        match rtapp::parse_str(json, "f.json", "f") {
+            Err(WorkloadError::RtApp { at, problem, .. }) => {
+                assert_eq!(at, path, "{problem}");
+                assert!(problem.contains("outside 0..256"), "{problem}");
+            }
+            other => panic!("{:?}", other.map(|w| w.tasks.len())),
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! rt-app JSON workloads (the format of `scheduler-tools/rt-app`, its `workgen` front end,
 //! the sched_ext simulator and EAS testing), read into an ordinary schedkit workload.
 //!
-//! The file is translated into a TOML workload file and parsed by [`super::file`], so one
-//! loader builds every workload and `rt-app` semantics live in this one translation:
+//! The file is translated into statements of the workload-file language, kept as data
+//! (`build.rs`), and the workload is built from them directly; [`to_toml`] writes the same
+//! statements as a workload file that [`super::file`] reads back into the same workload.
+//! `rt-app` semantics live in this one translation:
 //!
 //! | rt-app (doc/tutorial.txt)                     | schedkit                                    |
 //! |-----------------------------------------------|---------------------------------------------|
