@@ -259,7 +259,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         st.undeducted_ns as f64 / 1e6
     );
     if let Some(p) = &a.emit_workload {
-        crate::write_out(p, rep.toml.as_bytes(), "--emit-workload")?;
+        crate::write_out(p, rep.toml().as_bytes(), "--emit-workload")?;
         eprintln!("workload written to {}", p.display());
     }
     let span = recorded.end_ns - recorded.start_ns;

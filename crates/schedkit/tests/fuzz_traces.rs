@@ -233,7 +233,7 @@ fn downstream(t: &trace::Trace, exact: bool) -> Result<bool, String> {
     };
     if let Err(e) = trace::replay::workload(t, "fuzz", &prices) {
         if !e.contains("more than the simulator's limit") {
-            return Err(format!("the rebuilt workload does not parse: {e}"));
+            return Err(format!("the rebuilt workload does not build: {e}"));
         }
     }
     let text2 = trace::ftrace::to_string(t);

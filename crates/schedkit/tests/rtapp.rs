@@ -231,22 +231,19 @@ fn example_translates_to_the_documented_statements() {
     assert_eq!(r.metrics.sleep_locks.len(), 1);
 }
 
+const PHASES: &str = r#"{"tasks": {
+    "a": {"loop": 2, "phases": {
+        "p1": {"policy": "SCHED_FIFO", "run": 10},
+        "p2": {"priority": 30, "cpus": [1], "run1": 5, "run2": 6,
+               "timer": {"ref": "tick", "period": 100, "mode": "absolute"}},
+        "p3": {"policy": "SCHED_OTHER", "priority": -3, "sync": {"ref": "c", "mutex": "m"}, "fork": "b"}}},
+    "b": {"instance": 0, "loop": 1, "delay": 7, "run": 1}}}"#;
+
 /// Phase-level scheduling changes, `sync`, `fork` and the timer modes translate as rt-app
 /// defines them.
 #[test]
 fn phases_sync_and_fork() {
-    let t = rtapp::to_toml(
-        r#"{"tasks": {
-            "a": {"loop": 2, "phases": {
-                "p1": {"policy": "SCHED_FIFO", "run": 10},
-                "p2": {"priority": 30, "cpus": [1], "run1": 5, "run2": 6,
-                       "timer": {"ref": "tick", "period": 100, "mode": "absolute"}},
-                "p3": {"policy": "SCHED_OTHER", "priority": -3, "sync": {"ref": "c", "mutex": "m"}, "fork": "b"}}},
-            "b": {"instance": 0, "loop": 1, "delay": 7, "run": 1}}}"#,
-        "x.json",
-        "x",
-    )
-    .unwrap();
+    let t = rtapp::to_toml(PHASES, "x.json", "x").unwrap();
     for s in [
         "\"loop 2\",\n  \"policy fifo 10\",\n  \"loop 1\",\n  \"compute 10us\",",
         "\"policy fifo 30\",\n  \"affinity 1\",\n  \"loop 1\",\n  \"compute 5us\",\n  \"compute 6us\",\n  \"timer tick 100us absolute\",",
@@ -362,23 +359,24 @@ fn unsupported_keys_are_refused_with_their_path() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A task name with a newline used to end its comment in the translated TOML and add
+/// definitions: one task ran as eight.
+const EVIL: &str = r#"{"tasks": {"a\n[[group]]\nname = \"evil\"\ncount = 7\nprogram = [\"compute 1ms\"]\n#": {"run": 1000}}, "global": {"duration": 1}}"#;
+/// Names that are valid but look like generated ones ("t2", "r1"), beside names that need one
+/// ("a b", "x.y"): every task and resource is its own.
+const MIXED: &str = r#"{"tasks": {
+    "t0": {"lock": "r0", "run": 100, "unlock": "r0"},
+    "a b": {"lock": "x.y", "run": 100, "unlock": "x.y"},
+    "t1": {"lock": "r1", "run": 100, "unlock": "r1"},
+    "c d": {"lock": "r 1", "run": 100, "unlock": "r 1"}
+    }, "global": {"duration": 1}}"#;
+
 #[test]
 fn names_cannot_inject_definitions_or_collide_with_generated_ones() {
-    // A task name with a newline used to end its comment in the translated TOML and add
-    // definitions: one task ran as eight.
-    let evil = r#"{"tasks": {"a\n[[group]]\nname = \"evil\"\ncount = 7\nprogram = [\"compute 1ms\"]\n#": {"run": 1000}}, "global": {"duration": 1}}"#;
-    let w = rtapp::parse_str(evil, "e.json", "e").unwrap();
+    let w = rtapp::parse_str(EVIL, "e.json", "e").unwrap();
     assert_eq!(w.tasks.len(), 1);
-    // Names that are valid but look like generated ones ("t2", "r1"), beside names that need
-    // one ("a b", "x.y"): every task and resource is its own.
-    let mixed = r#"{"tasks": {
-        "t0": {"lock": "r0", "run": 100, "unlock": "r0"},
-        "a b": {"lock": "x.y", "run": 100, "unlock": "x.y"},
-        "t1": {"lock": "r1", "run": 100, "unlock": "r1"},
-        "c d": {"lock": "r 1", "run": 100, "unlock": "r 1"}
-    }, "global": {"duration": 1}}"#;
-    let t = rtapp::to_toml(mixed, "m.json", "m").unwrap();
-    let w = rtapp::parse_str(mixed, "m.json", "m").unwrap();
+    let t = rtapp::to_toml(MIXED, "m.json", "m").unwrap();
+    let w = rtapp::parse_str(MIXED, "m.json", "m").unwrap();
     assert_eq!(w.tasks.len(), 4, "{t}");
     let locks = t.matches("[[lock]]").count();
     assert_eq!(locks, 4, "{t}");
@@ -386,7 +384,7 @@ fn names_cannot_inject_definitions_or_collide_with_generated_ones() {
 
 #[test]
 fn a_problem_found_after_translation_names_the_rt_app_task() {
-    // The limit on all tasks together is only checked when the TOML is read back: 20 tasks of
+    // The limit on all tasks together is checked when the workload is built: 20 tasks of
     // 100 000 instances pass the translation and pass the limit at the eleventh.
     let tasks: Vec<String> = (0..20)
         .map(|i| format!("\"w{i}\": {{\"run\": 100, \"instance\": 100000}}"))
@@ -402,4 +400,109 @@ fn a_problem_found_after_translation_names_the_rt_app_task() {
         }
         other => panic!("{:?}", other.map(|w| w.tasks.len())),
     }
+    // A CPU beyond the simulator's, for the task or in a phase.
+    for (json, path) in [
+        (
+            r#"{"tasks": {"t": {"cpus": [300], "run": 1}}}"#,
+            "tasks.t.cpus",
+        ),
+        (
+            r#"{"tasks": {"t": {"phases": {"p": {"cpus": [1, 256], "run": 1}}}}}"#,
+            "tasks.t",
+        ),
+    ] {
+        match rtapp::parse_str(json, "f.json", "f") {
+            Err(WorkloadError::RtApp { at, problem, .. }) => {
+                assert_eq!(at, path, "{problem}");
+                assert!(problem.contains("outside 0..256"), "{problem}");
+            }
+            other => panic!("{:?}", other.map(|w| w.tasks.len())),
+        }
+    }
+}
+
+/// Where a statement or task came from: a line of the file when read from TOML, the rt-app
+/// task when built as data. All else must be equal.
+fn without_origins(mut w: Workload) -> Workload {
+    for p in &mut w.programs {
+        p.source = None;
+    }
+    for t in &mut w.tasks {
+        t.origin = None;
+    }
+    w
+}
+
+/// The workload built as data from an rt-app file is the one its exported TOML reads back
+/// into, for every fixture: the example, the fuzz corpus and this file's cases.
+#[test]
+fn the_workload_built_as_data_is_the_exported_toml_read_back() {
+    let mut cases: Vec<(String, String)> = vec![
+        ("example".into(), EXAMPLE.into()),
+        ("phases".into(), PHASES.into()),
+        ("evil".into(), EVIL.into()),
+        ("mixed".into(), MIXED.into()),
+    ];
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/corpus/rt-app");
+    let mut corpus: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    corpus.sort();
+    for p in corpus {
+        cases.push((
+            p.display().to_string(),
+            std::fs::read_to_string(&p).unwrap(),
+        ));
+    }
+    assert!(cases.len() >= 6);
+    for (name, json) in &cases {
+        let built = rtapp::parse_str(json, "x.json", "x").unwrap();
+        let text = rtapp::to_toml(json, "x.json", "x").unwrap();
+        let read = file::parse_str(&text, "x.toml", "x").unwrap();
+        assert_eq!(
+            without_origins(built),
+            without_origins(read),
+            "{name}:\n{text}"
+        );
+    }
+}
+
+/// A big rt-app file (50 000 events): built as data, and as before, through its TOML text.
+/// `cargo test -p schedkit --test rtapp -- --ignored --nocapture big_rt_app` prints both.
+#[test]
+#[ignore]
+fn big_rt_app_file_build_time() {
+    let events: Vec<String> = (0..50_000)
+        .map(|i| match i % 4 {
+            0 => format!("\"run{i}\": {}", 100 + i % 7),
+            1 => format!("\"lock{i}\": \"m{}\"", i % 10),
+            2 => format!("\"unlock{i}\": \"m{}\"", (i - 1) % 10),
+            _ => format!("\"sleep{i}\": {}", 50 + i % 5),
+        })
+        .collect();
+    let json = format!(
+        "{{\"tasks\": {{\"big\": {{\"instance\": 4, {}}}}}}}",
+        events.join(", ")
+    );
+    let time = |f: &dyn Fn() -> Workload| {
+        let t = std::time::Instant::now();
+        let mut w = f();
+        for _ in 0..4 {
+            w = f();
+        }
+        (t.elapsed().as_secs_f64() / 5.0, w)
+    };
+    let (data_s, built) = time(&|| rtapp::parse_str(&json, "b.json", "b").unwrap());
+    let (text_s, read) = time(&|| {
+        let text = rtapp::to_toml(&json, "b.json", "b").unwrap();
+        file::parse_str(&text, "b.json", "b").unwrap()
+    });
+    assert_eq!(without_origins(built), without_origins(read));
+    eprintln!(
+        "rt-app, 50 000 events: as data {:.1} ms, through TOML text {:.1} ms ({:.1}x)",
+        data_s * 1e3,
+        text_s * 1e3,
+        text_s / data_s
+    );
 }

@@ -124,7 +124,12 @@ fn a_trace_dat_and_its_report_text_are_one_trace() {
         idle_exit_ns: 3000,
         timer_irq_ns: 2000,
     };
-    let w = |t: &Trace| trace::replay::workload(t, "pipe", &prices).unwrap().1.toml;
+    let w = |t: &Trace| {
+        trace::replay::workload(t, "pipe", &prices)
+            .unwrap()
+            .1
+            .toml()
+    };
     let dat = load("trace-cmd-pipe.dat");
     // Not equal: the text says no wakeup came from an interrupt, the file says 13 did.
     assert_ne!(w(&dat), w(&text));

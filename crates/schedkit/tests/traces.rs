@@ -221,3 +221,111 @@ fn recorded_traces_replay_within_the_documented_error() {
     assert!((0.97..=1.05).contains(&cpu), "messaging CPU {cpu}");
     assert!((0.5..=1.1).contains(&cs), "messaging switches {cs}");
 }
+
+/// Where a statement or task came from: a line of the file when read from TOML, the trace
+/// task when built as data. All else must be equal.
+fn without_origins(mut w: Workload) -> Workload {
+    for p in &mut w.programs {
+        p.source = None;
+    }
+    for t in &mut w.tasks {
+        t.origin = None;
+    }
+    w
+}
+
+/// Every trace file under `dir` (not its subfolders).
+fn traces_in(dir: &str) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".txt") || n.ends_with(".txt.gz") || n.ends_with(".dat")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A replay's workload, built as data, is the one its exported TOML (`--emit-workload`)
+/// reads back into, for every recorded trace of the repository.
+#[test]
+fn a_replay_built_as_data_is_its_exported_toml_read_back() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces");
+    let host = Machine::from_toml(
+        include_str!("../../../profiles/host.toml"),
+        "profiles/host.toml",
+    )
+    .unwrap();
+    let prices = trace::replay::OpPrices::of_machine(&host);
+    let mut files = traces_in(root);
+    files.extend(traces_in(&format!("{root}/validation")));
+    files.extend(traces_in(&format!("{root}/holdout")));
+    assert!(files.len() >= 20, "{files:?}");
+    for f in files {
+        let t = trace::import::load(&f).unwrap();
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let (built, rep) = trace::replay::workload(&t, &name, &prices).unwrap();
+        let read = schedkit::workload::file::parse_str(&rep.toml(), &name, &name).unwrap();
+        // Two of them simulated both ways: the same run, bit for bit.
+        if name == "pipe-vm.txt" || name == "messaging-vm.txt" {
+            let run = |w: &Workload| {
+                let mut r = PolicyKind::Eevdf
+                    .simulate(
+                        &host,
+                        w,
+                        SimConfig {
+                            duration_ns: 500_000_000,
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap();
+                r.metrics.sim.wall_s = 0.0;
+                r
+            };
+            assert_eq!(run(&built), run(&read), "{name}");
+        }
+        assert!(
+            without_origins(built) == without_origins(read),
+            "{}: the workload built as data differs from its TOML read back",
+            f.display()
+        );
+    }
+}
+
+/// The replay's workload of the biggest recorded trace, built as data, and as before, through
+/// its TOML text. `cargo test -p schedkit --test traces -- --ignored --nocapture build_time`
+/// prints both.
+#[test]
+#[ignore]
+fn replay_workload_build_time() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/validation");
+    let t = trace::import::load(std::path::Path::new(&format!(
+        "{root}/messaging-proc.txt.gz"
+    )))
+    .unwrap();
+    let prices = trace::replay::OpPrices::default();
+    let best = |f: &dyn Fn() -> Workload| {
+        (0..5)
+            .map(|_| {
+                let s = std::time::Instant::now();
+                std::hint::black_box(f());
+                s.elapsed().as_secs_f64()
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    let data_s = best(&|| trace::replay::workload(&t, "m", &prices).unwrap().0);
+    let text_s = best(&|| {
+        let rep = trace::replay::to_workload(&t, "m", &prices);
+        schedkit::workload::file::parse_str(&rep.toml(), "m", "m").unwrap()
+    });
+    eprintln!(
+        "replay of messaging-proc ({} events, {} tasks): as data {:.1} ms, through TOML text {:.1} ms ({:.1}x)",
+        t.events.len(),
+        t.tasks.len(),
+        data_s * 1e3,
+        text_s * 1e3,
+        text_s / data_s
+    );
+}

@@ -1,8 +1,10 @@
 //! A recorded trace → a schedkit workload, with the atom model of `perf sched replay`
 //! (`tools/perf/builtin-sched.c`): each task becomes a list of *run X ns*, *sleep*, *wake
 //! task Y*, *fork*, *exit* atoms rebuilt from its switches and wakeups, and the atoms become
-//! an ordinary workload file (TOML), which is both what `--emit-workload` writes and what the
-//! simulator runs.
+//! the statements of a workload built directly as data ([`Replay::build`]); [`Replay::toml`]
+//! writes the same statements as the workload file (TOML) `--emit-workload` saves, which reads
+//! back into the same workload. Depends on the trace model, the workload types and the
+//! machine's prices, never on the simulator.
 //!
 //! - Run: the CPU time between a switch-in and the switch-out that ends it; preemptions do
 //!   not split a run (the scheduler under test decides those).
@@ -199,10 +201,48 @@ impl T {
     }
 }
 
-/// The workload of a trace, as TOML text, and what the conversion did.
+/// One statement of a rebuilt task's program: what a file's `compute`, `recv wake.K`,
+/// `sleep`/`io`, `send wake.K`, `fork`/`thread` and `exit` say.
+#[derive(Clone, Debug, PartialEq)]
+enum Stmt {
+    Compute(u64),
+    Recv(u32),
+    Sleep { ns: u64, io: bool },
+    Send(u32),
+    Fork { child: TaskIdx, thread: bool },
+    Exit,
+}
+
+/// How a rebuilt task is scheduled, from its recorded priority.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Sched {
+    Normal,
+    Nice(i32),
+    Fifo(u8),
+}
+
+/// One recorded task, rebuilt: a group of its own (one task, or a template its parent forks).
+struct Rebuilt {
+    group: String,
+    forked: bool,
+    sched: Sched,
+    pid: u32,
+    comm: String,
+    stmts: Vec<Stmt>,
+}
+
+/// The workload of a trace, as data (what [`Replay::build`] makes a [`Workload`] of and
+/// [`Replay::toml`] writes out for `--emit-workload`), and what the conversion did.
+///
+/// [`Workload`]: crate::workload::Workload
 pub struct Replay {
-    pub toml: String,
     pub stats: ReplayStats,
+    name: String,
+    /// The comment that opens the exported file (the trace and the prices taken off).
+    header: String,
+    /// Wake semaphores, `wake.0` .. `wake.{nchan-1}`.
+    nchan: u32,
+    tasks: Vec<Rebuilt>,
 }
 
 /// Rebuilds the tasks of `trace` as a workload named `name`, for a machine with `prices`.
@@ -340,18 +380,14 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
             nchan += 1;
         }
     }
-    let group = |i: TaskIdx| group_name(trace, i);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
+    let header = format!(
         "# Rebuilt by `schedkit replay` from a trace of {} CPUs, {:.6} s, {} tasks\n\
          # (perf sched replay's atoms: run, sleep, wake a task, fork, exit; see docs/traces.md).\n\
          # Runs are net of the target machine's prices of the statements after them\n\
          # (system call {} ns, fork {} ns, exit {} ns), of the switch that began them ({} ns)\n\
          # and of the IPI of a recorded wakeup on another CPU ({} ns), and of their ticks\n\
          # ({} ppm); timed sleeps are net of their interrupt's entry ({} ns) and, where the\n\
-         # CPU was idle, of the exit from idle ({} ns): the simulator charges its own.\n\
-         name = {}\nthroughput = \"tasks/s\"\n",
+         # CPU was idle, of the exit from idle ({} ns): the simulator charges its own.\n",
         trace.ncpus,
         (end - start) as f64 / 1e9,
         trace.tasks.len(),
@@ -363,14 +399,8 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         prices.tick_ppm,
         prices.timer_entry_ns,
         prices.idle_exit_ns,
-        toml_str(name)
     );
-    if nchan > 0 {
-        let _ = writeln!(
-            out,
-            "[[channel]]\nname = \"wake\"\ncount = {nchan}\nkind = \"semaphore\"\n"
-        );
-    }
+    let mut tasks = Vec::with_capacity(ts_.len());
     for (i, t) in ts_.iter().enumerate() {
         let task = &trace.tasks[i];
         st.tasks += 1;
@@ -379,63 +409,221 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
         } else {
             st.initial_tasks += 1;
         }
-        let _ = writeln!(out, "[[group]]\nname = \"{}\"", group(i));
-        let _ = writeln!(out, "count = {}", if t.forked { 0 } else { 1 });
-        if task.prio < 100 {
-            let _ = writeln!(
-                out,
-                "policy = \"fifo\"\nrt_priority = {}",
-                (99 - task.prio).clamp(1, 99)
-            );
+        let sched = if task.prio < 100 {
+            Sched::Fifo((99 - task.prio).clamp(1, 99) as u8)
         } else if task.prio != 120 {
-            let _ = writeln!(out, "nice = {}", (task.prio - 120).clamp(-20, 19));
-        }
-        let _ = writeln!(
-            out,
-            "# pid {} comm {}",
-            task.pid,
-            task.comm.escape_default()
-        );
-        out.push_str("program = [\n");
+            Sched::Nice((task.prio - 120).clamp(-20, 19))
+        } else {
+            Sched::Normal
+        };
+        let mut stmts = Vec::with_capacity(t.atoms.len());
         for a in &t.atoms {
-            let line = match a {
+            stmts.push(match a {
                 Atom::Run(0) | Atom::Paid(_) => continue,
                 Atom::Run(ns) => {
                     st.run_atoms += 1;
                     st.run_ns = st.run_ns.saturating_add(*ns);
-                    format!("compute {ns}ns")
+                    Stmt::Compute(*ns)
                 }
-                Atom::WaitWake => format!("recv wake.{}", wake_chan[i].unwrap_or(0)),
-                Atom::Sleep { ns, io } => {
-                    format!("{} {}ns", if *io { "io" } else { "sleep" }, ns)
-                }
+                Atom::WaitWake => Stmt::Recv(wake_chan[i].unwrap_or(0)),
+                Atom::Sleep { ns, io } => Stmt::Sleep { ns: *ns, io: *io },
                 Atom::Wake(y, _) => match wake_chan[*y] {
-                    Some(c) => format!("send wake.{c}"),
+                    Some(c) => Stmt::Send(c),
                     None => continue,
                 },
-                Atom::Fork(c) => {
-                    let same_group = task.tgid.is_some() && trace.tasks[*c].tgid == task.tgid;
-                    format!(
-                        "{} {}",
-                        if same_group { "thread" } else { "fork" },
-                        group(*c)
-                    )
-                }
+                Atom::Fork(c) => Stmt::Fork {
+                    child: *c,
+                    thread: task.tgid.is_some() && trace.tasks[*c].tgid == task.tgid,
+                },
                 Atom::Exit => {
                     st.exits += 1;
-                    "exit".to_string()
+                    Stmt::Exit
                 }
-            };
-            let _ = writeln!(out, "  \"{line}\",");
+            });
         }
         if t.atoms.is_empty() {
-            out.push_str("  \"exit\",\n");
+            stmts.push(Stmt::Exit);
         }
-        out.push_str("]\n\n");
+        tasks.push(Rebuilt {
+            group: group_name(trace, i),
+            forked: t.forked,
+            sched,
+            pid: task.pid,
+            comm: task.comm.clone(),
+            stmts,
+        });
     }
     Replay {
-        toml: out,
         stats: st,
+        name: name.to_string(),
+        header,
+        nchan,
+        tasks,
+    }
+}
+
+impl Stmt {
+    /// The statement as the workload file writes it.
+    fn text(&self, tasks: &[Rebuilt]) -> String {
+        match self {
+            Stmt::Compute(ns) => format!("compute {ns}ns"),
+            Stmt::Recv(c) => format!("recv wake.{c}"),
+            Stmt::Sleep { ns, io } => format!("{} {}ns", if *io { "io" } else { "sleep" }, ns),
+            Stmt::Send(c) => format!("send wake.{c}"),
+            Stmt::Fork { child, thread } => format!(
+                "{} {}",
+                if *thread { "thread" } else { "fork" },
+                tasks[*child].group
+            ),
+            Stmt::Exit => "exit".to_string(),
+        }
+    }
+}
+
+impl Replay {
+    /// The workload file (TOML) of the replay, for `--emit-workload`: read back with
+    /// [`crate::workload::file`], it is the workload [`Replay::build`] makes, but for where
+    /// each statement came from (a line of the file there, the trace task here).
+    pub fn toml(&self) -> String {
+        let mut out = self.header.clone();
+        let _ = writeln!(
+            out,
+            "name = {}\nthroughput = \"tasks/s\"\n",
+            toml_str(&self.name)
+        );
+        if self.nchan > 0 {
+            let _ = writeln!(
+                out,
+                "[[channel]]\nname = \"wake\"\ncount = {}\nkind = \"semaphore\"\n",
+                self.nchan
+            );
+        }
+        for t in &self.tasks {
+            let _ = writeln!(out, "[[group]]\nname = \"{}\"", t.group);
+            let _ = writeln!(out, "count = {}", if t.forked { 0 } else { 1 });
+            match t.sched {
+                Sched::Fifo(prio) => {
+                    let _ = writeln!(out, "policy = \"fifo\"\nrt_priority = {prio}");
+                }
+                Sched::Nice(n) => {
+                    let _ = writeln!(out, "nice = {n}");
+                }
+                Sched::Normal => {}
+            }
+            let _ = writeln!(out, "# pid {} comm {}", t.pid, t.comm.escape_default());
+            out.push_str("program = [\n");
+            for s in &t.stmts {
+                let _ = writeln!(out, "  \"{}\",", s.text(&self.tasks));
+            }
+            out.push_str("]\n\n");
+        }
+        out
+    }
+
+    /// The workload itself, built from the rebuilt tasks as data: one program per recorded
+    /// task (its group), run by one task unless the task was forked inside the trace, and one
+    /// wake semaphore per task that another task wakes. Errors name the trace task;
+    /// [`Workload::validate`] is the last check.
+    ///
+    /// [`Workload::validate`]: crate::workload::Workload::validate
+    pub fn build(&self) -> Result<crate::workload::Workload, String> {
+        use crate::task::SchedPolicy;
+        use crate::workload::limits::{MAX_PROGRAM_OPS, MAX_TASKS, MAX_TOTAL_OPS};
+        use crate::workload::program::MAX_SAMPLE_NS;
+        use crate::workload::{ChanKind, ChannelSpec, Dist, Op, Program, TaskSpec, Workload};
+        let mut w = Workload {
+            name: self.name.clone(),
+            programs: Vec::with_capacity(self.tasks.len()),
+            channels: vec![
+                ChannelSpec {
+                    kind: ChanKind::Semaphore,
+                    capacity: None,
+                };
+                self.nchan as usize
+            ],
+            tasks: Vec::new(),
+            throughput_unit: "tasks/s".into(),
+            per_op_label: None,
+            rtmigrate: None,
+            locks: Vec::new(),
+            throughput_scale: 1.0,
+            changes: Vec::new(),
+        };
+        let mut total_ops = 0u64;
+        for (i, t) in self.tasks.iter().enumerate() {
+            let what = || format!("trace task {i} (pid {}, {})", t.pid, t.group);
+            if t.stmts.len() as u64 > MAX_PROGRAM_OPS {
+                return Err(format!(
+                    "{}: {} statements, more than the limit of {MAX_PROGRAM_OPS} in one program",
+                    what(),
+                    t.stmts.len()
+                ));
+            }
+            total_ops += t.stmts.len() as u64;
+            if total_ops > MAX_TOTAL_OPS {
+                return Err(format!(
+                    "{}: the programs have more than {MAX_TOTAL_OPS} statements together",
+                    what()
+                ));
+            }
+            let dur = |ns: u64| {
+                if ns > MAX_SAMPLE_NS {
+                    Err(format!(
+                        "{}: {ns} ns is longer than the simulator's limit of 1e6 s",
+                        what()
+                    ))
+                } else {
+                    Ok(Dist::Const(ns))
+                }
+            };
+            let mut ops = Vec::with_capacity(t.stmts.len());
+            for s in &t.stmts {
+                ops.push(match *s {
+                    Stmt::Compute(ns) => Op::Compute(dur(ns)?),
+                    Stmt::Recv(c) => Op::Recv(c),
+                    Stmt::Sleep { ns, io } => Op::Sleep {
+                        dur: dur(ns)?,
+                        uninterruptible: io,
+                    },
+                    Stmt::Send(c) => Op::Send(c),
+                    Stmt::Fork { child, thread } => Op::Fork {
+                        prog: child as u32,
+                        thread,
+                    },
+                    Stmt::Exit => Op::Exit,
+                });
+            }
+            let prog = i as u32;
+            w.programs.push(Program::new(t.group.clone(), ops));
+            if !t.forked {
+                if w.tasks.len() as u64 >= MAX_TASKS {
+                    return Err(format!(
+                        "{}: more than the limit of {MAX_TASKS} tasks",
+                        what()
+                    ));
+                }
+                let mut ts = TaskSpec::new(prog);
+                match t.sched {
+                    Sched::Fifo(prio) => {
+                        ts.policy = SchedPolicy::Fifo;
+                        ts.rt_priority = prio;
+                    }
+                    Sched::Nice(n) => ts.nice = n,
+                    Sched::Normal => {}
+                }
+                // Each group its own address space, as a file's groups are numbered.
+                ts.mm = prog;
+                ts.origin = Some(what());
+                w.tasks.push(ts);
+            }
+        }
+        if w.tasks.is_empty() {
+            return Err(
+                "every task of the trace was forked inside it: nothing starts the replay".into(),
+            );
+        }
+        w.validate()?;
+        Ok(w)
     }
 }
 
@@ -454,8 +642,8 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// The workload itself, parsed from the text (so what runs is exactly what `--emit-workload`
-/// writes).
+/// The workload of `trace`, built as data (see [`Replay::build`]), and the replay it was
+/// built from (its statistics, and the TOML `--emit-workload` writes: [`Replay::toml`]).
 pub fn workload(
     trace: &Trace,
     name: &str,
@@ -470,182 +658,9 @@ pub fn workload(
         ));
     }
     let r = to_workload(trace, name, prices);
-    let w = crate::workload::file::parse_str(&r.toml, name, name).map_err(|e| e.to_string())?;
+    let w = r.build()?;
     Ok((w, r))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn atoms_from_a_hand_written_trace() {
-        // a runs 10 µs from the start, wakes b (asleep since the start), runs 5 µs more and
-        // sleeps; a timer wakes a 20 µs later; b runs 7 µs, forks c and exits.
-        let text = "\
-# #P:2
- x-0 [000] d..1. 0.000000: cpu_frequency: state=2400000 cpu_id=0
- a-1 [000] d..4. 0.000010: sched_waking: comm=b pid=2 prio=125 target_cpu=001
- a-1 [000] d..2. 0.000015: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
- x-0 [001] d..2. 0.000016: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=125
- b-2 [001] ..... 0.000020: sched_process_fork: comm=b pid=2 child_comm=c child_pid=3
- b-2 [001] ..... 0.000022: sched_process_exit: comm=b pid=2 prio=125 group_dead=true
- b-2 [001] d..2. 0.000023: sched_switch: prev_comm=b prev_pid=2 prev_prio=125 prev_state=X ==> next_comm=x next_pid=0 next_prio=120
- x-0 [000] dNh2. 0.000035: sched_waking: comm=a pid=1 prio=120 target_cpu=000
-";
-        let t = import::parse(text).unwrap();
-        let r = to_workload(&t, "hand", &OpPrices::default());
-        assert_eq!(r.stats.task_wakeups, 1);
-        assert_eq!(r.stats.timed_sleeps, 1);
-        assert_eq!(r.stats.forks, 1);
-        assert_eq!(r.stats.exits, 1);
-        let toml = &r.toml;
-        assert!(toml.contains("\"compute 10000ns\",\n  \"send wake.0\",\n  \"compute 5000ns\",\n  \"sleep 20000ns\""), "{toml}");
-        assert!(toml.contains("\"recv wake.0\",\n  \"compute 4000ns\",\n  \"fork t2_3_c\",\n  \"compute 3000ns\",\n  \"exit\""), "{toml}");
-        assert!(toml.contains("nice = 5"), "{toml}");
-        let (w, _) = workload(&t, "hand", &OpPrices::default()).unwrap();
-        assert_eq!(w.tasks.len(), 2, "a and b start; c is forked");
-    }
-
-    #[test]
-    fn prices_come_off_the_run_before() {
-        let mut atoms = vec![
-            Atom::Run(1000),
-            Atom::Wake(0, false),
-            Atom::Run(50),
-            Atom::Exit,
-            Atom::Run(500),
-        ];
-        let prices = OpPrices {
-            syscall_ns: 100,
-            fork_ns: 0,
-            exit_ns: 300,
-            switch_ns: 40,
-            ipi_send_ns: 1000,
-            ..OpPrices::default()
-        };
-        let mut st = ReplayStats::default();
-        deduct(&mut atoms, &prices, &mut st);
-        // The exit's 300 ns: 50 from the run before, 250 from the next one.
-        assert_eq!(
-            atoms,
-            [
-                Atom::Run(900),
-                Atom::Wake(0, false),
-                Atom::Run(0),
-                Atom::Exit,
-                Atom::Run(250)
-            ]
-        );
-        assert_eq!((st.deducted_ns, st.undeducted_ns), (400, 0));
-        let mut short = vec![Atom::Exit];
-        deduct(&mut short, &prices, &mut st);
-        assert_eq!(st.undeducted_ns, 300);
-        // A switch-in's price comes off the run it began; a wakeup of a task on another CPU
-        // costs its waker the IPI too: 100 + 1000 off the run before it.
-        let mut atoms = vec![
-            Atom::Paid(40),
-            Atom::Run(2000),
-            Atom::Wake(0, true),
-            Atom::Paid(40),
-            Atom::Run(30),
-            Atom::Run(30),
-        ];
-        let mut st = ReplayStats::default();
-        deduct(&mut atoms, &prices, &mut st);
-        assert_eq!(
-            atoms,
-            [
-                Atom::Paid(40),
-                Atom::Run(2000 - 40 - 1100),
-                Atom::Wake(0, true),
-                Atom::Paid(40),
-                Atom::Run(0),
-                Atom::Run(20)
-            ]
-        );
-        assert_eq!((st.deducted_ns, st.undeducted_ns), (1180, 0));
-    }
-
-    #[test]
-    fn a_replay_takes_a_timed_sleeps_interrupt_off_the_sleep_and_the_run_it_interrupted() {
-        // b sleeps on CPU 0 from 10 us; a timer interrupt in a's run wakes it at 1010 us; on
-        // CPU 1, c sleeps from 0 and the idle CPU's interrupt wakes it at 2000 us.
-        let text = "\
-# #P:2
- x-0 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
- b-2 [000] d..2. 0.000010: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120
- a-1 [000] d.h2. 0.001010: sched_waking: comm=b pid=2 prio=120 target_cpu=000
- a-1 [000] d..2. 0.001020: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
- x-0 [001] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=3 next_prio=120
- c-3 [001] d..2. 0.000000: sched_switch: prev_comm=c prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
- x-0 [001] d.h2. 0.002000: sched_waking: comm=c pid=3 prio=120 target_cpu=001
- x-0 [001] d..2. 0.002010: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=3 next_prio=120
-";
-        let t = import::parse(text).unwrap();
-        let prices = OpPrices {
-            timer_irq_ns: 20_000,
-            timer_entry_ns: 12_000,
-            idle_exit_ns: 30_000,
-            ..OpPrices::default()
-        };
-        let r = to_workload(&t, "hand", &prices);
-        // b: 1000 us asleep less the entry; c: 2000 us less the entry and the idle exit.
-        assert!(r.toml.contains("\"sleep 988000ns\""), "{}", r.toml);
-        assert!(r.toml.contains("\"sleep 1958000ns\""), "{}", r.toml);
-        assert_eq!(r.stats.sleep_deducted_ns, 12_000 + 42_000);
-        // a's run: 1000 us up to the interrupt and 10 us after it; the interrupt's 20 us come
-        // off what follows it, all 10 us of it, and 10 us are left over.
-        assert!(
-            r.toml.contains("program = [\n  \"compute 1000000ns\",\n]"),
-            "{}",
-            r.toml
-        );
-        assert_eq!(r.stats.undeducted_ns, 10_000, "{:?}", r.stats);
-        // Ticks: 4 400 ppm of each run.
-        let mut atoms = vec![Atom::Run(1_000_000)];
-        let mut st = ReplayStats::default();
-        let ticks = OpPrices {
-            tick_ppm: 4_400,
-            ..OpPrices::default()
-        };
-        deduct(&mut atoms, &ticks, &mut st);
-        assert_eq!(atoms, [Atom::Run(995_600)]);
-    }
-
-    #[test]
-    fn a_replay_takes_the_recorded_switches_and_ipis_off_the_runs() {
-        // a (CPU 0) runs 100 us and wakes b on CPU 1; b runs 50 us there and sleeps.
-        let text = "\
-# #P:2
- a-1 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
- a-1 [000] d..4. 0.000100: sched_waking: comm=b pid=2 prio=120 target_cpu=001
- a-1 [000] d..2. 0.000150: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
- x-0 [001] d..2. 0.000110: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
- b-2 [001] d..2. 0.000160: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
-";
-        let t = import::parse(text).unwrap();
-        let prices = OpPrices {
-            syscall_ns: 100,
-            fork_ns: 0,
-            exit_ns: 0,
-            switch_ns: 1000,
-            ipi_send_ns: 3000,
-            ..OpPrices::default()
-        };
-        let r = to_workload(&t, "hand", &prices);
-        // a: 100 us less its switch-in (1 us), the send (0.1 us) and the IPI (3 us).
-        assert!(
-            r.toml.contains("\"compute 95900ns\",\n  \"send wake.0\""),
-            "{}",
-            r.toml
-        );
-        // b: 50 us less its switch-in (1 us) and the system call of its recv (0.1 us), which
-        // has no run before it to come off and so comes off the next.
-        assert!(
-            r.toml.contains("\"recv wake.0\",\n  \"compute 48900ns\""),
-            "{}",
-            r.toml
-        );
-    }
-}
+mod tests;

@@ -1,8 +1,10 @@
 //! rt-app JSON workloads (the format of `scheduler-tools/rt-app`, its `workgen` front end,
 //! the sched_ext simulator and EAS testing), read into an ordinary schedkit workload.
 //!
-//! The file is translated into a TOML workload file and parsed by [`super::file`], so one
-//! loader builds every workload and `rt-app` semantics live in this one translation:
+//! The file is translated into statements of the workload-file language, kept as data
+//! (`build.rs`), and the workload is built from them directly; [`to_toml`] writes the same
+//! statements as a workload file that [`super::file`] reads back into the same workload.
+//! `rt-app` semantics live in this one translation:
 //!
 //! | rt-app (doc/tutorial.txt)                     | schedkit                                    |
 //! |-----------------------------------------------|---------------------------------------------|
@@ -35,9 +37,11 @@
 //! runs until then); `resources` declarations are accepted (rt-app itself creates resources
 //! on use).
 
+mod build;
+
 use super::WorkloadError;
+use build::{Group, Stmt, Translation};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::fmt::Write;
 
 /// A JSON value that keeps its objects' keys in order, duplicates included.
 #[derive(Clone, Debug, PartialEq)]
@@ -223,16 +227,6 @@ fn fresh(prefix: &str, taken: impl Fn(&str) -> bool) -> String {
         .expect("some number is free")
 }
 
-/// `s` as one line of a TOML comment: control characters and the like escaped, so that no
-/// name can end the comment and start a definition.
-fn comment(s: &str) -> String {
-    s.escape_debug().to_string()
-}
-
-fn quote(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
 /// Scheduling parameters as rt-app gives them at task or phase level.
 #[derive(Clone, Default)]
 struct Sched {
@@ -346,7 +340,7 @@ struct Ctx<'a> {
 }
 
 /// Program statements of one sequence of events.
-fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<String>) -> R<()> {
+fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<Stmt>) -> R<()> {
     for (k, v, p) in evs {
         let Some(e) = event_of(k) else {
             return Err(at(
@@ -355,17 +349,24 @@ fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<String>) -
             ));
         };
         match e {
-            "run" => prog.push(format!("compute {}us", micros(v, p)?)),
-            "sleep" => prog.push(format!("sleep {}us", micros(v, p)?)),
-            "yield" => prog.push("yield".into()),
+            "run" => prog.push(Stmt::Compute(micros(v, p)?)),
+            "sleep" => prog.push(Stmt::Sleep(micros(v, p)?)),
+            "yield" => prog.push(Stmt::Yield),
             "lock" | "unlock" => {
                 let m = cx.names.get(string(v, p)?, "mutex", p)?;
-                prog.push(format!("{e} {m}"));
+                prog.push(if e == "lock" {
+                    Stmt::Lock(m)
+                } else {
+                    Stmt::Unlock(m)
+                });
             }
             "signal" | "broad" => {
                 let c = cx.names.get(string(v, p)?, "condvar", p)?;
-                let verb = if e == "signal" { "cond-signal" } else { "cond-broadcast" };
-                prog.push(format!("{verb} {c}"));
+                prog.push(if e == "signal" {
+                    Stmt::CondSignal(c)
+                } else {
+                    Stmt::CondBroadcast(c)
+                });
             }
             "wait" | "sync" => {
                 let o = object(v, p)?;
@@ -382,12 +383,12 @@ fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<String>) -
                 let mutex = mutex.ok_or_else(|| at(p, "needs \"mutex\""))?;
                 if e == "sync" {
                     // rt-app's expansion of sync (doc/tutorial.txt).
-                    prog.push(format!("lock {mutex}"));
-                    prog.push(format!("cond-signal {cond}"));
-                    prog.push(format!("cond-wait {cond} {mutex}"));
-                    prog.push(format!("unlock {mutex}"));
+                    prog.push(Stmt::Lock(mutex.clone()));
+                    prog.push(Stmt::CondSignal(cond.clone()));
+                    prog.push(Stmt::CondWait(cond, mutex.clone()));
+                    prog.push(Stmt::Unlock(mutex));
                 } else {
-                    prog.push(format!("cond-wait {cond} {mutex}"));
+                    prog.push(Stmt::CondWait(cond, mutex));
                 }
             }
             "timer" => {
@@ -423,16 +424,19 @@ fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<String>) -
                 } else {
                     "timer"
                 };
-                let t = cx.names.get(&name, kind, p)?;
-                let mode = if absolute { " absolute" } else { "" };
-                prog.push(format!("timer {t} {period}us{mode}"));
+                let timer = cx.names.get(&name, kind, p)?;
+                prog.push(Stmt::Timer {
+                    timer,
+                    period_us: period,
+                    absolute,
+                });
             }
             "fork" => {
                 let name = string(v, p)?;
-                let Some((_, g)) = cx.task_names.iter().find(|(n, _)| n == name) else {
+                let Some(g) = cx.task_names.iter().position(|(n, _)| n == name) else {
                     return Err(at(p, format!("forks '{name}', which is not a task of the file")));
                 };
-                prog.push(format!("thread {g}"));
+                prog.push(Stmt::Thread(g));
             }
             "runtime" => {
                 return Err(at(
@@ -450,13 +454,7 @@ fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<String>) -
 }
 
 /// Statements that set a phase's scheduling parameters (only those it gives).
-fn phase_sched(
-    cx: &Ctx,
-    l: &Level,
-    current: &Sched,
-    path: &str,
-    prog: &mut Vec<String>,
-) -> R<Sched> {
+fn phase_sched(cx: &Ctx, l: &Level, current: &Sched, path: &str, prog: &mut Vec<Stmt>) -> R<Sched> {
     let mut s = current.clone();
     if l.sched.policy.is_some() {
         s.policy = l.sched.policy.clone();
@@ -467,21 +465,18 @@ fn phase_sched(
     }
     if l.sched.policy.is_some() || l.sched.priority.is_some() {
         let (pol, nice, rt) = sched_of(&s, &cx.default_policy, path)?;
-        if rt > 0 {
-            prog.push(format!("policy {pol} {rt}"));
-        } else {
-            prog.push(format!("policy {pol}"));
-            prog.push(format!("nice {nice}"));
+        prog.push(Stmt::Policy(pol, rt));
+        if rt == 0 {
+            prog.push(Stmt::Nice(nice));
         }
     }
     if let Some(c) = &l.cpus {
-        let list: Vec<String> = c.iter().map(|c| c.to_string()).collect();
-        prog.push(format!("affinity {}", list.join(",")));
+        prog.push(Stmt::Affinity(c.clone()));
     }
     Ok(s)
 }
 
-fn translate(root: &Node, name: &str) -> R<String> {
+fn translate(root: &Node, name: &str) -> R<Translation> {
     let top = object(root, "(top level)")?;
     let mut tasks = None;
     let mut default_policy = "SCHED_OTHER".to_string();
@@ -551,7 +546,7 @@ fn translate(root: &Node, name: &str) -> R<String> {
         task_names: &task_names,
         default_policy,
     };
-    let mut groups = String::new();
+    let mut groups = Vec::with_capacity(tasks.len());
     for ((tname, t), (_, gname)) in tasks.iter().zip(task_names.iter()) {
         let tp = format!("tasks.{tname}");
         let l = level(object(t, &tp)?, &tp)?;
@@ -574,24 +569,20 @@ fn translate(root: &Node, name: &str) -> R<String> {
             ));
         }
         let (pol, nice, rt) = sched_of(&l.sched, &cx.default_policy, &tp)?;
-        let mut prog: Vec<String> = Vec::new();
+        let mut prog: Vec<Stmt> = Vec::new();
         if let Some(d) = delay {
-            prog.push(format!("sleep {d}us"));
+            prog.push(Stmt::Sleep(d));
         }
         // The task's loop (rt-app default: forever) around its phases.
         let loops = l.loops.unwrap_or(-1);
         if loops == 0 {
             return Err(at(&format!("{tp}.loop"), "a loop of 0 runs nothing"));
         }
-        prog.push(if loops < 0 {
-            "loop forever".into()
-        } else {
-            format!("loop {loops}")
-        });
+        prog.push(Stmt::Loop((loops > 0).then_some(loops)));
         match phases {
             None => {
                 events(&mut cx, &direct, &mut prog)?;
-                prog.push("count".into());
+                prog.push(Stmt::Count);
             }
             Some((ph, pp)) => {
                 if ph.is_empty() {
@@ -609,58 +600,34 @@ fn translate(root: &Node, name: &str) -> R<String> {
                     if pl.rest.is_empty() {
                         return Err(at(&path, "a phase without events"));
                     }
-                    prog.push(format!("loop {n}"));
+                    prog.push(Stmt::Loop(Some(n)));
                     events(&mut cx, &pl.rest, &mut prog)?;
-                    prog.push("count".into());
-                    prog.push("end".into());
+                    prog.push(Stmt::Count);
+                    prog.push(Stmt::End);
                 }
             }
         }
-        prog.push("end".into());
-        let _ = writeln!(groups, "\n# rt-app task {}", comment(tname));
-        let _ = writeln!(
-            groups,
-            "[[group]]\nname = {}\ncount = {instance}",
-            quote(gname)
-        );
-        let _ = writeln!(groups, "policy = \"{pol}\"");
-        if rt > 0 {
-            let _ = writeln!(groups, "rt_priority = {rt}");
-        } else {
-            let _ = writeln!(groups, "nice = {nice}");
-        }
-        if let Some(c) = &l.cpus {
-            let list: Vec<String> = c.iter().map(|c| c.to_string()).collect();
-            let _ = writeln!(groups, "affinity = [{}]", list.join(", "));
-        }
-        groups.push_str("program = [\n");
-        for s in &prog {
-            let _ = writeln!(groups, "  {},", quote(s));
-        }
-        groups.push_str("]\n");
+        prog.push(Stmt::End);
+        groups.push(Group {
+            task: tname.clone(),
+            name: gname.clone(),
+            instance,
+            policy: pol,
+            nice,
+            rt_priority: rt,
+            cpus: l.cpus.clone(),
+            prog,
+        });
     }
-    let mut out = format!(
-        "# Translated from rt-app JSON by schedkit (workload/rtapp.rs).\nname = {}\nthroughput = \"activations/s\"\n",
-        quote(name)
-    );
-    for (orig, kind, safe) in &cx.names.all {
-        let _ = writeln!(out, "\n# rt-app resource {}", comment(orig));
-        if *kind == "mutex" {
-            let _ = writeln!(out, "[[lock]]\nname = {}\nkind = \"mutex\"", quote(safe));
-        } else {
-            let _ = writeln!(
-                out,
-                "[[channel]]\nname = {}\nkind = \"{kind}\"",
-                quote(safe)
-            );
-        }
-    }
-    out.push_str(&groups);
-    Ok(out)
+    Ok(Translation {
+        name: name.to_string(),
+        resources: cx.names.all,
+        groups,
+    })
 }
 
-/// The TOML workload file an rt-app JSON text stands for (`path` names it in errors).
-pub fn to_toml(text: &str, path: &str, name: &str) -> Result<String, WorkloadError> {
+/// Reads rt-app JSON text (`path` names it in errors) and translates it.
+fn read(text: &str, path: &str, name: &str) -> Result<Translation, WorkloadError> {
     let mut de = serde_json::Deserializer::from_str(text);
     let root = Node::deserialize(&mut de)
         .and_then(|n| de.end().map(|_| n))
@@ -676,34 +643,21 @@ pub fn to_toml(text: &str, path: &str, name: &str) -> Result<String, WorkloadErr
     })
 }
 
-/// Parses an rt-app JSON text into a workload.
+/// The TOML workload file an rt-app JSON text stands for (`path` names it in errors): an
+/// export, which [`super::file`] reads back into the workload [`parse_str`] builds.
+pub fn to_toml(text: &str, path: &str, name: &str) -> Result<String, WorkloadError> {
+    Ok(read(text, path, name)?.toml())
+}
+
+/// Parses an rt-app JSON text into a workload, built as data from the translation.
 pub fn parse_str(text: &str, path: &str, name: &str) -> Result<super::Workload, WorkloadError> {
-    let toml = to_toml(text, path, name)?;
-    super::file::parse_str(&toml, path, name).map_err(|e| match e {
-        // A problem the translation let through: said of the rt-app task or resource it
-        // came from, not of a line of the TOML the user never sees.
-        WorkloadError::File { line, problem, .. } => {
-            let from = toml
-                .lines()
-                .take(line)
-                .filter_map(|l| {
-                    l.strip_prefix("# rt-app task ")
-                        .map(|t| format!("tasks.{t}"))
-                        .or_else(|| {
-                            l.strip_prefix("# rt-app resource ")
-                                .map(|r| format!("resource {r}"))
-                        })
-                })
-                .last()
-                .unwrap_or_else(|| "global".into());
-            WorkloadError::RtApp {
-                path: path.into(),
-                at: from,
-                problem,
-            }
-        }
-        other => other,
-    })
+    read(text, path, name)?
+        .build(path)
+        .map_err(|At(at, problem)| WorkloadError::RtApp {
+            path: path.into(),
+            at,
+            problem,
+        })
 }
 
 /// Reads an rt-app JSON file.

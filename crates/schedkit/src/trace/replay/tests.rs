@@ -1,0 +1,180 @@
+//! The replay's atoms, prices and rendering, on hand-written traces.
+
+use super::*;
+
+#[test]
+fn atoms_from_a_hand_written_trace() {
+    // a runs 10 µs from the start, wakes b (asleep since the start), runs 5 µs more and
+    // sleeps; a timer wakes a 20 µs later; b runs 7 µs, forks c and exits.
+    let text = "\
+# #P:2
+ x-0 [000] d..1. 0.000000: cpu_frequency: state=2400000 cpu_id=0
+ a-1 [000] d..4. 0.000010: sched_waking: comm=b pid=2 prio=125 target_cpu=001
+ a-1 [000] d..2. 0.000015: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d..2. 0.000016: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=125
+ b-2 [001] ..... 0.000020: sched_process_fork: comm=b pid=2 child_comm=c child_pid=3
+ b-2 [001] ..... 0.000022: sched_process_exit: comm=b pid=2 prio=125 group_dead=true
+ b-2 [001] d..2. 0.000023: sched_switch: prev_comm=b prev_pid=2 prev_prio=125 prev_state=X ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [000] dNh2. 0.000035: sched_waking: comm=a pid=1 prio=120 target_cpu=000
+";
+    let t = import::parse(text).unwrap();
+    let r = to_workload(&t, "hand", &OpPrices::default());
+    assert_eq!(r.stats.task_wakeups, 1);
+    assert_eq!(r.stats.timed_sleeps, 1);
+    assert_eq!(r.stats.forks, 1);
+    assert_eq!(r.stats.exits, 1);
+    let toml = &r.toml();
+    assert!(
+        toml.contains(
+            "\"compute 10000ns\",\n  \"send wake.0\",\n  \"compute 5000ns\",\n  \"sleep 20000ns\""
+        ),
+        "{toml}"
+    );
+    assert!(toml.contains("\"recv wake.0\",\n  \"compute 4000ns\",\n  \"fork t2_3_c\",\n  \"compute 3000ns\",\n  \"exit\""), "{toml}");
+    assert!(toml.contains("nice = 5"), "{toml}");
+    let (w, _) = workload(&t, "hand", &OpPrices::default()).unwrap();
+    assert_eq!(w.tasks.len(), 2, "a and b start; c is forked");
+}
+
+#[test]
+fn prices_come_off_the_run_before() {
+    let mut atoms = vec![
+        Atom::Run(1000),
+        Atom::Wake(0, false),
+        Atom::Run(50),
+        Atom::Exit,
+        Atom::Run(500),
+    ];
+    let prices = OpPrices {
+        syscall_ns: 100,
+        fork_ns: 0,
+        exit_ns: 300,
+        switch_ns: 40,
+        ipi_send_ns: 1000,
+        ..OpPrices::default()
+    };
+    let mut st = ReplayStats::default();
+    deduct(&mut atoms, &prices, &mut st);
+    // The exit's 300 ns: 50 from the run before, 250 from the next one.
+    assert_eq!(
+        atoms,
+        [
+            Atom::Run(900),
+            Atom::Wake(0, false),
+            Atom::Run(0),
+            Atom::Exit,
+            Atom::Run(250)
+        ]
+    );
+    assert_eq!((st.deducted_ns, st.undeducted_ns), (400, 0));
+    let mut short = vec![Atom::Exit];
+    deduct(&mut short, &prices, &mut st);
+    assert_eq!(st.undeducted_ns, 300);
+    // A switch-in's price comes off the run it began; a wakeup of a task on another CPU
+    // costs its waker the IPI too: 100 + 1000 off the run before it.
+    let mut atoms = vec![
+        Atom::Paid(40),
+        Atom::Run(2000),
+        Atom::Wake(0, true),
+        Atom::Paid(40),
+        Atom::Run(30),
+        Atom::Run(30),
+    ];
+    let mut st = ReplayStats::default();
+    deduct(&mut atoms, &prices, &mut st);
+    assert_eq!(
+        atoms,
+        [
+            Atom::Paid(40),
+            Atom::Run(2000 - 40 - 1100),
+            Atom::Wake(0, true),
+            Atom::Paid(40),
+            Atom::Run(0),
+            Atom::Run(20)
+        ]
+    );
+    assert_eq!((st.deducted_ns, st.undeducted_ns), (1180, 0));
+}
+
+#[test]
+fn a_replay_takes_a_timed_sleeps_interrupt_off_the_sleep_and_the_run_it_interrupted() {
+    // b sleeps on CPU 0 from 10 us; a timer interrupt in a's run wakes it at 1010 us; on
+    // CPU 1, c sleeps from 0 and the idle CPU's interrupt wakes it at 2000 us.
+    let text = "\
+# #P:2
+ x-0 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] d..2. 0.000010: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] d.h2. 0.001010: sched_waking: comm=b pid=2 prio=120 target_cpu=000
+ a-1 [000] d..2. 0.001020: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ x-0 [001] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=3 next_prio=120
+ c-3 [001] d..2. 0.000000: sched_switch: prev_comm=c prev_pid=3 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d.h2. 0.002000: sched_waking: comm=c pid=3 prio=120 target_cpu=001
+ x-0 [001] d..2. 0.002010: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=3 next_prio=120
+";
+    let t = import::parse(text).unwrap();
+    let prices = OpPrices {
+        timer_irq_ns: 20_000,
+        timer_entry_ns: 12_000,
+        idle_exit_ns: 30_000,
+        ..OpPrices::default()
+    };
+    let r = to_workload(&t, "hand", &prices);
+    // b: 1000 us asleep less the entry; c: 2000 us less the entry and the idle exit.
+    assert!(r.toml().contains("\"sleep 988000ns\""), "{}", r.toml());
+    assert!(r.toml().contains("\"sleep 1958000ns\""), "{}", r.toml());
+    assert_eq!(r.stats.sleep_deducted_ns, 12_000 + 42_000);
+    // a's run: 1000 us up to the interrupt and 10 us after it; the interrupt's 20 us come
+    // off what follows it, all 10 us of it, and 10 us are left over.
+    assert!(
+        r.toml()
+            .contains("program = [\n  \"compute 1000000ns\",\n]"),
+        "{}",
+        r.toml()
+    );
+    assert_eq!(r.stats.undeducted_ns, 10_000, "{:?}", r.stats);
+    // Ticks: 4 400 ppm of each run.
+    let mut atoms = vec![Atom::Run(1_000_000)];
+    let mut st = ReplayStats::default();
+    let ticks = OpPrices {
+        tick_ppm: 4_400,
+        ..OpPrices::default()
+    };
+    deduct(&mut atoms, &ticks, &mut st);
+    assert_eq!(atoms, [Atom::Run(995_600)]);
+}
+
+#[test]
+fn a_replay_takes_the_recorded_switches_and_ipis_off_the_runs() {
+    // a (CPU 0) runs 100 us and wakes b on CPU 1; b runs 50 us there and sleeps.
+    let text = "\
+# #P:2
+ a-1 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ a-1 [000] d..4. 0.000100: sched_waking: comm=b pid=2 prio=120 target_cpu=001
+ a-1 [000] d..2. 0.000150: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d..2. 0.000110: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [001] d..2. 0.000160: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+";
+    let t = import::parse(text).unwrap();
+    let prices = OpPrices {
+        syscall_ns: 100,
+        fork_ns: 0,
+        exit_ns: 0,
+        switch_ns: 1000,
+        ipi_send_ns: 3000,
+        ..OpPrices::default()
+    };
+    let r = to_workload(&t, "hand", &prices);
+    // a: 100 us less its switch-in (1 us), the send (0.1 us) and the IPI (3 us).
+    assert!(
+        r.toml().contains("\"compute 95900ns\",\n  \"send wake.0\""),
+        "{}",
+        r.toml()
+    );
+    // b: 50 us less its switch-in (1 us) and the system call of its recv (0.1 us), which
+    // has no run before it to come off and so comes off the next.
+    assert!(
+        r.toml().contains("\"recv wake.0\",\n  \"compute 48900ns\""),
+        "{}",
+        r.toml()
+    );
+}
