@@ -264,7 +264,7 @@ fn a_replay_built_as_data_is_its_exported_toml_read_back() {
     files.extend(traces_in(&format!("{root}/holdout")));
     assert!(files.len() >= 20, "{files:?}");
     for f in files {
-        let t = trace::import::load(&f).unwrap();
+        let t = trace::input::load(&f).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
         let (built, rep) = trace::replay::workload(&t, &name, &prices).unwrap();
         let read = schedkit::workload::file::parse_str(&rep.toml(), &name, &name).unwrap();
@@ -301,7 +301,7 @@ fn a_replay_built_as_data_is_its_exported_toml_read_back() {
 #[ignore]
 fn replay_workload_build_time() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/validation");
-    let t = trace::import::load(std::path::Path::new(&format!(
+    let t = trace::input::load(std::path::Path::new(&format!(
         "{root}/messaging-proc.txt.gz"
     )))
     .unwrap();
