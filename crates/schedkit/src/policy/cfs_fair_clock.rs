@@ -666,44 +666,38 @@ impl SchedClass for CfsFairClock {
         imbalance: usize,
         _rt: &dyn PassiveRt<FairClockRq, FairClockTask>,
     ) -> PullOutcome {
-        let idle = kind.is_idle();
-        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
-        let mut x = src.class.timeline.first();
-        while let Some(t) = x {
-            x = src.class.timeline.next(&ctx.tasks, t);
-            ctx.ops.remote_touches += 1;
-            if src.class.curr == Some(t) {
-                continue; // task_running: never pulled
-            }
-            let p = &ctx.tasks[t];
-            let w = p.data.load.weight;
-            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
-                continue;
-            }
-            // pull_task: dequeue (the wait so far credited on the source), set_task_cpu,
-            // enqueue here (a new key against this fair clock).
-            self.update_curr(ctx, &mut src.class);
-            self.dequeue_entity(ctx, src, t, false);
-            ctx.tasks[t].cpu = this_cpu;
-            ctx.tasks[t].data.left_cpu = None;
-            self.update_curr(ctx, &mut this.class);
-            self.enqueue_entity(ctx, this, t, false);
-            if let Some(c) = this.curr() {
-                if this.class.curr == Some(c) {
-                    budget.out.resched |= self.should_preempt(
-                        &this.class,
-                        &ctx.tasks[c].data,
-                        &ctx.tasks[t].data,
-                        self.wakeup_granularity,
-                    );
-                }
-            }
-            if budget.took(w) {
-                break;
-            }
-        }
-        budget.out
+        PullBudget::new(imbalance).drain(
+            ctx,
+            src,
+            this_cpu,
+            kind.is_idle(),
+            |q| &q.timeline,
+            |q, t, p| {
+                // task_running: never pulled.
+                (q.curr != Some(t)).then(|| (p.data.load.weight, self.task_hot(p, now)))
+            },
+            |ctx, src, t| {
+                // pull_task: dequeue (the wait so far credited on the source), set_task_cpu,
+                // enqueue here (a new key against this fair clock).
+                self.update_curr(ctx, &mut src.class);
+                self.dequeue_entity(ctx, src, t, false);
+                ctx.tasks[t].cpu = this_cpu;
+                ctx.tasks[t].data.left_cpu = None;
+                self.update_curr(ctx, &mut this.class);
+                self.enqueue_entity(ctx, this, t, false);
+                this.curr()
+                    .filter(|&c| this.class.curr == Some(c))
+                    .is_some_and(|c| {
+                        self.should_preempt(
+                            &this.class,
+                            &ctx.tasks[c].data,
+                            &ctx.tasks[t].data,
+                            self.wakeup_granularity,
+                        )
+                    })
+            },
+        )
     }
 }
 

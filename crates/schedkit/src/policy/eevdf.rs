@@ -1319,43 +1319,39 @@ impl SchedClass for Eevdf {
         if self.is_618() {
             return self.detach_tasks(ctx, this, this_cpu, src, kind);
         }
-        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
-        let mut x = src.class.tree.first();
-        while let Some(t) = x {
-            x = src.class.tree.next(&ctx.tasks, t);
-            ctx.ops.remote_touches += 1;
-            let p = &ctx.tasks[t];
-            // can_migrate_task: a delayed task moves only when load is migrated; it is asleep
-            // here, and the hosts move runnable tasks only (simplified: never).
-            if p.data.sched_delayed {
-                continue;
-            }
-            let w = p.data.load.weight;
-            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
-                continue;
-            }
-            // Detach with its lag, attach placed by it: lag-preserving migration.
-            self.update_curr(ctx, &mut src.class);
-            self.update_entity_lag(ctx, &src.class, t);
-            if self.features.place_rel_deadline {
-                let se = &mut ctx.tasks[t].data;
-                se.deadline = se.deadline.wrapping_sub(se.vruntime);
-                se.rel_deadline = true;
-            }
-            Eevdf::dequeue_entity(ctx, src, t);
-            ctx.tasks[t].cpu = this_cpu;
-            self.update_curr(ctx, &mut this.class);
-            let mut se = std::mem::take(&mut ctx.tasks[t].data);
-            self.place_entity(&ctx.tasks, &this.class, &mut se, false);
-            ctx.tasks[t].data = se;
-            Eevdf::enqueue_entity(ctx, this, t);
-            if budget.took(w) {
-                break;
-            }
-        }
-        budget.out.resched = budget.out.moved > 0 && this.curr().is_some();
-        budget.out
+        let mut out = PullBudget::new(imbalance).drain(
+            ctx,
+            src,
+            this_cpu,
+            idle,
+            |q| &q.tree,
+            |_, _, p| {
+                // can_migrate_task: a delayed task moves only when load is migrated; it is
+                // asleep here, and the hosts move runnable tasks only (simplified: never).
+                (!p.data.sched_delayed).then(|| (p.data.load.weight, self.task_hot(p, now)))
+            },
+            |ctx, src, t| {
+                // Detach with its lag, attach placed by it: lag-preserving migration.
+                self.update_curr(ctx, &mut src.class);
+                self.update_entity_lag(ctx, &src.class, t);
+                if self.features.place_rel_deadline {
+                    let se = &mut ctx.tasks[t].data;
+                    se.deadline = se.deadline.wrapping_sub(se.vruntime);
+                    se.rel_deadline = true;
+                }
+                Eevdf::dequeue_entity(ctx, src, t);
+                ctx.tasks[t].cpu = this_cpu;
+                self.update_curr(ctx, &mut this.class);
+                let mut se = std::mem::take(&mut ctx.tasks[t].data);
+                self.place_entity(&ctx.tasks, &this.class, &mut se, false);
+                ctx.tasks[t].data = se;
+                Eevdf::enqueue_entity(ctx, this, t);
+                false
+            },
+        );
+        out.resched = out.moved > 0 && this.curr().is_some();
+        out
     }
 }
 

@@ -28,7 +28,8 @@
 //!   `min_interval` when an imbalance is found. Not modelled: `cpu_load[]` index selection
 //!   (source/target load smoothing), active balancing, `nr_balance_failed`.
 
-use crate::class::{Busiest, CpuView, PullOutcome, WakeKind};
+use crate::class::{Busiest, CpuView, Ctx, PullOutcome, Rq, WakeKind};
+use crate::ds::rbtree::{RbEntry, RbTree};
 use crate::ds::work::OpCounter;
 use crate::machine::Topology;
 use crate::task::{CpuId, Task, TaskId, TaskView};
@@ -554,6 +555,42 @@ impl PullBudget {
         self.out.moved += 1;
         self.moved_load += weight;
         self.moved_load >= self.imbalance
+    }
+
+    /// `balance_tasks`' loop, the skeleton of every fair class's `move_tasks`: walks `src`'s
+    /// tree (`queue`) in order, reading each task's successor before the task can be moved
+    /// off it, and counts a remote touch per task looked at. `candidate` says whether the
+    /// class could move a task at all (`None` skips it: the running task, a delayed one) and
+    /// if so its load weight and whether it is cache-hot; what [`PullBudget::admits`] lets
+    /// through, `detach_attach` moves to this CPU (the class's `pull_task`), returning
+    /// whether this CPU's runner should yield to it. Stops once the imbalance is covered.
+    #[allow(clippy::too_many_arguments)]
+    pub fn drain<R, D, E: RbEntry<D>>(
+        mut self,
+        ctx: &mut Ctx<'_, D>,
+        src: &mut Rq<R>,
+        this_cpu: CpuId,
+        idle: bool,
+        queue: impl Fn(&R) -> &RbTree<E>,
+        candidate: impl Fn(&R, TaskId, &Task<D>) -> Option<(u64, bool)>,
+        mut detach_attach: impl FnMut(&mut Ctx<'_, D>, &mut Rq<R>, TaskId) -> bool,
+    ) -> PullOutcome {
+        let mut x = queue(&src.class).first();
+        while let Some(t) = x {
+            x = queue(&src.class).next(&ctx.tasks, t);
+            ctx.ops.remote_touches += 1;
+            let Some((weight, hot)) = candidate(&src.class, t, &ctx.tasks[t]) else {
+                continue;
+            };
+            if !self.admits(&ctx.tasks[t], weight, this_cpu, idle, hot) {
+                continue;
+            }
+            self.out.resched |= detach_attach(ctx, src, t);
+            if self.took(weight) {
+                break;
+            }
+        }
+        self.out
     }
 }
 
