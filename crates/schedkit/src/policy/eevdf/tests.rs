@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::policy::testkit::{ClassFixture, MS};
+use crate::task::SchedPolicy;
 use proptest::prelude::*;
 
 const US: u64 = 1_000;
