@@ -55,6 +55,10 @@
 //!   slice runs out at the tick;
 //! - not modelled: the later "missed wakeup preemption by a narrow margin" tick check
 //!   (2.6.33) and WAKEUP_OVERLAP / avg_overlap (off by default).
+//!
+//! Must never depend on another design, the stacked RT class, a host, the core or the
+//! registry (ARCHITECTURE.md); its multi-CPU part goes through `sched_domains` (the domains,
+//! wakeup CPU selection and `PullBudget::drain`, the balancing loop).
 
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{

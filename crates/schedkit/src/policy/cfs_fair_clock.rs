@@ -50,6 +50,10 @@
 //!   new one, so it is estimated from the fair clock and the load that runqueue had when the
 //!   task left (the clock advanced at `1024 / load` per ns while that load stayed);
 //! - SCHED_IDLE is a weight of 2 (`WEIGHT_IDLEPRIO`) and nothing else, as in 2.6.23.
+//!
+//! Must never depend on another design, the stacked RT class, a host, the core or the
+//! registry (ARCHITECTURE.md); its multi-CPU part goes through `sched_domains` (the domains,
+//! wakeup CPU selection and `PullBudget::drain`, the balancing loop).
 
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};

@@ -72,6 +72,10 @@
 //! gate adds the earlier levels' recorded costs instead of their cost in this pass; the
 //! per-CPU generators are seeded from the CPU's number, so runs repeat (the kernel seeds
 //! them from the entropy pool).
+//!
+//! Shared machinery for a fair class, as `sched_domains` is: must never depend on a design
+//! (it is `eevdf:era=6.18`'s by use, not by name), the stacked RT class, a host, the core or
+//! the registry.
 
 use super::sched_domains::SchedDomains;
 use crate::class::{Busiest, CpuIdle, CpuView};

@@ -27,6 +27,12 @@
 //! - the interval doubles (up to `max_interval`) while the level is balanced and returns to
 //!   `min_interval` when an imbalance is found. Not modelled: `cpu_load[]` index selection
 //!   (source/target load smoothing), active balancing, `nr_balance_failed`.
+//!
+//! Also the fair classes' shared multi-CPU glue: `select_cpu` (`wake_affine`,
+//! `select_idle_sibling`, fork balancing), `balance_interval_ticks`, and `PullBudget`, whose
+//! `drain` is `balance_tasks`' loop, so that each class writes only what may move and how it
+//! detaches and attaches. Shared machinery: must never depend on a design (the fair classes
+//! use it, not the other way), the stacked RT class, a host, the core or the registry.
 
 use crate::class::{Busiest, CpuView, Ctx, PullOutcome, Rq, WakeKind};
 use crate::ds::rbtree::{RbEntry, RbTree};

@@ -27,8 +27,6 @@ use crate::class::*;
 use crate::ds::list::{Link, Linked, TaskList};
 use crate::ds::work::{GlobalLine, Line, Span, Work, INIT_MM};
 use crate::machine::Topology;
-#[cfg(test)]
-use crate::task::Tasks;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 use task_struct::{mm, task};
 

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::ds::work::OpCounter;
+use crate::task::Tasks;
 
 struct Fx {
     tasks: Tasks<GoodnessTask>,
