@@ -55,6 +55,10 @@
 //!   slice runs out at the tick;
 //! - not modelled: the later "missed wakeup preemption by a narrow margin" tick check
 //!   (2.6.33) and WAKEUP_OVERLAP / avg_overlap (off by default).
+//!
+//! Must never depend on another design, the stacked RT class, a host, the core or the
+//! registry (ARCHITECTURE.md); its multi-CPU part goes through `sched_domains` (the domains,
+//! wakeup CPU selection and `PullBudget::drain`, the balancing loop).
 
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{
@@ -657,40 +661,34 @@ impl SchedClass for Cfs {
         imbalance: usize,
         _rt: &dyn PassiveRt<CfsRq, CfsTask>,
     ) -> PullOutcome {
-        let idle = kind.is_idle();
-        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
-        let mut x = src.class.timeline.first();
-        while let Some(t) = x {
-            x = src.class.timeline.next(&ctx.tasks, t);
-            ctx.ops.remote_touches += 1;
-            let p = &ctx.tasks[t];
-            let w = p.data.load.weight;
-            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
-                continue;
-            }
-            // pull_task: off the busiest runqueue, onto this one, vruntime carried over.
-            self.update_curr(ctx, &mut src.class);
-            Cfs::clear_buddies(&mut src.class, t);
-            Cfs::dequeue_entity(ctx, src, t);
-            ctx.tasks[t].cpu = this_cpu;
-            let (from, to) = (src.class.min_vruntime, this.class.min_vruntime);
-            Cfs::renormalize(&mut ctx.tasks[t].data, from, to);
-            ctx.tasks[t].data.left_cpu = None;
-            self.update_curr(ctx, &mut this.class);
-            Cfs::enqueue_entity(ctx, this, t);
-            if let Some(c) = this.curr() {
-                let gran = self.wakeup_granularity;
-                budget.out.resched |= before(
-                    ctx.tasks[t].data.vruntime.wrapping_add(gran),
-                    ctx.tasks[c].data.vruntime,
-                );
-            }
-            if budget.took(w) {
-                break;
-            }
-        }
-        budget.out
+        let gran = self.wakeup_granularity;
+        PullBudget::new(imbalance).drain(
+            ctx,
+            src,
+            this_cpu,
+            kind.is_idle(),
+            |q| &q.timeline,
+            |_, _, p| Some((p.data.load.weight, self.task_hot(p, now))),
+            |ctx, src, t| {
+                // pull_task: off the busiest runqueue, onto this one, vruntime carried over.
+                self.update_curr(ctx, &mut src.class);
+                Cfs::clear_buddies(&mut src.class, t);
+                Cfs::dequeue_entity(ctx, src, t);
+                ctx.tasks[t].cpu = this_cpu;
+                let (from, to) = (src.class.min_vruntime, this.class.min_vruntime);
+                Cfs::renormalize(&mut ctx.tasks[t].data, from, to);
+                ctx.tasks[t].data.left_cpu = None;
+                self.update_curr(ctx, &mut this.class);
+                Cfs::enqueue_entity(ctx, this, t);
+                this.curr().is_some_and(|c| {
+                    before(
+                        ctx.tasks[t].data.vruntime.wrapping_add(gran),
+                        ctx.tasks[c].data.vruntime,
+                    )
+                })
+            },
+        )
     }
 }
 

@@ -50,6 +50,10 @@
 //!   new one, so it is estimated from the fair clock and the load that runqueue had when the
 //!   task left (the clock advanced at `1024 / load` per ns while that load stayed);
 //! - SCHED_IDLE is a weight of 2 (`WEIGHT_IDLEPRIO`) and nothing else, as in 2.6.23.
+//!
+//! Must never depend on another design, the stacked RT class, a host, the core or the
+//! registry (ARCHITECTURE.md); its multi-CPU part goes through `sched_domains` (the domains,
+//! wakeup CPU selection and `PullBudget::drain`, the balancing loop).
 
 use super::sched_domains::{self, IdleSiblings, PullBudget, SchedDomains};
 use super::weight::{calc_delta_mine, LoadWeight, IDLEPRIO_2_6_24, NICE_0_LOAD};
@@ -666,44 +670,38 @@ impl SchedClass for CfsFairClock {
         imbalance: usize,
         _rt: &dyn PassiveRt<FairClockRq, FairClockTask>,
     ) -> PullOutcome {
-        let idle = kind.is_idle();
-        let mut budget = PullBudget::new(imbalance);
         let now = ctx.now;
-        let mut x = src.class.timeline.first();
-        while let Some(t) = x {
-            x = src.class.timeline.next(&ctx.tasks, t);
-            ctx.ops.remote_touches += 1;
-            if src.class.curr == Some(t) {
-                continue; // task_running: never pulled
-            }
-            let p = &ctx.tasks[t];
-            let w = p.data.load.weight;
-            if !budget.admits(p, w, this_cpu, idle, self.task_hot(p, now)) {
-                continue;
-            }
-            // pull_task: dequeue (the wait so far credited on the source), set_task_cpu,
-            // enqueue here (a new key against this fair clock).
-            self.update_curr(ctx, &mut src.class);
-            self.dequeue_entity(ctx, src, t, false);
-            ctx.tasks[t].cpu = this_cpu;
-            ctx.tasks[t].data.left_cpu = None;
-            self.update_curr(ctx, &mut this.class);
-            self.enqueue_entity(ctx, this, t, false);
-            if let Some(c) = this.curr() {
-                if this.class.curr == Some(c) {
-                    budget.out.resched |= self.should_preempt(
-                        &this.class,
-                        &ctx.tasks[c].data,
-                        &ctx.tasks[t].data,
-                        self.wakeup_granularity,
-                    );
-                }
-            }
-            if budget.took(w) {
-                break;
-            }
-        }
-        budget.out
+        PullBudget::new(imbalance).drain(
+            ctx,
+            src,
+            this_cpu,
+            kind.is_idle(),
+            |q| &q.timeline,
+            |q, t, p| {
+                // task_running: never pulled.
+                (q.curr != Some(t)).then(|| (p.data.load.weight, self.task_hot(p, now)))
+            },
+            |ctx, src, t| {
+                // pull_task: dequeue (the wait so far credited on the source), set_task_cpu,
+                // enqueue here (a new key against this fair clock).
+                self.update_curr(ctx, &mut src.class);
+                self.dequeue_entity(ctx, src, t, false);
+                ctx.tasks[t].cpu = this_cpu;
+                ctx.tasks[t].data.left_cpu = None;
+                self.update_curr(ctx, &mut this.class);
+                self.enqueue_entity(ctx, this, t, false);
+                this.curr()
+                    .filter(|&c| this.class.curr == Some(c))
+                    .is_some_and(|c| {
+                        self.should_preempt(
+                            &this.class,
+                            &ctx.tasks[c].data,
+                            &ctx.tasks[t].data,
+                            self.wakeup_granularity,
+                        )
+                    })
+            },
+        )
     }
 }
 

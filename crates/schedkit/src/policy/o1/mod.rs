@@ -42,8 +42,6 @@ use crate::ds::list::{Link, Linked};
 use crate::ds::prio_array::{PrioArray, MAX_PRIO, MAX_RT_PRIO};
 use crate::ds::work::{Line, OpCounter, Work};
 use crate::machine::{Machine, Topology};
-#[cfg(test)]
-use crate::task::Tasks;
 use crate::task::{CpuId, Task, TaskId, TaskView};
 
 /// `MAX_USER_PRIO`.

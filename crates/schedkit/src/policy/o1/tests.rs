@@ -4,6 +4,7 @@ use super::*;
 use crate::class::RtBalance;
 use crate::policy::rt::PushTarget;
 use crate::sched_core::{lockdep, Sched};
+use crate::task::Tasks;
 use crate::task::{CpuMask, SchedPolicy};
 
 const HZ: u32 = 1000;

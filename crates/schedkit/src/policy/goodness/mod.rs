@@ -12,15 +12,21 @@
 //! `SCHED_OTHER`; the i386 HT shortcut of `reschedule_idle` (take a package with both siblings
 //! idle) is not modelled; `runqueue_lock` nesting inside `tasklist_lock` is one lock here (the
 //! recalculation runs under it and is charged per task visited).
+//!
+//! The class in two parts: `mod.rs` (this file) holds the run list, `goodness()`, the
+//! `schedule()` scan and epoch recalculation, the tick, yield and fork, and the cache lines
+//! they touch; `reschedule_idle` holds what a wakeup decides (`reschedule_idle()`'s choice of
+//! a CPU to kick, and `preemption_goodness` against the task running there); `task_struct`
+//! holds the i386 byte layout the line reports use. Must never depend on another design, the
+//! stacked RT class, a host, the core or the registry (ARCHITECTURE.md).
 
+mod reschedule_idle;
 mod task_struct;
 
 use crate::class::*;
 use crate::ds::list::{Link, Linked, TaskList};
 use crate::ds::work::{GlobalLine, Line, Span, Work, INIT_MM};
 use crate::machine::Topology;
-#[cfg(test)]
-use crate::task::Tasks;
 use crate::task::{CpuId, SchedPolicy, Task, TaskId, TaskView};
 use task_struct::{mm, task};
 
@@ -111,11 +117,6 @@ pub fn goodness(p: &T, this_cpu: CpuId, this_mm: Option<u32>) -> i32 {
         w += 1;
     }
     w + 20 - p.nice
-}
-
-/// `preemption_goodness(prev, p, cpu)`, both measured with prev's mm.
-fn preemption_goodness(prev: &T, p: &T, cpu: CpuId) -> i32 {
-    goodness(p, cpu, Some(prev.mm)) - goodness(prev, cpu, Some(prev.mm))
 }
 
 /// Bytes of task `t`'s `task_struct`, or of `cpu`'s idle task's when `t` is `None`.
@@ -519,7 +520,6 @@ impl SchedClass for Goodness {
         rq.run_list.push_back(&mut ctx.tasks, curr, ctx.ops);
         true
     }
-
     fn check_preempt_wakeup(
         &self,
         ctx: &mut Ctx<GoodnessTask>,
@@ -528,24 +528,7 @@ impl SchedClass for Goodness {
         woken: TaskId,
         sync: bool,
     ) -> bool {
-        let Some(curr) = rq.curr_on(cpu) else {
-            return false;
-        };
-        // A sync wakeup that may run here skips reschedule_idle altogether.
-        if sync && ctx.tasks[woken].cpus_allowed.contains(cpu) {
-            return false;
-        }
-        ctx.ops.scanned += 2;
-        // preemption_goodness(tsk, p, cpu): both tasks' goodness fields and tsk->active_mm;
-        // a win sets tsk->need_resched.
-        ctx.read_line(Line::TaskBytes(woken, task::GOODNESS_FIELDS));
-        ctx.read_line(Line::TaskBytes(curr, task::GOODNESS_FIELDS));
-        ctx.read_line(Line::TaskBytes(curr, task::ACTIVE_MM));
-        let preempt = preemption_goodness(&ctx.tasks[curr], &ctx.tasks[woken], cpu) > 0;
-        if preempt {
-            ctx.write_line(Line::TaskBytes(curr, task::NEED_RESCHED));
-        }
-        preempt
+        reschedule_idle::preempts_curr(ctx, rq, cpu, woken, sync)
     }
 
     fn select_cpu(
@@ -557,73 +540,7 @@ impl SchedClass for Goodness {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        let p = &tasks[t];
-        if kind == (WakeKind::Wakeup { sync: true }) && p.cpus_allowed.contains(waker_cpu) {
-            return waker_cpu;
-        }
-        // reschedule_idle(): p->processor and can_schedule()'s masks...
-        ops.read_line(Line::TaskBytes(t, task::GOODNESS_FIELDS));
-        // ...the last CPU if it is idle: send_now_idle reads and sets its idle task's
-        // need_resched (the IPI decision is the host's).
-        let best_cpu = p.cpu;
-        if best_cpu < view.ncpus() && can_schedule(p, best_cpu) {
-            ops.read_line(Line::Cpu(best_cpu));
-            if view.is_idle(best_cpu) {
-                ops.write_line(Line::IdleBytes(best_cpu, task::NEED_RESCHED));
-                return best_cpu;
-            }
-        }
-        // ...else the idle CPU idle for longest (coldest cache), else the CPU whose task the
-        // woken one beats by most.
-        let mut oldest_idle = u64::MAX;
-        let mut target = None;
-        let mut max_prio = 0;
-        for cpu in 0..view.ncpus() {
-            ops.scanned += 1;
-            if !can_schedule(p, cpu) {
-                continue;
-            }
-            // aligned_data[cpu]: its curr and last_schedule.
-            ops.read_line(Line::Cpu(cpu));
-            let published = view.cpu(cpu);
-            match published.curr {
-                None => {
-                    if published.last_schedule_ns < oldest_idle {
-                        oldest_idle = published.last_schedule_ns;
-                        target = Some(cpu);
-                    }
-                }
-                Some(c) if oldest_idle == u64::MAX => {
-                    // preemption_goodness(tsk, p, cpu): tsk's goodness fields and active_mm.
-                    ops.read_line(Line::TaskBytes(c, task::GOODNESS_FIELDS));
-                    ops.read_line(Line::TaskBytes(c, task::ACTIVE_MM));
-                    let prio = preemption_goodness(&tasks[c], p, cpu);
-                    if prio > max_prio {
-                        max_prio = prio;
-                        target = Some(cpu);
-                    }
-                }
-                Some(_) => {}
-            }
-        }
-        if let Some(cpu) = target {
-            // An idle target: best_cpu = tsk->processor, then send_now_idle. A busy one:
-            // tsk->need_resched = 1, and tsk->processor for the IPI.
-            match view.cpu(cpu).curr {
-                None => {
-                    ops.read_line(Line::IdleBytes(cpu, task::GOODNESS_FIELDS));
-                    ops.write_line(Line::IdleBytes(cpu, task::NEED_RESCHED));
-                }
-                Some(c) => ops.write_line(Line::TaskBytes(c, task::NEED_RESCHED)),
-            }
-        }
-        target.unwrap_or_else(|| {
-            if p.cpus_allowed.contains(best_cpu) && best_cpu < view.ncpus() {
-                best_cpu
-            } else {
-                p.cpus_allowed.iter(view.ncpus()).next().unwrap_or(0)
-            }
-        })
+        reschedule_idle::reschedule_idle(tasks, view, ops, t, waker_cpu, kind)
     }
 
     fn nr_running(&self, rq: &Rq<GoodnessRq>, _cpu: CpuId) -> usize {
@@ -643,219 +560,4 @@ impl SchedClass for Goodness {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ds::work::OpCounter;
-
-    struct Fx {
-        tasks: Tasks<GoodnessTask>,
-        ops: OpCounter,
-        rq: Rq<GoodnessRq>,
-    }
-
-    impl Fx {
-        fn new(ncpus: usize) -> Fx {
-            Fx {
-                tasks: Tasks::new(),
-                ops: OpCounter::default(),
-                rq: Rq::new(0, ncpus, Goodness.new_rq(0, &Topology::flat(ncpus))),
-            }
-        }
-        fn ctx(&mut self) -> (Ctx<'_, GoodnessTask>, &mut Rq<GoodnessRq>) {
-            (
-                Ctx {
-                    now: 0,
-                    hz: 100,
-                    ncpus: self.rq.currs().len(),
-                    tasks: self.tasks.view(),
-                    ops: &mut self.ops,
-                    lines: None,
-                },
-                &mut self.rq,
-            )
-        }
-        fn spawn(&mut self, nice: i32) -> TaskId {
-            let t = self.tasks.spawn();
-            self.tasks[t].nice = nice;
-            let (mut c, rq) = self.ctx();
-            Goodness.task_fork(&mut c, rq, 0, None, t);
-            Goodness.enqueue(&mut c, rq, 0, t, EnqueueKind::New);
-            t
-        }
-        /// `schedule()`'s pick, with the core's part: the pick becomes the CPU's current.
-        fn pick(&mut self, cpu: CpuId) -> Option<TaskId> {
-            let (mut c, rq) = self.ctx();
-            let next = Goodness.pick_next(&mut c, rq, cpu);
-            rq.set_curr(cpu, next);
-            next
-        }
-    }
-
-    #[test]
-    fn nice_to_ticks_matches_the_hz100_table() {
-        // designs.md §1: at HZ=100 nice -20 gets 11 ticks, nice 0 gets 6, nice 19 gets 1.
-        assert_eq!(nice_to_ticks(-20, 100), 11);
-        assert_eq!(nice_to_ticks(0, 100), 6);
-        assert_eq!(nice_to_ticks(19, 100), 1);
-        assert_eq!(nice_to_ticks(0, 1000), 41);
-    }
-
-    #[test]
-    fn goodness_formula() {
-        let mut fx = Fx::new(2);
-        let a = fx.spawn(0);
-        let p = &mut fx.tasks[a];
-        p.cpu = 1;
-        p.data.counter = 6;
-        assert_eq!(goodness(p, 0, None), 6 + 20);
-        assert_eq!(goodness(p, 1, None), 6 + 20 + PROC_CHANGE_PENALTY);
-        assert_eq!(goodness(p, 1, Some(p.mm)), 6 + 20 + PROC_CHANGE_PENALTY + 1);
-        p.data.counter = 0;
-        assert_eq!(goodness(p, 1, None), 0);
-        p.data.yielded = true;
-        assert_eq!(goodness(p, 1, None), -1);
-        p.data.yielded = false;
-        p.policy = SchedPolicy::Fifo;
-        p.rt_priority = 50;
-        assert_eq!(goodness(p, 0, None), 1050);
-    }
-
-    #[test]
-    fn pick_scans_every_runnable_task_and_prefers_higher_goodness() {
-        let mut fx = Fx::new(1);
-        let low = fx.spawn(10);
-        let high = fx.spawn(-10);
-        let _ = low;
-        fx.ops = OpCounter::default();
-        assert_eq!(fx.pick(0), Some(high));
-        assert_eq!(fx.ops.scanned, 2, "O(n): both tasks were examined");
-    }
-
-    /// add_to_runqueue is `list_add` (the front), and the loop keeps the first of equal
-    /// goodness (`weight > c`): the task queued last wins a tie.
-    #[test]
-    fn ties_go_to_the_earlier_list_entry_and_new_tasks_go_to_the_front() {
-        let mut fx = Fx::new(1);
-        let _a = fx.spawn(0);
-        let b = fx.spawn(0);
-        assert_eq!(fx.pick(0), Some(b));
-    }
-
-    #[test]
-    fn epoch_recalculation_covers_sleepers() {
-        let mut fx = Fx::new(1);
-        let run = fx.spawn(0);
-        let sleeper = fx.spawn(0);
-        {
-            let (mut c, rq) = fx.ctx();
-            Goodness.dequeue(&mut c, rq, 0, sleeper, DequeueKind::Sleep);
-        }
-        fx.tasks[run].data.counter = 0;
-        fx.tasks[sleeper].data.counter = 4;
-        fx.ops = OpCounter::default();
-        assert_eq!(fx.pick(0), Some(run));
-        assert_eq!(fx.rq.epochs, 1);
-        assert_eq!(fx.tasks[run].data.counter, 6);
-        // The sleeper keeps half and gains a slice: (4 >> 1) + 6.
-        assert_eq!(fx.tasks[sleeper].data.counter, 8);
-        assert_eq!(fx.ops.recalc, 2);
-    }
-
-    #[test]
-    fn yield_only_when_someone_waits() {
-        let mut fx = Fx::new(1);
-        let a = fx.spawn(0);
-        assert_eq!(fx.pick(0), Some(a));
-        let (mut c, rq) = fx.ctx();
-        assert!(
-            !Goodness.yield_task(&mut c, rq, 0, a),
-            "alone: yield is a no-op"
-        );
-
-        let b = fx.spawn(0);
-        let (mut c, rq) = fx.ctx();
-        assert!(Goodness.yield_task(&mut c, rq, 0, a));
-
-        // The yielder goes to the tail with goodness -1 for one pass: b runs.
-        assert_eq!(fx.pick(0), Some(b));
-        assert!(
-            !fx.tasks[a].data.yielded,
-            "the bit is cleared after the pass"
-        );
-    }
-
-    #[test]
-    fn a_task_running_elsewhere_cannot_be_picked() {
-        let mut fx = Fx::new(2);
-        let a = fx.spawn(0);
-        assert_eq!(fx.pick(0), Some(a));
-        assert_eq!(fx.pick(1), None, "a runs on CPU 0; CPU 1 idles");
-    }
-
-    #[test]
-    fn reschedule_idle_prefers_last_cpu_then_longest_idle() {
-        let fx = {
-            let mut fx = Fx::new(3);
-            let t = fx.spawn(0);
-            fx.tasks[t].cpu = 2;
-            fx
-        };
-        let topo = Topology::flat(3);
-        let mut cpus = vec![CpuStatus::default(); 3];
-        cpus[0].last_schedule_ns = 50;
-        cpus[1].last_schedule_ns = 10;
-        cpus[2].last_schedule_ns = 5;
-        let t = TaskId(0);
-        let mut ops = OpCounter::default();
-        let view = CpuView {
-            cpus: Cpus::Snapshot(&cpus),
-            topology: &topo,
-            now: 100,
-            hz: 100,
-        };
-        assert_eq!(
-            Goodness.select_cpu(
-                &fx.tasks.clone().view(),
-                &view,
-                &mut Work::new(&mut ops),
-                t,
-                0,
-                WakeKind::Wakeup { sync: false }
-            ),
-            2
-        );
-        cpus[2].curr = Some(TaskId(0));
-        let view = CpuView {
-            cpus: Cpus::Snapshot(&cpus),
-            topology: &topo,
-            now: 100,
-            hz: 100,
-        };
-        // CPU 2 busy: the oldest idle CPU (1) wins over CPU 0.
-        let mut tasks = fx.tasks.clone();
-        tasks[t].data.running_on = None;
-        assert_eq!(
-            Goodness.select_cpu(
-                &tasks.view(),
-                &view,
-                &mut Work::new(&mut ops),
-                t,
-                0,
-                WakeKind::Wakeup { sync: false }
-            ),
-            1
-        );
-    }
-
-    #[test]
-    fn fork_splits_the_counter() {
-        let mut fx = Fx::new(1);
-        let p = fx.spawn(0);
-        fx.tasks[p].data.counter = 5;
-        let c = fx.tasks.spawn();
-        let (mut ctx, rq) = fx.ctx();
-        let resched = Goodness.task_fork(&mut ctx, rq, 0, Some(p), c);
-        assert!(!resched);
-        assert_eq!((fx.tasks[p].data.counter, fx.tasks[c].data.counter), (2, 3));
-    }
-}
+mod tests;
