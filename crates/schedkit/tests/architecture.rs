@@ -181,16 +181,36 @@ fn resolve_super(line: &str, module: &[String]) -> String {
     out
 }
 
-/// The `crate::a::b` paths named on each line before the file's `#[cfg(test)]` part (`super::`
-/// paths resolved against the file's `module`), with their line numbers; `use crate::{a,
-/// b::c}` groups are expanded one level.
+/// The `crate::a::b` paths named on each line outside the file's test code (`super::` paths
+/// resolved against the file's `module`), with their line numbers; `use crate::{a, b::c}`
+/// groups are expanded one level. Test code is the item after a `#[cfg(test)]`: one line
+/// (`mod tests;`, a `use`), or a braced block (`mod tests { ... }`) to its closing brace.
 fn crate_paths(text: &str, module: &[String]) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    // Inside a test item: the brace depth reached so far, once its block has opened.
+    let mut in_test: Option<i64> = None;
+    let mut test_next = false;
     for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("#[cfg(test)]") {
-            break;
-        }
         let l = line.trim_start();
+        if l.starts_with("#[cfg(test)]") {
+            test_next = true;
+            continue;
+        }
+        if test_next && !l.is_empty() && !l.starts_with("#[") && !l.starts_with("//") {
+            test_next = false;
+            let depth = l.matches('{').count() as i64 - l.matches('}').count() as i64;
+            if depth > 0 {
+                in_test = Some(depth);
+            }
+            continue;
+        }
+        if let Some(d) = in_test.as_mut() {
+            *d += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+            if *d <= 0 {
+                in_test = None;
+            }
+            continue;
+        }
         if l.starts_with("//") {
             continue;
         }
