@@ -9,12 +9,12 @@
 //! `task_side` or `worker`, and never holds scheduling logic of its own: every path is the
 //! core's.
 
-use super::handshake;
+use super::handshake::{self, Wake};
 use super::host::{lock, Shared};
 use super::worker;
 use crate::class::{CpuView, Ctx, EnqueueKind, Rq, SchedClass};
 use crate::ds::work::{OpCounter, Work};
-use crate::sched_core::{ClassRq, CoreError, Host, Sched, TaskData};
+use crate::sched_core::{ClassRq, CoreError, Host, Sched, TaskData, Wakee};
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
 use std::sync::atomic::Ordering::*;
 
@@ -131,6 +131,22 @@ impl<P: SchedClass> Host for WorkerHost<'_, P> {
 
     fn published_nr_running(&self, cpu: CpuId) -> usize {
         self.sh.status[cpu].nr_running.load(Relaxed)
+    }
+
+    /// The handshake decides: a task that has not switched out yet (`BLOCKING`) stays where it
+    /// is, running again; one its worker is taking off is queued again by that worker; a
+    /// blocked one is the waker's, and its wakeup is counted.
+    fn claim_wakee(&mut self, t: TaskId, waker_cpu: Option<CpuId>) -> Wakee {
+        match handshake::wake(&self.sh.ctl[t.index()].state) {
+            Wake::Enqueue => {
+                let sh = self.sh;
+                sh.count(waker_cpu, |w| &w.wakeups, &sh.counters.wakeups);
+                Wakee::Asleep
+            }
+            Wake::Cancelled => Wakee::StillCurrent,
+            Wake::Deferred => Wakee::Leaving,
+            Wake::None => Wakee::NotAsleep,
+        }
     }
 
     fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {

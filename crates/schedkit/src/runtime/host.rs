@@ -17,7 +17,7 @@
 //! Must never depend on `sim`, the workload model or `metrics`.
 
 use super::arch::{self, Stack};
-use super::handshake::{self, Wake};
+use super::handshake;
 use super::task_ops::{self, Reason, WorkerOps};
 use super::timers::{self, Queue as _};
 use super::worker::{self, Padded, Tick, WorkerSlot, WorkerTls};
@@ -146,8 +146,20 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<P: SchedClass> Shared<P> {
     pub fn new(sched: Sched<P>, cfg: Config, runtime_id: usize) -> Shared<P> {
+        let topology = Topology::flat(cfg.ncpus);
+        Shared::with_topology(sched, cfg, topology, runtime_id)
+    }
+
+    /// A runtime whose CPUs have `topology` (of `cfg.ncpus` CPUs) for its policy to read; the
+    /// runtime proper is flat, the core's tests give the simulator's machines.
+    pub(super) fn with_topology(
+        sched: Sched<P>,
+        cfg: Config,
+        topology: Topology,
+        runtime_id: usize,
+    ) -> Shared<P> {
         let n = cfg.ncpus;
-        let topology = Topology::flat(n);
+        assert_eq!(topology.ncpus, n, "a topology of the runtime's CPUs");
         let layout = sched.layout();
         let rqs = (0..layout.domains(n))
             .map(|d| Padded(Mutex::new(sched.new_rq(d, &topology))))
@@ -256,13 +268,9 @@ impl<P: SchedClass> Shared<P> {
 
     // ----- wakeups -----
 
-    /// A waker (task, worker or foreign thread) wakes `t`.
+    /// A waker (task, worker or foreign thread) wakes `t`. The core's `try_to_wake_up` runs
+    /// the handshake first (`WorkerHost::claim_wakee`): only a task this waker wins is queued.
     pub fn wake(&self, t: TaskId, waker_cpu: Option<CpuId>, sync: bool, irq: bool) {
-        if handshake::wake(&self.ctl[t.index()].state) != Wake::Enqueue {
-            return;
-        }
-        self.count(waker_cpu, |w| &w.wakeups, &self.counters.wakeups);
-        // We won the handshake: the task is ours until the core enqueues it.
         if let Err(e) =
             core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false)
         {
@@ -273,7 +281,12 @@ impl<P: SchedClass> Shared<P> {
     /// Bumps a counter: that of worker `by` (the CPU of this runtime running the caller),
     /// else the shared one.
     #[inline]
-    fn count(&self, by: Option<CpuId>, own: fn(&WorkerSlot) -> &AtomicU64, shared: &AtomicU64) {
+    pub(super) fn count(
+        &self,
+        by: Option<CpuId>,
+        own: fn(&WorkerSlot) -> &AtomicU64,
+        shared: &AtomicU64,
+    ) {
         match by {
             Some(c) => worker::bump(own(&self.workers[c])),
             None => {

@@ -4,29 +4,31 @@
 //! it stands on `host` and `core_host`, and nothing of the runtime proper may depend on it.
 
 use super::core_host::WorkerHost;
-use super::handshake::{self, Wake};
+use super::handshake;
 use super::host::{lock, Config, Shared};
 use crate::class::SchedClass;
+use crate::machine::Topology;
 use crate::sched_core::tests::{Scripted, TaskSpecT};
-use crate::sched_core::{self as core, CoreError, Leave, Sched};
+use crate::sched_core::{self as core, CoreError, Leave, Sched, Wakee};
 use crate::task::{CpuId, Task, TaskId, TaskState};
 use std::sync::atomic::Ordering::*;
 
+/// Runs `f` on a runtime of `topology`'s CPUs ticking `hz` times a second, with no workers.
 pub(crate) fn run<P: SchedClass, R>(
     sched: Sched<P>,
-    ncpus: usize,
+    topology: Topology,
     hz: u32,
     f: impl FnOnce(&mut WorkerHost<'_, P>) -> Result<R, CoreError>,
 ) -> Result<R, CoreError> {
     let cfg = Config {
-        ncpus,
+        ncpus: topology.ncpus,
         hz,
         max_tasks: 256,
         stack_size: 64 * 1024,
         preempt: false,
         idle_spin_ns: 0,
     };
-    let sh = Shared::new(sched, cfg, 0);
+    let sh = Shared::with_topology(sched, cfg, topology, 0);
     let mut h = sh.host(Some(0));
     f(&mut h)
 }
@@ -66,10 +68,18 @@ impl<P: SchedClass> Scripted for WorkerHost<'_, P> {
         handshake::prepare_block(&self.sh.ctl[t.index()].state);
         Leave::MaybeSleep
     }
-    fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<(), CoreError> {
-        if handshake::wake(&self.sh.ctl[t.index()].state) != Wake::Enqueue {
-            return Err(CoreError::new(format!("{t} was not asleep")));
+    /// `MaybeSleep` while the block is pending; once a wakeup has cancelled it, the task
+    /// switches out runnable, as the simulator's does. (A worker passes `MaybeSleep` either
+    /// way, and the handshake then keeps the task; the one difference is that `schedule()`
+    /// runs the new-idle balance for a `MaybeSleep` prev alone on its runqueue.)
+    fn sleep_leave(&mut self, t: TaskId) -> Leave {
+        if self.sh.ctl[t.index()].state.load(Acquire) == handshake::BLOCKING {
+            Leave::MaybeSleep
+        } else {
+            Leave::Runnable
         }
+    }
+    fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<Wakee, CoreError> {
         core::wake::try_to_wake_up(self, t, Some(waker), false, false, false)
     }
     fn take_need_resched(&mut self, cpu: CpuId) -> bool {

@@ -4,8 +4,9 @@
 //! A host (the simulator, the runtime) owns CPUs, tasks, time and locks; a class owns its
 //! queues. Between them, the core orchestrates every scheduling path the same way for both:
 //!
-//! - [`wake`]: `select_task_rq` (checked), `try_to_wake_up`, `wake_up_new_task`, `activate`
-//!   (enqueue → preemption check → resched → push of what the wakeup made pushable);
+//! - [`wake`]: `select_task_rq` (checked), `try_to_wake_up` (a wakee still current on its CPU
+//!   is only set running, as `ttwu_runnable` does), `wake_up_new_task`, `activate` (enqueue →
+//!   preemption check → resched → push of what the wakeup made pushable);
 //! - [`schedule`]: prev leaves (sleep, exit, eviction after an affinity change), the RT pull,
 //!   `put_prev` / pick across the class stack, the pick's validation, the switch, the reaping
 //!   of a dead prev, the post-switch push and the re-placement of an evicted prev;
@@ -62,6 +63,23 @@ pub enum CoreEvent {
     RtPush,
     /// RT tasks were pulled from another runqueue.
     RtPull(usize),
+}
+
+/// What a host found of a task it was asked to wake ([`Host::claim_wakee`]), the first step of
+/// [`wake::try_to_wake_up`]: the kernel's `ttwu_state_match`, then its `p->on_rq` test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wakee {
+    /// Asleep, switched out and on no runqueue: the waker owns it, and the core places it.
+    Asleep,
+    /// It asked to block but has not switched out yet, so it never left its runqueue: the host
+    /// has set it running again where it is, and the wakeup is complete (the kernel's
+    /// `ttwu_runnable`; 2.6's "`p->array` still set: only mark it running").
+    StillCurrent,
+    /// Its CPU is taking it off its runqueue now and queues it again itself (the runtime's
+    /// deferred wakeup, [`Host::finish_block`] false): nothing more to do here.
+    Leaving,
+    /// Not asleep (already woken, or gone): nothing to do.
+    NotAsleep,
 }
 
 /// The task data of a host's class.
@@ -133,6 +151,12 @@ pub trait Host {
     fn task_cpu(&self, t: TaskId) -> CpuId;
     /// The runnable count `cpu`'s runqueue last published.
     fn published_nr_running(&self, cpu: CpuId) -> usize;
+    /// `try_to_wake_up`'s first question, answered the host's own way (the simulator reads
+    /// its CPUs' `curr`; the runtime runs its park/wake handshake): is `t`, woken from
+    /// `waker_cpu`, asleep for the core to place, or still current on its CPU? A host that
+    /// answers [`Wakee::StillCurrent`] has set `t` running again (with whatever that costs
+    /// it); one that answers [`Wakee::Asleep`] hands `t` to the caller.
+    fn claim_wakee(&mut self, t: TaskId, waker_cpu: Option<CpuId>) -> Wakee;
 
     /// `resched_curr`: mark `cpu` for rescheduling and make it notice (an IPI, a signal, an
     /// unpark); `from` is the CPU asking, if it is one.

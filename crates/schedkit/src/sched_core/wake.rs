@@ -1,6 +1,7 @@
-//! Wakeups: `select_task_rq`, `try_to_wake_up`, `wake_up_new_task` and the `activate` step
-//! they share (2.6's `activate_task` + `check_preempt_curr` + `resched_task`, then 2.6.25's
-//! `task_wake_up_rt` push).
+//! Wakeups: `select_task_rq`, `try_to_wake_up` (with `ttwu_runnable` for a wakee still on its
+//! runqueue: still current, as the host says, or kept queued as delayed by its class),
+//! `wake_up_new_task` and the `activate` step they share (2.6's `activate_task` +
+//! `check_preempt_curr` + `resched_task`, then 2.6.25's `task_wake_up_rt` push).
 
 use super::*;
 
@@ -28,8 +29,9 @@ pub fn select_task_rq<H: Host>(
     check_cpu("select_cpu", name, cpu, ncpus, Some(&allowed))
 }
 
-/// `try_to_wake_up` of `t`, which the caller owns (it is asleep and on no runqueue), from
-/// `waker_cpu` (`None`: not from a CPU of this host, e.g. a foreign thread).
+/// `try_to_wake_up` of `t` from `waker_cpu` (`None`: not from a CPU of this host, e.g. a
+/// foreign thread). Returns what the host found of `t` ([`Host::claim_wakee`]): only a task
+/// that was [`Wakee::Asleep`] is placed and queued here.
 #[inline]
 pub fn try_to_wake_up<H: Host>(
     h: &mut H,
@@ -38,9 +40,16 @@ pub fn try_to_wake_up<H: Host>(
     sync: bool,
     irq: bool,
     uninterruptible: bool,
-) -> Result<(), CoreError> {
+) -> Result<Wakee, CoreError> {
+    // ttwu_runnable, first case: a task still current on its CPU never left its runqueue; the
+    // host has set it running again and there is nothing to place, kick or push.
+    match h.claim_wakee(t, waker_cpu) {
+        Wakee::Asleep => {}
+        other => return Ok(other),
+    }
+    // Second case: its class kept it queued as delayed.
     if wake_delayed(h, t, waker_cpu, sync, irq, uninterruptible)? {
-        return Ok(());
+        return Ok(Wakee::Asleep);
     }
     let from = waker_cpu.unwrap_or_else(|| h.task_cpu(t));
     let target = select_task_rq(h, t, from, WakeKind::Wakeup { sync })?;
@@ -57,7 +66,8 @@ pub fn try_to_wake_up<H: Host>(
             irq,
         },
         sync_here,
-    )
+    )?;
+    Ok(Wakee::Asleep)
 }
 
 /// `ttwu_runnable` for a class that may keep sleeping tasks queued (DELAY_DEQUEUE): under

@@ -377,7 +377,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         waker_cpu: CpuId,
         sync: bool,
         irq: bool,
-    ) -> Result<(), CoreError> {
+    ) -> Result<core::Wakee, CoreError> {
         let uninterruptible = match self.tasks[t].state {
             TaskState::Sleeping { uninterruptible } => uninterruptible,
             s => return Err(CoreError::new(format!("wakeup of {t} in state {s:?}"))),
@@ -391,18 +391,15 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if let Some(ic) = self.ic.as_mut() {
             self.cursor += ic.write(waker_cpu, state_line);
         }
-        // Still current on its CPU (it has not switched out yet): try_to_wake_up finds it
-        // still on its runqueue, takes the lock and sets it running again, nothing more.
-        let cpu = self.tasks[t].cpu;
-        if self.cpus[cpu].curr == Some(t) {
-            self.trace_waking(t, waker_cpu, irq);
-            self.tasks[t].state = TaskState::Running(cpu);
-            self.cursor += 2 * self.atomic_ns;
-            return Ok(());
-        }
-        core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)?;
+        let found =
+            core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)?;
         self.trace_waking(t, waker_cpu, irq);
-        Ok(())
+        if found == core::Wakee::StillCurrent {
+            // `claim_wakee` found it still current and set it running again, under the lock
+            // of its runqueue: two atomics, after the instant sched_waking is stamped with.
+            self.cursor += 2 * self.atomic_ns;
+        }
+        Ok(found)
     }
 
     /// `resched_task`: set need_resched on `cpu`, with an IPI if it is another CPU.

@@ -7,7 +7,7 @@
 //! reads how far it moved and charges the CPU that much. The core never sees a price.
 
 use super::*;
-use crate::sched_core::{ClassRq, CoreError, CoreEvent, Host, TaskData};
+use crate::sched_core::{ClassRq, CoreError, CoreEvent, Host, TaskData, Wakee};
 use crate::task::{CpuMask, TaskView};
 
 /// The coherence model seen from one CPU running a kernel path: what the lines it touches
@@ -249,6 +249,21 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         self.status[cpu].nr_running
     }
 
+    /// A sleeping task still current on its CPU (it has not switched out yet) is found still on
+    /// its runqueue: `try_to_wake_up` takes the lock and sets it running again, nothing more
+    /// (`wake_here` charges the lock's two atomics).
+    fn claim_wakee(&mut self, t: TaskId, _waker_cpu: Option<CpuId>) -> Wakee {
+        if !matches!(self.tasks[t].state, TaskState::Sleeping { .. }) {
+            return Wakee::NotAsleep;
+        }
+        let cpu = self.tasks[t].cpu;
+        if self.cpus[cpu].curr != Some(t) {
+            return Wakee::Asleep;
+        }
+        self.tasks[t].state = TaskState::Running(cpu);
+        Wakee::StillCurrent
+    }
+
     fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
         // No asking CPU (an agent outside the model: a task started or changed from outside)
         // reaches `cpu` as a remote CPU would, by IPI; sending it is the agent's own work.
@@ -440,6 +455,10 @@ pub(crate) mod scripted {
         w.tasks.clear();
         let mut sim = Sim::assemble(sched, machine, &w, SimConfig::default())
             .map_err(|e| CoreError::new(e.to_string()))?;
+        // No CPU has been asked anything yet (a run's start asks every CPU to schedule).
+        for c in &mut sim.cpus {
+            c.need_resched = false;
+        }
         f(&mut sim)
     }
 
@@ -473,7 +492,14 @@ pub(crate) mod scripted {
                 uninterruptible: false,
             }
         }
-        fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<(), CoreError> {
+        /// As `Sim::schedule` tells it, by the task's state when it switches out.
+        fn sleep_leave(&mut self, t: TaskId) -> Leave {
+            match self.tasks[t].state {
+                TaskState::Sleeping { uninterruptible } => Leave::Sleep { uninterruptible },
+                _ => Leave::Runnable,
+            }
+        }
+        fn wake(&mut self, t: TaskId, waker: CpuId) -> Result<Wakee, CoreError> {
             self.wake_here(t, waker, false, false)
         }
         fn take_need_resched(&mut self, cpu: CpuId) -> bool {
