@@ -40,27 +40,6 @@ pub fn fork<H: Host>(
     super::wake::wake_up_new_task(h, child, cpu, waker)
 }
 
-/// `task_rq_lock`: lock the runqueue `t` belongs to, re-checking under the lock that it did
-/// not move meanwhile (it may, concurrently, in a real-threaded host), and run `f` there.
-pub fn task_rq_lock<H: Host, R>(
-    h: &mut H,
-    t: TaskId,
-    f: impl FnOnce(&Sched<H::Class>, &mut Ctx<'_, TaskData<H>>, &mut Rq<ClassRq<H>>) -> R,
-) -> R {
-    let layout = h.sched().layout();
-    let mut f = Some(f);
-    loop {
-        let c = h.task_cpu(t);
-        let r = with_rq(h, c, |s, ctx, rq, _| {
-            (layout == LockLayout::Global || ctx.tasks[t].cpu == c)
-                .then(|| (f.take().expect("runs once"))(s, ctx, rq))
-        });
-        if let Some(r) = r {
-            return r;
-        }
-    }
-}
-
 /// The exited `x` switched out of `cpu` for good: its class is told (`sched_exit`, under
 /// the lock of its parent's runqueue, where O(1) gives back the unused slice), then the host
 /// releases it.

@@ -13,7 +13,7 @@
 //! - [`balance`]: periodic, idle and new-idle balancing (`find_busiest` → `move_tasks`) and the
 //!   RT push loop;
 //! - [`tick`]: `scheduler_tick` (the class's tick, then the balancer when it is due);
-//! - [`attr`]: fork, exit (`task_dead` under `task_rq_lock`), yield and attribute changes.
+//! - [`attr`]: fork, exit (`task_dead` under [`task_rq_lock`]), yield and attribute changes.
 //!
 //! The core is generic over the class ([`SchedClass`]) and over a small [`Host`] trait: lock
 //! one or two runqueues, read the published state of other CPUs, reschedule a CPU, and a few
@@ -147,7 +147,7 @@ pub trait Host {
     ) -> R;
     /// The affinity of a task the caller owns.
     fn task_allowed(&self, t: TaskId) -> CpuMask;
-    /// `task_cpu(p)`, read without a lock (re-checked under it by [`attr::task_rq_lock`]).
+    /// `task_cpu(p)`, read without a lock (re-checked under it by [`task_rq_lock`]).
     fn task_cpu(&self, t: TaskId) -> CpuId;
     /// The runnable count `cpu`'s runqueue last published.
     fn published_nr_running(&self, cpu: CpuId) -> usize;
@@ -604,6 +604,27 @@ pub(crate) fn with_rq<H: Host, R>(
     h.lock_rq(cpu, |s, ctx, rq, inside| {
         lockdep::held(d, || f(s, ctx, rq, inside))
     })
+}
+
+/// `task_rq_lock`: lock the runqueue `t` belongs to, re-checking under the lock that it did
+/// not move meanwhile (it may, concurrently, in a real-threaded host), and run `f` there.
+pub fn task_rq_lock<H: Host, R>(
+    h: &mut H,
+    t: TaskId,
+    f: impl FnOnce(&Sched<H::Class>, &mut Ctx<'_, TaskData<H>>, &mut Rq<ClassRq<H>>) -> R,
+) -> R {
+    let layout = h.sched().layout();
+    let mut f = Some(f);
+    loop {
+        let c = h.task_cpu(t);
+        let r = with_rq(h, c, |s, ctx, rq, _| {
+            (layout == LockLayout::Global || ctx.tasks[t].cpu == c)
+                .then(|| (f.take().expect("runs once"))(s, ctx, rq))
+        });
+        if let Some(r) = r {
+            return r;
+        }
+    }
 }
 
 #[inline]

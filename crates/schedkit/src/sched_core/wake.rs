@@ -84,7 +84,7 @@ pub fn wake_delayed<H: Host>(
     if !h.sched().class.delays_dequeue() {
         return Ok(false);
     }
-    let woke = super::attr::task_rq_lock(h, t, |s, ctx, rq| {
+    let woke = task_rq_lock(h, t, |s, ctx, rq| {
         let cpu = ctx.tasks[t].cpu;
         if s.in_rt(&ctx.tasks[t]) || !s.class.requeue_delayed(ctx, rq, cpu, t) {
             return None;

@@ -18,7 +18,7 @@
 //!
 //! The lines become raw events that a `Builder` turns into the trace (tasks, PID reuse,
 //! switches put back); trace-cmd's binary trace.dat ([`super::tracedat`]) feeds the same
-//! builder. [`load`] and [`parse_bytes`] take any of these forms, gzip-compressed or not.
+//! builder. [`super::input`]'s `load` and `parse_bytes` take any of these forms, compressed or not.
 
 mod builder;
 mod lines;
