@@ -444,6 +444,31 @@ pub(crate) mod scripted {
     use crate::sched_core::tests::{Scripted, TaskSpecT};
     use crate::sched_core::Leave;
 
+    /// A machine of `topology` whose every cost is zero, so that every lock section of a
+    /// scripted step runs at the step's instant, as the runtime host is told to.
+    pub(crate) fn costless_machine(topology: &crate::machine::TopologySpec) -> Machine {
+        let mut m = Machine::load("smp2-2002").expect("shipped profile");
+        m.profile.topology = topology.clone();
+        m.topology = crate::machine::Topology::from_spec(topology);
+        // No coherence model: it prices lines, and its buses are the profile's two CPUs'.
+        m.profile.interconnect = None;
+        let c = &mut m.profile.costs;
+        c.cache_latency_ns = 0.0;
+        c.mem_latency_ns = 0.0;
+        // Refilling a working set takes no time either (the cache model prices it at this rate).
+        c.mem_read_mb_s = f64::INFINITY;
+        c.atomic_ns = 0.0;
+        c.syscall_ns = 0.0;
+        c.context_switch_ns = 0.0;
+        c.timer_irq_ns = 0.0;
+        c.ipi_send_ns = 0.0;
+        c.ipi_latency_ns = 0.0;
+        c.idle_exit_ns = 0.0;
+        m.profile.clock.mhz = 1e12;
+        m.profile.clock.hz = 1000;
+        m
+    }
+
     /// Runs `f` on a simulator of `machine` with no tasks of its own; the event loop never
     /// runs, the test is the clock.
     pub(crate) fn run<P: SchedClass, R>(

@@ -224,29 +224,9 @@ impl WithSched for RuntimeScript<'_> {
     }
 }
 
-/// A machine of `shape` whose every cost is zero, so that every lock section of a simulated
-/// step runs at the step's instant, as the runtime host is told to.
+/// A machine of `shape` whose every cost is zero (the scripted simulator's).
 fn machine_of(shape: Shape) -> Machine {
-    let mut m = Machine::load("smp2-2002").expect("shipped profile");
-    m.profile.topology = shape.topology();
-    m.topology = Topology::from_spec(&m.profile.topology);
-    // No coherence model: it prices lines, and its buses are the profile's two CPUs'.
-    m.profile.interconnect = None;
-    let c = &mut m.profile.costs;
-    c.cache_latency_ns = 0.0;
-    c.mem_latency_ns = 0.0;
-    // Refilling a working set takes no time either (the cache model prices it at this rate).
-    c.mem_read_mb_s = f64::INFINITY;
-    c.atomic_ns = 0.0;
-    c.syscall_ns = 0.0;
-    c.context_switch_ns = 0.0;
-    c.timer_irq_ns = 0.0;
-    c.ipi_send_ns = 0.0;
-    c.ipi_latency_ns = 0.0;
-    c.idle_exit_ns = 0.0;
-    m.profile.clock.mhz = 1e12;
-    m.profile.clock.hz = 1000;
-    m
+    crate::sim::scripted::costless_machine(&shape.topology())
 }
 
 /// Two flat CPUs, every cost zero.

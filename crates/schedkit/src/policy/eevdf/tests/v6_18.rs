@@ -555,7 +555,7 @@ fn v6_18_a_hackbench_run_keeps_the_simulators_invariants() {
 #[test]
 fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
     use crate::class::RtBalance;
-    use crate::machine::{Machine, Topology, TopologySpec};
+    use crate::machine::TopologySpec;
     use crate::sched_core::tests::{Scripted, TaskSpecT};
     use crate::sched_core::{attr, schedule, with_rq, Host, Leave, Sched};
     use crate::task::CpuMask;
@@ -565,8 +565,7 @@ fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
     // selection; without DELAY_DEQUEUE, x was dequeued, and select_task_rq_fair takes the
     // idle waker's CPU (wake_affine_idle: an idle CPU sharing the cache, CPU 0 busy).
     fn run(class: Eevdf) -> (bool, CpuId) {
-        let mut m = Machine::load("smp2-2002").expect("shipped profile");
-        m.topology = Topology::from_spec(&TopologySpec {
+        let m = crate::sim::scripted::costless_machine(&TopologySpec {
             cpus: 2,
             threads_per_core: 1,
             cpus_per_cache: 2,
@@ -574,19 +573,6 @@ fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
             cpus_per_l2: None,
             cpus_per_package: None,
         });
-        let c = &mut m.profile.costs;
-        c.cache_latency_ns = 0.0;
-        c.mem_latency_ns = 0.0;
-        c.mem_read_mb_s = f64::INFINITY;
-        c.atomic_ns = 0.0;
-        c.syscall_ns = 0.0;
-        c.context_switch_ns = 0.0;
-        c.timer_irq_ns = 0.0;
-        c.ipi_send_ns = 0.0;
-        c.ipi_latency_ns = 0.0;
-        c.idle_exit_ns = 0.0;
-        m.profile.clock.mhz = 1e12;
-        m.profile.clock.hz = 1000;
         let sched = Sched::new(class, RtBalance::Passive, 2);
         crate::sim::scripted::run(sched, &m, |h| {
             let spec = TaskSpecT {
