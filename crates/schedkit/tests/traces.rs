@@ -293,39 +293,3 @@ fn a_replay_built_as_data_is_its_exported_toml_read_back() {
         );
     }
 }
-
-/// The replay's workload of the biggest recorded trace, built as data, and as before, through
-/// its TOML text. `cargo test -p schedkit --test traces -- --ignored --nocapture build_time`
-/// prints both.
-#[test]
-#[ignore]
-fn replay_workload_build_time() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/validation");
-    let t = trace::input::load(std::path::Path::new(&format!(
-        "{root}/messaging-proc.txt.gz"
-    )))
-    .unwrap();
-    let prices = trace::replay::OpPrices::default();
-    let best = |f: &dyn Fn() -> Workload| {
-        (0..5)
-            .map(|_| {
-                let s = std::time::Instant::now();
-                std::hint::black_box(f());
-                s.elapsed().as_secs_f64()
-            })
-            .fold(f64::MAX, f64::min)
-    };
-    let data_s = best(&|| trace::replay::workload(&t, "m", &prices).unwrap().0);
-    let text_s = best(&|| {
-        let rep = trace::replay::to_workload(&t, "m", &prices);
-        schedkit::workload::file::parse_str(&rep.toml(), "m", "m").unwrap()
-    });
-    eprintln!(
-        "replay of messaging-proc ({} events, {} tasks): as data {:.1} ms, through TOML text {:.1} ms ({:.1}x)",
-        t.events.len(),
-        t.tasks.len(),
-        data_s * 1e3,
-        text_s * 1e3,
-        text_s / data_s
-    );
-}
