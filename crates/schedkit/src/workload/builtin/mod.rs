@@ -195,16 +195,7 @@ impl<'a> Params<'a> {
         Some(self.pairs[i].1)
     }
 
-    fn int(
-        &mut self,
-        key: &str,
-        v: Option<&str>,
-        min: i64,
-        max: i64,
-    ) -> Result<i64, WorkloadError> {
-        let Some(v) = v else {
-            return Err(self.err(format!("{key}: no value")));
-        };
+    fn int(&self, key: &str, v: &str, min: i64, max: i64) -> Result<i64, WorkloadError> {
         let n: i64 = v
             .parse()
             .map_err(|_| self.err(format!("{key}={v}: not a whole number")))?;
@@ -214,7 +205,7 @@ impl<'a> Params<'a> {
         Ok(n)
     }
 
-    fn dur(&mut self, key: &str, v: &str) -> Result<u64, WorkloadError> {
+    fn dur(&self, key: &str, v: &str) -> Result<u64, WorkloadError> {
         parse_duration(v).map_err(|e| self.err(format!("{key}: {e}")))
     }
 
@@ -272,7 +263,7 @@ impl<'a> Args<'a> {
             panic!("{key} of {} is not a whole number", self.entry.name)
         };
         let v = self.text(key);
-        self.p.int(key, Some(v), min, max)
+        self.p.int(key, v, min, max)
     }
 
     pub fn dur(&mut self, key: &str) -> Result<u64, WorkloadError> {
@@ -327,10 +318,9 @@ pub fn parse(spec: &str) -> Result<Workload, WorkloadError> {
         ));
     };
     let mut p = Params::parse(name, rest)?;
-    let nice_text = p.raw("nice");
-    let nice = match nice_text {
+    let nice = match p.raw("nice") {
         None => 0,
-        v => p.int("nice", v, NICE_MIN as i64, NICE_MAX as i64)? as i32,
+        Some(v) => p.int("nice", v, NICE_MIN as i64, NICE_MAX as i64)? as i32,
     };
     // Taken by every built-in: when its tasks start, and changes made to them from outside.
     let start_ns = match p.raw("start") {
