@@ -58,6 +58,8 @@ def fig(v, sig=3):
     significant figures below; an em dash for a figure the bench did not produce."""
     if v is None or not math.isfinite(v):
         return "—"
+    if abs(v) < 100:
+        v = float(f"{v:.{sig}g}")  # rounded first, so that 9.96 is 10 and 99.96 is 100
     if abs(v) >= 100:
         return group(str(round(v)))
     if v == 0:
@@ -74,9 +76,10 @@ def whole(v):
 
 
 def ratio(x):
+    """A ratio to two significant figures below 100 (as the docs write them): 48×, 2.5×."""
     if x is None or not math.isfinite(x):
         return "—"
-    return f"{x:.0f}×" if x >= 10 else f"{x:.2g}×"
+    return fig(x, 2) + "×"
 
 
 def table(header, rows):
