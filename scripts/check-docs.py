@@ -464,6 +464,8 @@ def check_summary(e, doc_lines, schedkit, tmp):
             problems.append(f"{doc}:{start + 1}: the rows are not in the order the check "
                             f"lists: {labels}")
     path = os.path.join(tmp, "rows.json")
+    if os.path.exists(path):
+        os.remove(path)  # another entry's run
     argv = [a.format(schedkit=schedkit, json=path) for a in e["run"]]
     _, err = run(argv)
     if err:

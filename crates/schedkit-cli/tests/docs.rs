@@ -1,6 +1,8 @@
 //! The docs' tables of simulated figures are what their commands print: the fast set of
 //! `scripts/check-docs.py` (seconds) reruns each command with this build's binary and compares
-//! every cell. `python3 scripts/check-docs.py --full` adds the tables whose runs take minutes.
+//! every cell. `python3 scripts/check-docs.py --full` adds the tables whose runs take minutes and
+//! the shape checks of the tables of machine-measured figures (`--shapes`), which run in real
+//! time and are not part of this test.
 
 use std::process::Command;
 
