@@ -17,7 +17,9 @@ the docs' shape (the same header line, the same row labels, a figure where the d
 --json FILE keeps the bench's JSON rows there; --from FILE prints the table of rows kept so
 (the bench is not run; SCHEDKIT is then not used). Each figure is measured now, on this machine:
 the values are not the doc's (they move from run to run; see the doc for the machine and date
-of its figures), the shape is. A figure the bench did not produce prints as an em dash.
+of its figures), the shape is. A figure the bench did not produce prints as an em dash. Row
+labels are the docs' own: "the kernel's EEVDF" is the project VM's Linux 6.18, whatever kernel
+runs the command.
 `scripts/check-docs.py --shapes` runs these with a short --duration and compares the shape.
 """
 import argparse
