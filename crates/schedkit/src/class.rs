@@ -164,6 +164,9 @@ pub struct CpuStatus {
     pub curr: Option<TaskId>,
     /// Runnable tasks on that CPU's runqueue, the running one included (per-CPU layouts).
     pub nr_running: usize,
+    /// Tasks asleep but still queued there (6.12+ DELAY_DEQUEUE), not in `nr_running`; the
+    /// kernel's `rq->nr_running` counts them ([`CpuStatus::rq_nr_running`]).
+    pub nr_delayed: usize,
     /// The runqueue's weighted load as its class measures it (`rq->load.weight`; per-CPU
     /// layouts), for balancers that compare weights rather than counts.
     pub load: u64,
@@ -180,6 +183,7 @@ pub struct LiveCpuStatus {
     /// The running task's id, `u32::MAX` when idle.
     pub curr: AtomicU32,
     pub nr_running: AtomicUsize,
+    pub nr_delayed: AtomicUsize,
     pub load: AtomicU64,
     pub last_schedule_ns: AtomicU64,
 }
@@ -189,6 +193,7 @@ impl Default for LiveCpuStatus {
         LiveCpuStatus {
             curr: AtomicU32::new(u32::MAX),
             nr_running: AtomicUsize::new(0),
+            nr_delayed: AtomicUsize::new(0),
             load: AtomicU64::new(0),
             last_schedule_ns: AtomicU64::new(0),
         }
@@ -204,9 +209,20 @@ impl LiveCpuStatus {
         CpuStatus {
             curr: (c != u32::MAX).then_some(TaskId(c)),
             nr_running: self.nr_running.load(Relaxed),
+            nr_delayed: self.nr_delayed.load(Relaxed),
             load: self.load.load(Relaxed),
             last_schedule_ns: self.last_schedule_ns.load(Relaxed),
         }
+    }
+}
+
+impl CpuStatus {
+    /// The kernel's `rq->nr_running`: since 6.12 a task asleep but still queued (delayed
+    /// dequeue) stays counted until it is dequeued for good (`sub_nr_running` runs in
+    /// `dequeue_entities` only then), where `nr_running` here counts the runnable ones, as
+    /// `rq->cfs.h_nr_runnable` does for the fair class.
+    pub fn rq_nr_running(&self) -> usize {
+        self.nr_running + self.nr_delayed
     }
 }
 
@@ -247,11 +263,11 @@ impl CpuView<'_> {
     pub fn is_idle(&self, cpu: CpuId) -> bool {
         self.cpu(cpu).curr.is_none()
     }
-    /// The kernel's `idle_cpu()`: running its idle task with nothing queued (one read of what
-    /// `cpu` published, so both facts are of the same moment).
+    /// The kernel's `idle_cpu()`: running its idle task with nothing queued, delayed tasks
+    /// included (one read of what `cpu` published, so both facts are of the same moment).
     pub fn idle_cpu(&self, cpu: CpuId) -> bool {
         let s = self.cpu(cpu);
-        s.curr.is_none() && s.nr_running == 0
+        s.curr.is_none() && s.rq_nr_running() == 0
     }
 }
 
@@ -652,6 +668,11 @@ pub trait SchedClass: Send + Sync + 'static {
     /// Runnable tasks on `cpu` according to `rq` (published into [`CpuStatus::nr_running`]).
     fn nr_running(&self, rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
         rq.nr_running
+    }
+    /// Tasks asleep but still queued on `cpu` (DELAY_DEQUEUE), published into
+    /// [`CpuStatus::nr_delayed`]; none unless the class delays dequeues.
+    fn nr_delayed(&self, _rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
+        0
     }
     /// The runqueue's weighted load, published into [`CpuStatus::load`] (default: 1024 per
     /// runnable task, every task at nice 0's weight).

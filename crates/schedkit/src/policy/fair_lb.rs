@@ -14,8 +14,10 @@
 //!   to `max_interval` while a periodic pass finds the level balanced (not after a new-idle
 //!   pass) and returns to `min_interval` whenever a pass finds an imbalance
 //!   (`sched_balance_rq`, fair.c 11972 and 12013).
-//! - `update_sg_lb_stats` + `group_classify`: per group, its PELT load, its runnable tasks,
-//!   idle CPUs; `group_overloaded` when it runs more tasks than CPUs and its runnable load
+//! - `update_sg_lb_stats` + `group_classify`: per group, its PELT load, its tasks
+//!   (`sum_nr_running`, which counts the delayed tasks still queued, as `rq->nr_running` has
+//!   since 6.12; and `sum_h_nr_running`, the runnable fair ones, which decides whether a group
+//!   has anything to pull), idle CPUs; `group_overloaded` when it runs more tasks than CPUs and its runnable load
 //!   exceeds its capacity by `imbalance_pct`; `group_fully_busy` when it has no spare
 //!   capacity; else `group_has_spare`.
 //! - `update_sd_pick_busiest`: the highest class; among overloaded groups the highest
@@ -67,7 +69,7 @@
 //!
 //! Simplified there: `rd->overloaded` is read from the CPUs' current counts (the kernel
 //! sets the flag as a runqueue reaches two tasks and clears it at the root level's
-//! statistics); delayed tasks are not in those counts; a pass over several levels is timed
+//! statistics); a pass over several levels is timed
 //! as a whole and its cost shared equally among the levels it searched, and a later level's
 //! gate adds the earlier levels' recorded costs instead of their cost in this pass; the
 //! per-CPU generators are seeded from the CPU's number, so runs repeat (the kernel seeds
@@ -261,7 +263,10 @@ impl NewIdle {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GroupStats {
     pub load: u64,
+    /// `sum_nr_running`: the runqueues' `nr_running`, delayed tasks included.
     pub nr_running: u64,
+    /// `sum_h_nr_running`: their fair tasks that are runnable (`cfs.h_nr_runnable`).
+    pub h_nr_running: u64,
     pub idle_cpus: u64,
     pub weight: u64,
     pub capacity: u64,
@@ -423,7 +428,7 @@ impl Domains {
         };
         // get_rd_overloaded: one read of the root domain's flag.
         ops.remote_touches += 1;
-        let overloaded = root.span.iter().any(|&c| view.cpu(c).nr_running >= 2);
+        let overloaded = root.span.iter().any(|&c| view.cpu(c).rq_nr_running() >= 2);
         if !overloaded || self.newidle.avg_idle < first.max_newidle_lb_cost {
             return None;
         }
@@ -570,9 +575,10 @@ fn find_src(
         for &c in g {
             ops.remote_touches += 1;
             let cs = view.cpu(c);
-            st.nr_running += cs.nr_running as u64;
+            st.nr_running += cs.rq_nr_running() as u64;
+            st.h_nr_running += cs.nr_running as u64;
             st.load += cs.load;
-            if cs.nr_running == 0 && view.idle_cpu(c) {
+            if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
                 st.idle_cpus += 1;
             }
         }
@@ -586,8 +592,8 @@ fn find_src(
             local = Some((gi, st, gt));
             continue;
         }
-        // update_sd_pick_busiest
-        if st.nr_running == 0 {
+        // update_sd_pick_busiest: "Make sure that there is at least one task to pull".
+        if st.h_nr_running == 0 {
             continue;
         }
         let better = match busiest {
@@ -629,7 +635,8 @@ fn find_src(
         if b.weight > 1 && l.idle_cpus <= b.idle_cpus + 1 {
             return None;
         }
-        if b.nr_running == 1 {
+        // "busiest doesn't have any tasks waiting to run"
+        if b.h_nr_running == 1 {
             return None;
         }
     }

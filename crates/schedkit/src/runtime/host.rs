@@ -224,6 +224,9 @@ impl<P: SchedClass> Shared<P> {
                 .nr_running
                 .store(self.sched.nr_running(rq, cpu), Relaxed);
             self.status[cpu]
+                .nr_delayed
+                .store(self.sched.nr_delayed(rq, cpu), Relaxed);
+            self.status[cpu]
                 .load
                 .store(self.sched.load(rq, cpu), Relaxed);
         }

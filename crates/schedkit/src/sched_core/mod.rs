@@ -474,6 +474,11 @@ impl<C: SchedClass> Sched<C> {
         self.class.nr_running(rq, cpu)
     }
 
+    #[inline]
+    pub fn nr_delayed(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
+        self.class.nr_delayed(rq, cpu)
+    }
+
     /// The weighted load a balancer compares: the class's, plus an RT task's weight for
     /// each queued RT task (2.6.23's `2 * 88761`).
     #[inline]

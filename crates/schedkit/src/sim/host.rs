@@ -62,6 +62,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         match self.layout {
             LockLayout::PerCpu => {
                 self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu);
+                self.status[cpu].nr_delayed = self.sched.nr_delayed(&self.rqs[d], cpu);
                 self.status[cpu].load = self.sched.load(&self.rqs[d], cpu);
             }
             LockLayout::Global => {

@@ -174,7 +174,8 @@ pub struct EevdfRq {
     /// Entities queued: the tree and the running one (`cfs_rq->nr_queued`; 6.6 called it
     /// `nr_running`), sleeping-but-delayed ones included.
     pub nr_queued: usize,
-    /// Of those, delayed (asleep; not counted in the core's `nr_running`).
+    /// Of those, delayed (asleep; not counted in the core's `nr_running`, which is
+    /// `h_nr_runnable`'s count, but published for the kernel's `rq->nr_running`).
     pub nr_delayed: usize,
     /// Slices of the entities in the tree, counted (`cfs_rq_min_slice`'s augmented minimum,
     /// kept as a multiset), where `track_slices` (6.18: only its rules read them, and 6.6's
@@ -511,6 +512,12 @@ impl SchedClass for Eevdf {
         kind: WakeKind,
     ) -> CpuId {
         self.select_task_rq_fair(tasks, view, t, waker_cpu, kind)
+    }
+
+    /// Asleep but still queued (DELAY_DEQUEUE): out of the core's count, in the kernel's
+    /// `rq->nr_running`, which the 6.18 balancer reads.
+    fn nr_delayed(&self, rq: &Rq<EevdfRq>, _cpu: CpuId) -> usize {
+        rq.class.nr_delayed
     }
 
     /// The PELT average of the runqueue's runnable weight (what the modern balancer

@@ -22,6 +22,7 @@ fn cpu(nr: usize, load: u64) -> CpuStatus {
         curr: (nr > 0).then_some(crate::task::TaskId(nr as u32 + 100)),
         nr_running: nr,
         load,
+        nr_delayed: 0,
         last_schedule_ns: 0,
     }
 }
@@ -299,4 +300,37 @@ fn ni_random_searches_at_the_odds_of_recent_success() {
         (l.newidle_ratio, l.newidle_call, l.newidle_success),
         (301, 512, 150)
     );
+}
+
+/// Since 6.12 a task asleep but not yet dequeued (DELAY_DEQUEUE) stays in `rq->nr_running`:
+/// it makes the root domain overloaded and counts in `sum_nr_running`, but not in
+/// `sum_h_nr_running`, so it never makes a group worth pulling from on its own.
+#[test]
+fn delayed_tasks_count_in_nr_running_but_not_as_tasks_to_pull() {
+    let t = topo(2, 1, 2);
+    let mut d = Domains::build(0, &t, 500_000);
+    d.levels[0].newidle_ratio = 1023;
+    let mut ops = OpCounter::default();
+    let delayed = |nr, delayed, load| CpuStatus {
+        nr_delayed: delayed,
+        ..cpu(nr, load)
+    };
+    // CPU 1 runs one task and holds one delayed: the root domain is overloaded, so a new-idle
+    // pass searches; the busiest group (not overloaded at this load) has one runnable task:
+    // balanced ("busiest doesn't have any tasks waiting to run").
+    let st = [cpu(0, 0), delayed(1, 1, 600)];
+    assert!(d
+        .find_busiest(&mut ops, 1_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .is_none());
+    assert_eq!(d.newidle.pass.map(|p| p.levels), Some(1));
+    d.newidle_done(2_000, false);
+    // Two runnable and two delayed: sibling_imbalance takes sum_nr_running, (4 - 0) >> 1.
+    let st = [cpu(0, 0), delayed(2, 2, 4096)];
+    let b = d
+        .find_busiest(&mut ops, 20_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+        .expect("imbalanced");
+    assert_eq!((b.cpu, b.imbalance), (1, 2));
+    // The idle CPU's own count is zero only with nothing delayed on it either.
+    assert!(view(&[cpu(0, 0)], &t).idle_cpu(0));
+    assert!(!view(&[delayed(0, 1, 0)], &t).idle_cpu(0));
 }

@@ -62,6 +62,7 @@ fn cpu(nr: usize, load: u64) -> crate::class::CpuStatus {
         curr: None,
         nr_running: nr,
         load,
+        nr_delayed: 0,
         last_schedule_ns: 0,
     }
 }

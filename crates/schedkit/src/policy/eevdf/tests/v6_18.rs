@@ -496,12 +496,14 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
                 curr: Some(w),
                 nr_running: 1,
                 load: 1024,
+                nr_delayed: 0,
                 last_schedule_ns: 0,
             },
             CpuStatus {
                 curr: Some(other),
                 nr_running: 2,
                 load: 2048,
+                nr_delayed: 0,
                 last_schedule_ns: 0,
             },
         ];
