@@ -2,11 +2,15 @@
 //! that sums what was runnable in each 1024 µs period, each older period weighted by `y`,
 //! where `y^32 = 1/2` (a 32 ms half-life). The modern fair class (`eevdf`) balances by it.
 //!
-//! Kept here at the level of a runqueue: the signal of the runqueue's runnable weight, which
-//! is what the kernel's per-entity sums add up to while tasks stay put. Simplified, and said
-//! so in `eevdf`: a task that moves takes no history with it (the kernel detaches and attaches
-//! its own `load_avg`); its contribution decays out of the old runqueue and grows into the
-//! new one over some 32 ms periods.
+//! Two kinds of signal, as the kernel keeps them (`___update_load_sum`/`___update_load_avg`):
+//! a runqueue's, summing its queued weight (`cfs_rq->load.weight`, delayed entities included)
+//! with `load_avg = load_sum / divider`; and an entity's, summing only whether it was queued
+//! (`se->on_rq`) with `load_avg = weight * load_sum / divider`, so that a task queued 5 % of
+//! the time weighs about 5 % of its weight ([`Pelt::update_entity`]). A task that moves takes
+//! its signal along: detached from the old runqueue's sum ([`Pelt::detach`], or
+//! [`Pelt::remove`] later when the move happens without the old runqueue's lock) and attached
+//! to the new one's ([`Pelt::attach`]). `eevdf:era=6.18` keeps both; `eevdf` (6.6) keeps the
+//! runqueue's signal only, and a task that moves takes no history with it there.
 
 /// `runnable_avg_yN_inv[n]`: `0xffffffff * y^n`, as the kernel tabulates it
 /// (`kernel/sched/sched-pelt.h`; each entry within one unit of the exact value).
@@ -18,6 +22,8 @@ const YN_INV: [u64; 32] = [
 ];
 /// Periods in a half-life.
 const LOAD_AVG_PERIOD: u64 = 32;
+/// `PELT_MIN_DIVIDER`: the smallest divider, a sum's floor for its average.
+const PELT_MIN_DIVIDER: u64 = LOAD_AVG_MAX - 1024;
 /// The largest `load_sum` of a weight-1 signal: `1024 * sum(y^n)` as the kernel's integer
 /// series gives it.
 pub const LOAD_AVG_MAX: u64 = 47742;
@@ -43,14 +49,83 @@ pub struct Pelt {
 }
 
 impl Pelt {
+    /// `init_entity_runnable_average`: a new task starts at its full weight, "to be seen as
+    /// heavy tasks until they get a chance to stabilize to their real load level".
+    pub fn new_task(weight: u64) -> Pelt {
+        Pelt {
+            load_avg: weight,
+            ..Pelt::default()
+        }
+    }
+
+    /// `get_pelt_divider`.
+    fn divider(&self) -> u64 {
+        PELT_MIN_DIVIDER + self.period_contrib
+    }
+
     /// `___update_load_sum` + `___update_load_avg` for a signal that was `weight` since the
     /// last update (the runqueue's runnable weight), at `now_ns`.
     pub fn update(&mut self, now_ns: u64, weight: u64) {
+        if !self.accumulate(now_ns, weight) {
+            return;
+        }
+        self.load_avg = self.load_sum / self.divider();
+    }
+
+    /// The same for an entity (`__update_load_avg_se`): the sum counts the time it was queued
+    /// (`runnable`: `se->on_rq`, a delayed entity included), the average scales it by the
+    /// entity's `weight`.
+    pub fn update_entity(&mut self, now_ns: u64, runnable: bool, weight: u64) {
+        if !self.accumulate(now_ns, u64::from(runnable)) {
+            return;
+        }
+        self.load_avg = weight * self.load_sum / self.divider();
+    }
+
+    /// `reweight_entity` of a task: its average at its new weight.
+    pub fn reweight_entity(&mut self, weight: u64) {
+        self.load_avg = weight * self.load_sum / self.divider();
+    }
+
+    /// `attach_entity_load_avg` + `enqueue_load_avg`: the entity `se` (of `weight`) joins this
+    /// runqueue's signal with its average; its decay window is aligned with the runqueue's
+    /// and its sum recomputed from its average ("This isn't strictly correct, but ... nobody
+    /// cares if we truncate _sum a little").
+    pub fn attach(&mut self, se: &mut Pelt, weight: u64) {
+        let divider = self.divider();
+        se.last_update_us = self.last_update_us;
+        se.period_contrib = self.period_contrib;
+        let sum = se.load_avg * divider;
+        se.load_sum = if weight < sum { sum / weight } else { 1 };
+        self.load_avg += se.load_avg;
+        self.load_sum += weight * se.load_sum;
+    }
+
+    /// `detach_entity_load_avg` (`dequeue_load_avg`): the entity leaves this runqueue's signal
+    /// (a task migrated under both runqueues' locks, or exiting).
+    pub fn detach(&mut self, se: &Pelt, weight: u64) {
+        self.load_avg = self.load_avg.saturating_sub(se.load_avg);
+        self.load_sum = self.load_sum.saturating_sub(weight * se.load_sum);
+        self.load_sum = self.load_sum.max(self.load_avg * PELT_MIN_DIVIDER);
+    }
+
+    /// `update_cfs_rq_load_avg`'s `removed` part: averages that tasks which left while this
+    /// runqueue was not locked (`remove_entity_load_avg` at a wakeup elsewhere) took with them.
+    pub fn remove(&mut self, load_avg: u64) {
+        let divider = self.divider();
+        self.load_avg = self.load_avg.saturating_sub(load_avg);
+        self.load_sum = self.load_sum.saturating_sub(load_avg * divider);
+        self.load_sum = self.load_sum.max(self.load_avg * PELT_MIN_DIVIDER);
+    }
+
+    /// `___update_load_sum`: adds `load` for every µs since the last update; false when no
+    /// time passed (then nothing changes).
+    fn accumulate(&mut self, now_ns: u64, load: u64) -> bool {
         // The kernel counts in units of 1024 ns ("µs").
         let now = now_ns >> 10;
         let delta = now.saturating_sub(self.last_update_us);
         if delta == 0 {
-            return;
+            return false;
         }
         self.last_update_us = now;
         let contrib_total = self.period_contrib + delta;
@@ -69,10 +144,8 @@ impl Pelt {
             self.period_contrib = contrib_total;
             delta
         };
-        self.load_sum += weight * contrib;
-        // get_pelt_divider.
-        let divider = LOAD_AVG_MAX - 1024 + self.period_contrib;
-        self.load_avg = self.load_sum / divider;
+        self.load_sum += load * contrib;
+        true
     }
 }
 

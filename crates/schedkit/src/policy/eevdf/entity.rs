@@ -280,15 +280,14 @@ impl Eevdf {
         }
     }
 
-    pub(super) fn enqueue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
+    pub(super) fn enqueue_entity(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         if !rq.class.lb.levels.is_empty() {
             // account_entity_enqueue: list_add(&se->group_node, &rq->cfs_tasks).
             rq.class.cfs_tasks.push_front(&mut ctx.tasks, t, ctx.ops);
         }
         let w = ctx.tasks[t].data.load.weight;
-        // The runqueue's PELT signal up to now, at the weight it had until now.
-        let weight_so_far = rq.class.load.weight;
-        rq.class.pelt.update(ctx.now, weight_so_far);
+        self.update_rq_load_avg(ctx, &mut rq.class);
+        self.enqueue_load_avg(ctx, &mut rq.class, t);
         if rq.class.curr != Some(t) {
             Self::tree_insert(ctx, &mut rq.class, t);
         }
@@ -300,13 +299,13 @@ impl Eevdf {
 
     /// The entity leaves the runqueue for good (`account_entity_dequeue`); a delayed one was
     /// already out of the core's count.
-    pub(super) fn dequeue_entity(ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
+    pub(super) fn dequeue_entity(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {
         if !rq.class.lb.levels.is_empty() {
             rq.class.cfs_tasks.remove(&mut ctx.tasks, t, ctx.ops);
         }
         let w = ctx.tasks[t].data.load.weight;
-        let weight_so_far = rq.class.load.weight;
-        rq.class.pelt.update(ctx.now, weight_so_far);
+        self.update_rq_load_avg(ctx, &mut rq.class);
+        Self::update_se_load_avg(ctx, &rq.class, t);
         if rq.class.curr != Some(t) {
             Self::tree_remove(ctx, &mut rq.class, t);
         }

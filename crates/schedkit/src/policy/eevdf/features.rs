@@ -48,6 +48,7 @@ impl Eevdf {
             normalized_base_slice: 750_000,
             run_to_parity: true,
             migration_cost: 500_000,
+            removed: super::RemovedLoad::default(),
             era: EevdfEra::V6_6,
             features: Features {
                 place_rel_deadline: false,
@@ -67,6 +68,7 @@ impl Eevdf {
             normalized_base_slice: 700_000,
             run_to_parity: true,
             migration_cost: 500_000,
+            removed: super::RemovedLoad::default(),
             era: EevdfEra::V6_18,
             features: Features::V6_18,
         }

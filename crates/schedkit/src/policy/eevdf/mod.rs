@@ -87,11 +87,13 @@ use std::collections::BTreeMap;
 
 mod entity;
 mod features;
+mod load_avg;
 mod place;
 mod preempt;
 mod smp;
 
 pub use features::{EevdfEra, Features};
+pub use load_avg::RemovedLoad;
 use place::reweight_dequeued;
 pub use smp::{wake_wide, WakeeFlips};
 
@@ -132,6 +134,13 @@ pub struct EevdfTask {
     /// 6.18: the task's place on its runqueue's `cfs_tasks` (most recently queued first),
     /// the order the balancer detaches in.
     pub group_node: crate::task::Link,
+    /// 6.18: the task's own PELT signal (`se->avg`): how much of the time it was queued, at
+    /// its weight. What the balancer and `wake_affine_weight` weigh a task by
+    /// (`task_h_load`).
+    pub avg: Pelt,
+    /// 6.18: the CPU whose runqueue signal holds `avg` (None: attached nowhere yet, or
+    /// detached by a migration: the kernel's `se->avg.last_update_time == 0`).
+    pub pelt_cpu: Option<CpuId>,
 }
 
 impl Linked for EevdfTask {
@@ -188,6 +197,10 @@ pub struct EevdfRq {
     pub curr: Option<TaskId>,
     /// PELT average of the runqueue's runnable weight: the load it publishes for balancing.
     pub pelt: Pelt,
+    /// 6.18: tasks carry their own signal into and out of `pelt` ([`EevdfTask::avg`]).
+    pub entity_pelt: bool,
+    /// The CPU of this runqueue (per-CPU layout).
+    pub cpu: CpuId,
     /// This CPU's scheduling domains and their balancing state (6.6).
     pub domains: SchedDomains,
     /// 6.18: the domains of today's balancer (`fair_lb`) and `rq->cfs_tasks`.
@@ -204,6 +217,9 @@ pub struct Eevdf {
     pub normalized_base_slice: u64,
     pub run_to_parity: bool,
     pub migration_cost: u64,
+    /// 6.18: each runqueue's `cfs_rq->removed`, written by wakeups that move a task away
+    /// without that runqueue's lock.
+    pub removed: RemovedLoad,
     pub era: EevdfEra,
     pub features: Features,
 }
@@ -252,9 +268,12 @@ impl SchedClass for Eevdf {
     fn new_rq(&self, domain: usize, topology: &Topology) -> EevdfRq {
         // Per-CPU layout: the lock domain is the CPU.
         if self.is_618() {
+            self.removed.size(topology.ncpus);
             return EevdfRq {
                 lb: fair_lb::Domains::build(domain, topology, self.migration_cost),
                 track_slices: true,
+                entity_pelt: true,
+                cpu: domain,
                 ..EevdfRq::default()
             };
         }
@@ -280,6 +299,8 @@ impl SchedClass for Eevdf {
             ..EevdfTask::default()
         };
         if self.is_618() {
+            // init_entity_runnable_average: a new task's signal starts at its weight.
+            c.data.avg = Pelt::new_task(c.data.load.weight);
             // __setparam_fair: sched_attr.sched_runtime, clamped to 0.1..100 ms.
             if let Some(ns) = custom {
                 c.data.custom_slice = true;
@@ -345,7 +366,7 @@ impl SchedClass for Eevdf {
             self.place_entity(&ctx.tasks, &rq.class, &mut se, initial);
             ctx.tasks[t].data = se;
         }
-        Eevdf::enqueue_entity(ctx, rq, t);
+        self.enqueue_entity(ctx, rq, t);
     }
 
     fn dequeue(
@@ -367,8 +388,8 @@ impl SchedClass for Eevdf {
         {
             // DELAY_DEQUEUE: not eligible, it stays in the competition until it is picked
             // (and dequeued then) or woken (and requeued where it is).
-            let weight = rq.class.load.weight;
-            rq.class.pelt.update(ctx.now, weight);
+            self.update_rq_load_avg(ctx, &mut rq.class);
+            Self::update_se_load_avg(ctx, &rq.class, t);
             ctx.tasks[t].data.sched_delayed = true;
             rq.class.nr_delayed += 1;
             rq.nr_running -= 1;
@@ -381,7 +402,11 @@ impl SchedClass for Eevdf {
             se.deadline = se.deadline.wrapping_sub(se.vruntime);
             se.rel_deadline = true;
         }
-        Eevdf::dequeue_entity(ctx, rq, t);
+        self.dequeue_entity(ctx, rq, t);
+        if matches!(kind, DequeueKind::Migrate | DequeueKind::Exit) {
+            // DO_DETACH on a migration; `task_dead_fair` → `remove_entity_load_avg` at exit.
+            Self::detach_load_avg(ctx, &mut rq.class, t);
+        }
         Self::update_min_vruntime(&ctx.tasks, &mut rq.class);
     }
 
@@ -391,6 +416,8 @@ impl SchedClass for Eevdf {
         }
         if ctx.tasks[prev].data.on_rq {
             self.update_curr(ctx, &mut rq.class);
+            // put_prev_entity: update_load_avg(cfs_rq, prev, 0).
+            Self::update_se_load_avg(ctx, &rq.class, prev);
             rq.class.curr = None;
             Self::tree_insert(ctx, &mut rq.class, prev);
         } else {
@@ -456,10 +483,13 @@ impl SchedClass for Eevdf {
         ctx: &mut Ctx<EevdfTask>,
         rq: &mut Rq<EevdfRq>,
         _cpu: CpuId,
-        _curr: TaskId,
+        curr: TaskId,
     ) -> bool {
-        let weight_so_far = rq.class.load.weight;
-        rq.class.pelt.update(ctx.now, weight_so_far);
+        self.update_rq_load_avg(ctx, &mut rq.class);
+        // entity_tick: update_load_avg(cfs_rq, curr, UPDATE_TG).
+        if rq.class.curr == Some(curr) {
+            Self::update_se_load_avg(ctx, &rq.class, curr);
+        }
         self.update_curr(ctx, &mut rq.class)
     }
 

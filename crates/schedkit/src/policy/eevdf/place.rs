@@ -87,7 +87,7 @@ impl Eevdf {
     ) {
         self.update_curr(ctx, &mut rq.class);
         self.update_entity_lag(ctx, &rq.class, t);
-        Eevdf::dequeue_entity(ctx, rq, t);
+        self.dequeue_entity(ctx, rq, t);
         Self::update_min_vruntime(&ctx.tasks, &mut rq.class);
         let se = &mut ctx.tasks[t].data;
         if self.features.delay_zero && se.vlag > 0 {
@@ -127,8 +127,8 @@ impl Eevdf {
                 rq.class.nr_queued += 1;
             }
         }
-        let weight = rq.class.load.weight;
-        rq.class.pelt.update(ctx.now, weight);
+        self.update_rq_load_avg(ctx, &mut rq.class);
+        Self::update_se_load_avg(ctx, &rq.class, t);
         ctx.tasks[t].data.sched_delayed = false;
         rq.class.nr_delayed -= 1;
         rq.nr_running += 1;
@@ -154,4 +154,6 @@ pub(super) fn reweight_dequeued(task: &mut crate::task::Task<EevdfTask>) {
         }
     }
     se.load = new;
+    // reweight_entity: the average at the new weight (6.18's signal; unused in 6.6).
+    se.avg.reweight_entity(new.weight);
 }

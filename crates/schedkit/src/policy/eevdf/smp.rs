@@ -76,15 +76,16 @@ impl Eevdf {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
-        let w = tasks[t].data.load.weight;
         if self.is_618() {
+            // task_h_load(p): the wakee's own signal, as of its last update (its dequeue).
+            let w = self.task_h_load(&tasks[t].data);
             // select_task_rq_fair: record_wakee on the waker (the task current where the
             // wakeup runs), then wake_wide decides whether an affine wakeup is tried.
             let mut wide = false;
             let mut waker_load = NICE_0_LOAD;
             if let WakeKind::Wakeup { .. } = kind {
                 if let Some(waker) = view.cpu(waker_cpu).curr.filter(|&c| c != t) {
-                    waker_load = tasks[waker].data.load.weight;
+                    waker_load = self.task_h_load(&tasks[waker].data);
                     let wf = &tasks[waker].data.wakee;
                     wf.record(t, view.now);
                     let topo = view.topology;
@@ -98,6 +99,7 @@ impl Eevdf {
                 tasks, view, t, waker_cpu, kind, w, waker_load, wide,
             );
         }
+        let w = tasks[t].data.load.weight;
         sched_domains::select_cpu(tasks, view, t, waker_cpu, kind, w, IdleSiblings::Llc)
     }
 
@@ -167,13 +169,13 @@ impl Eevdf {
                     se.deadline = se.deadline.wrapping_sub(se.vruntime);
                     se.rel_deadline = true;
                 }
-                Eevdf::dequeue_entity(ctx, src, t);
+                self.dequeue_entity(ctx, src, t);
                 ctx.tasks[t].cpu = this_cpu;
                 self.update_curr(ctx, &mut this.class);
                 let mut se = std::mem::take(&mut ctx.tasks[t].data);
                 self.place_entity(&ctx.tasks, &this.class, &mut se, false);
                 ctx.tasks[t].data = se;
-                Eevdf::enqueue_entity(ctx, this, t);
+                self.enqueue_entity(ctx, this, t);
                 false
             },
         );
@@ -229,7 +231,8 @@ impl Eevdf {
                 && !smt
                 && self.task_hot(task, now)
                 && failed <= nice_tries;
-            let weight = se.load.weight.max(1);
+            // migrate_load: "load = max_t(unsigned long, task_h_load(p), 1)".
+            let weight = self.task_h_load(se).max(1);
             // A delayed task is asleep as far as the hosts know, and they move runnable
             // tasks only: it is never moved (the kernel moves one when migrating load).
             let ok = !se.sched_delayed
@@ -257,14 +260,15 @@ impl Eevdf {
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);
                 se.rel_deadline = true;
             }
-            Eevdf::dequeue_entity(ctx, src, p);
+            self.dequeue_entity(ctx, src, p);
+            Self::detach_load_avg(ctx, &mut src.class, p);
             Self::update_min_vruntime(&ctx.tasks, &mut src.class);
             ctx.tasks[p].cpu = this_cpu;
             self.update_curr(ctx, &mut this.class);
             let mut se = std::mem::take(&mut ctx.tasks[p].data);
             self.place_entity(&ctx.tasks, &this.class, &mut se, false);
             ctx.tasks[p].data = se;
-            Eevdf::enqueue_entity(ctx, this, p);
+            self.enqueue_entity(ctx, this, p);
             // ENQUEUE_MIGRATED: "se->exec_start = 0", so a task just moved is never hot.
             ctx.tasks[p].data.exec_start = 0;
             out.moved += 1;

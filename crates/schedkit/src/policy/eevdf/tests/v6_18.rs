@@ -625,3 +625,60 @@ fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
         "dequeued: woken onto the idle CPU"
     );
 }
+
+/// Per-entity PELT (fair.c of v6.18): a task queued 1 ms in every 20 weighs about 5 % of its
+/// weight (`task_h_load`, what `wake_affine_weight` and `detach_tasks` compare), where 6.6 here
+/// weighs it 1 024; its runqueue's signal is the same sum. Woken on another CPU, it takes its
+/// signal along: attached there, and taken off the old runqueue at that one's next update
+/// (`remove_entity_load_avg`, `update_cfs_rq_load_avg`).
+#[test]
+fn v6_18_a_task_weighs_its_own_signal_and_takes_it_along_when_woken_elsewhere() {
+    let class = Eevdf::v6_18(2);
+    // Two CPUs' worth of `removed` slots (the fixture's own runqueue is for one).
+    class.new_rq(0, &crate::machine::Topology::flat(2));
+    let mut fx = Fx::with(class);
+    let a = fx.spawn(0);
+    // A new task starts at its full weight (init_entity_runnable_average).
+    assert_eq!(fx.tasks[a].data.avg.load_avg, 1024);
+    for _ in 0..400 {
+        assert_eq!(fx.pick(), Some(a));
+        fx.run_for(MS);
+        fx.sleep_curr();
+        fx.now += 19 * MS;
+        fx.wake(a);
+    }
+    let avg = fx.tasks[a].data.avg.load_avg;
+    assert!((40..=70).contains(&avg), "queued 5 % of the time: {avg}");
+    assert_eq!(fx.s.class.task_h_load(&fx.tasks[a].data), avg);
+    assert_eq!(Eevdf::v6_6(2).task_h_load(&fx.tasks[a].data), 1024);
+    let rq0 = fx.rq.class.pelt.load_avg;
+    assert!(
+        rq0.abs_diff(avg) <= 3,
+        "runqueue {rq0}, its only task {avg}"
+    );
+    // It runs once more, sleeps 10 ms and is woken on CPU 1.
+    assert_eq!(fx.pick(), Some(a));
+    fx.run_for(MS);
+    fx.sleep_curr();
+    fx.now += 10 * MS;
+    let mut rq1 = fx.s.new_rq(1, &crate::machine::Topology::flat(2));
+    crate::sched_core::lockdep::acquire(1);
+    // set_task_cpu: the task belongs to the runqueue it is queued on.
+    fx.tasks[a].cpu = 1;
+    let mut c = Ctx::new(fx.now, 1000, 2, fx.tasks.view(), &mut fx.ops);
+    let wakeup = EnqueueKind::Wakeup {
+        uninterruptible: false,
+        sync: false,
+        irq: false,
+    };
+    fx.s.class.enqueue(&mut c, &mut rq1, 1, a, wakeup);
+    let moved = c.tasks[a].data.avg.load_avg;
+    assert!(moved > 20, "decayed over the sleep only: {moved}");
+    assert_eq!(rq1.class.pelt.load_avg, moved, "attached to CPU 1");
+    // CPU 0's signal still holds it until its next update, which takes it off: a task
+    // queued there now finds about nothing left of a's history.
+    assert!(fx.rq.class.pelt.load_avg > moved);
+    let b = fx.spawn(0);
+    let left = fx.rq.class.pelt.load_avg - fx.tasks[b].data.avg.load_avg;
+    assert!(left <= 3, "CPU 0 kept {left} of the {moved} that left");
+}
