@@ -406,11 +406,13 @@ fn mutated_profiles_are_accepted_or_refused_never_crash() {
     assert!(accepted.get() > 0);
 }
 
-/// The most points a fuzzed grid may expand to. A mutated number can make a grid of up to
-/// [`schedkit::sweep::MAX_POINTS`] (2 000 000) points, and listing them would be most of a
-/// long pass's time; the size check is the same code at any limit, and runs before anything
-/// expands.
-const GRID_LIMIT: usize = 10_000;
+/// The most points a fuzzed grid may expand to: the parser's own limit. A mutated number
+/// (`seeds = "1..=1000000"`) can make a grid of up to [`schedkit::sweep::MAX_POINTS`]
+/// (2 000 000) points; the size is counted before anything expands, so a grid past it costs
+/// nothing, and one within it costs its points (a long pass of 1 000 000 cases took about two
+/// minutes at this limit, README "Tests"). A caller that can afford less passes a smaller
+/// one to `parse_grid_limited`, as the check below does.
+const GRID_LIMIT: usize = schedkit::sweep::MAX_POINTS;
 
 /// Sweep grids (`examples/sweeps/*.toml` and a grid of every key), mutated and parsed with a
 /// limit of [`GRID_LIMIT`] points: parsed or refused with an error naming a line of the text,
