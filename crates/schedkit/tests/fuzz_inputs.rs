@@ -410,7 +410,7 @@ fn mutated_profiles_are_accepted_or_refused_never_crash() {
 /// (`seeds = "1..=1000000"`) can make a grid of up to [`schedkit::sweep::MAX_POINTS`]
 /// (2 000 000) points; the size is counted before anything expands, so a grid past it costs
 /// nothing, and one within it costs its points (a long pass of 1 000 000 cases took about two
-/// minutes at this limit, README "Tests"). A caller that can afford less passes a smaller
+/// minutes at this limit, README "Layout"). A caller that can afford less passes a smaller
 /// one to `parse_grid_limited`, as the check below does.
 const GRID_LIMIT: usize = schedkit::sweep::MAX_POINTS;
 
