@@ -406,8 +406,19 @@ fn mutated_profiles_are_accepted_or_refused_never_crash() {
     assert!(accepted.get() > 0);
 }
 
-/// Sweep grids (`examples/sweeps/*.toml` and a grid of every key), mutated: parsed or refused
-/// with an error, never a panic; an accepted grid's points expand without one either.
+/// The most points a fuzzed grid may expand to: the parser's own limit. A mutated number
+/// (`seeds = "1..=1000000"`) can make a grid of up to [`schedkit::sweep::MAX_POINTS`]
+/// (2 000 000) points; the size is counted before anything expands, so a grid past it costs
+/// nothing, and one within it costs its points (a long pass of 1 000 000 cases took about two
+/// minutes at this limit, README "Layout"). A caller that can afford less passes a smaller
+/// one to `parse_grid_limited`, as the check below does.
+const GRID_LIMIT: usize = schedkit::sweep::MAX_POINTS;
+
+/// Sweep grids (`examples/sweeps/*.toml` and a grid of every key), mutated and parsed with a
+/// limit of [`GRID_LIMIT`] points: parsed or refused with an error naming a line of the text,
+/// never a panic; an accepted grid's points expand without one either, and number at most the
+/// limit; a grid refused for its size names the limit and a count past it; and an accepted
+/// grid of N points is refused for its size, naming the limit, under a limit of N - 1.
 #[test]
 fn mutated_sweep_grids_are_accepted_or_refused_never_crash() {
     let mut grids = read_dir("examples/sweeps", "toml");
@@ -429,6 +440,7 @@ record = ["throughput", "context_switches"]
         ..Config::default()
     });
     let accepted = std::cell::Cell::new(0u64);
+    let too_big = std::cell::Cell::new(0u64);
     let strategy = (0..grids.len(), proptest::collection::vec(mutation(), 1..4));
     common::run(&mut runner, "grid", "toml", &strategy, |(f, muts)| {
         let mut text = grids[f].clone();
@@ -436,13 +448,51 @@ record = ["throughput", "context_switches"]
             text = apply(&text, m);
         }
         common::input(text.as_bytes());
-        if let Ok(g) = schedkit::sweep::parse_grid(&text, "fuzz.toml", None) {
-            accepted.set(accepted.get() + 1);
-            prop_assert!(!g.points.is_empty(), "an accepted grid with no point");
+        let refused_for_size = |e: &schedkit::sweep::GridError, limit: usize| {
+            let tail = format!(", more than the limit of {limit}");
+            let count = e
+                .problem
+                .strip_prefix("the grid has ")
+                .and_then(|p| p.split(' ').next());
+            e.problem.ends_with(&tail)
+                && match count {
+                    Some("2^64") => true,
+                    Some(n) => n.parse::<u64>().is_ok_and(|n| n > limit as u64),
+                    None => false,
+                }
+        };
+        match schedkit::sweep::parse_grid_limited(&text, "fuzz.toml", None, GRID_LIMIT) {
+            Ok(g) => {
+                accepted.set(accepted.get() + 1);
+                let n = g.points.len();
+                prop_assert!(n >= 1, "an accepted grid with no point");
+                prop_assert!(n <= GRID_LIMIT, "{n} points past the limit of {GRID_LIMIT}");
+                let e = schedkit::sweep::parse_grid_limited(&text, "fuzz.toml", None, n - 1).err();
+                prop_assert!(
+                    e.as_ref().is_some_and(|e| refused_for_size(e, n - 1)),
+                    "a grid of {n} points, under a limit of {}: {e:?}",
+                    n - 1
+                );
+            }
+            Err(e) => {
+                prop_assert!(
+                    e.line >= 1 && e.line <= text.lines().count().max(1) + 1,
+                    "an error outside the text: {e}"
+                );
+                if e.problem.contains("more than the limit") {
+                    prop_assert!(refused_for_size(&e, GRID_LIMIT), "{e}");
+                    too_big.set(too_big.get() + 1);
+                }
+            }
         }
         Ok(())
     });
-    eprintln!("grid fuzz: {} accepted", accepted.get());
+    eprintln!(
+        "grid fuzz: {} cases, {} accepted and expanded, {} refused for more than {GRID_LIMIT} points",
+        cases() / 2,
+        accepted.get(),
+        too_big.get()
+    );
     assert!(accepted.get() > 0);
 }
 

@@ -8,6 +8,9 @@ use crate::machine::{Governor, Machine};
 use crate::registry::PolicyKind;
 use crate::workload::{parse_duration, LockMode, Workload};
 use serde::Deserialize;
+use std::collections::HashSet;
+use std::hash::Hash;
+use std::ops::RangeInclusive;
 use std::path::Path;
 use toml::Spanned;
 
@@ -31,7 +34,7 @@ impl std::fmt::Display for GridError {
 impl std::error::Error for GridError {}
 
 /// The most points one grid may have (a typo such as `seeds = "1..1000000000"` is refused
-/// before anything runs).
+/// before anything expands or runs: [`parse_grid_limited`] counts the points first).
 pub const MAX_POINTS: usize = 2_000_000;
 
 /// A parsed grid: its points, in axis order (policies outermost, seeds innermost), and the
@@ -45,17 +48,20 @@ pub struct Grid {
     pub notes: Vec<String>,
 }
 
-/// `v` with each value's later repeats left out, and a note for each repeat (`show` writes
-/// the value as the note names it).
-fn once<T: PartialEq>(
+/// `v` with each value's later repeats left out, and a note for each repeat (`key` tells
+/// values apart, `show` writes the value as the note names it). Linear in `v`: an axis may
+/// hold a million seeds.
+fn once<T, K: Hash + Eq>(
     axis: &str,
     v: Vec<T>,
+    key: impl Fn(&T) -> K,
     show: impl Fn(&T) -> String,
     notes: &mut Vec<String>,
 ) -> Vec<T> {
+    let mut seen: HashSet<K> = HashSet::with_capacity(v.len());
     let mut out: Vec<T> = Vec::with_capacity(v.len());
     for x in v {
-        if out.contains(&x) {
+        if !seen.insert(key(&x)) {
             notes.push(format!(
                 "{axis}: {} is given more than once; it runs once",
                 show(&x)
@@ -120,18 +126,19 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// Expands every `{a,b,c}` group of a spec into the specs it stands for, in order (at most
-/// [`MAX_POINTS`] of them).
-pub fn expand_braces(spec: &str) -> Result<Vec<String>, String> {
-    let groups = spec
-        .split('{')
+/// How many specs `spec`'s `{a,b,c}` groups stand for, counted without expanding them (the
+/// product of each group's choices; `None` past `u64::MAX`).
+fn brace_count(spec: &str) -> Option<u64> {
+    spec.split('{')
         .skip(1)
-        .map(|g| g.split('}').next().unwrap_or(""));
-    let n = groups
-        .map(|g| g.split(',').count())
-        .try_fold(1usize, |acc, k| acc.checked_mul(k))
-        .filter(|&n| n <= MAX_POINTS);
-    if n.is_none() {
+        .map(|g| g.split('}').next().unwrap_or("").split(',').count() as u64)
+        .try_fold(1u64, |acc, k| acc.checked_mul(k))
+}
+
+/// Expands every `{a,b,c}` group of a spec into the specs it stands for, in order (at most
+/// [`MAX_POINTS`] of them: more is refused before expanding).
+pub fn expand_braces(spec: &str) -> Result<Vec<String>, String> {
+    if !matches!(brace_count(spec), Some(n) if n <= MAX_POINTS as u64) {
         return Err(format!(
             "'{spec}' stands for more than {MAX_POINTS} workloads"
         ));
@@ -139,35 +146,54 @@ pub fn expand_braces(spec: &str) -> Result<Vec<String>, String> {
     expand(spec)
 }
 
+/// The specs `spec` stands for; the caller has counted them ([`brace_count`]). A loop, not a
+/// recursion: a spec may hold any number of groups.
 fn expand(spec: &str) -> Result<Vec<String>, String> {
-    let Some(open) = spec.find('{') else {
-        if spec.contains('}') {
+    let mut out = vec![String::new()];
+    let mut rest = spec;
+    while let Some(open) = rest.find('{') {
+        let (lit, after) = (&rest[..open], &rest[open + 1..]);
+        if lit.contains('}') {
             return Err(format!("'{spec}': a '}}' without its '{{'"));
         }
-        return Ok(vec![spec.to_string()]);
-    };
-    let close = spec[open..]
-        .find('}')
-        .map(|i| open + i)
-        .ok_or_else(|| format!("'{spec}': a '{{' without its '}}'"))?;
-    let inner = &spec[open + 1..close];
-    if inner.contains('{') {
-        return Err(format!("'{spec}': braces do not nest"));
-    }
-    let choices: Vec<&str> = inner.split(',').map(str::trim).collect();
-    if choices.iter().any(|c| c.is_empty()) {
-        return Err(format!("'{spec}': an empty choice in {{{inner}}}"));
-    }
-    let mut out = Vec::new();
-    for c in choices {
-        for rest in expand(&spec[close + 1..])? {
-            out.push(format!("{}{c}{rest}", &spec[..open]));
+        let close = after
+            .find('}')
+            .ok_or_else(|| format!("'{spec}': a '{{' without its '}}'"))?;
+        let inner = &after[..close];
+        if inner.contains('{') {
+            return Err(format!("'{spec}': braces do not nest"));
         }
+        let choices: Vec<&str> = inner.split(',').map(str::trim).collect();
+        if choices.iter().any(|c| c.is_empty()) {
+            return Err(format!("'{spec}': an empty choice in {{{inner}}}"));
+        }
+        if let [c] = choices[..] {
+            // In place: a spec of many one-choice groups costs its length, not its square.
+            for s in &mut out {
+                s.push_str(lit);
+                s.push_str(c);
+            }
+        } else {
+            // At least doubles the specs, so at most log2(count) times.
+            out = out
+                .iter()
+                .flat_map(|head| choices.iter().map(move |c| format!("{head}{lit}{c}")))
+                .collect();
+        }
+        rest = &after[close + 1..];
+    }
+    if rest.contains('}') {
+        return Err(format!("'{spec}': a '}}' without its '{{'"));
+    }
+    for s in &mut out {
+        s.push_str(rest);
     }
     Ok(out)
 }
 
-pub(super) fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
+/// A seed (`7`) or a range of seeds (`"1..=32"`, `"1..33"`), as the seeds it stands for,
+/// not yet listed.
+pub(super) fn parse_seeds(s: &str) -> Result<RangeInclusive<u64>, String> {
     let s = s.trim();
     let (a, b, inclusive) = if let Some((a, b)) = s.split_once("..=") {
         (a, b, true)
@@ -177,7 +203,7 @@ pub(super) fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
         let one = s
             .parse::<u64>()
             .map_err(|_| format!("'{s}' is not a seed or a range such as \"1..=32\""))?;
-        return Ok(vec![one]);
+        return Ok(one..=one);
     };
     let num = |x: &str| {
         x.trim()
@@ -185,15 +211,16 @@ pub(super) fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
             .map_err(|_| format!("'{s}': '{}' is not an unsigned number", x.trim()))
     };
     let (a, b) = (num(a)?, num(b)?);
-    let end = if inclusive { b.checked_add(1) } else { Some(b) };
-    let end = end.ok_or_else(|| format!("'{s}': the range ends past the largest seed"))?;
-    if end <= a {
-        return Err(format!("'{s}' is an empty range"));
+    let last = if inclusive { Some(b) } else { b.checked_sub(1) };
+    match last {
+        Some(last) if last >= a => Ok(a..=last),
+        _ => Err(format!("'{s}' is an empty range")),
     }
-    if end - a > MAX_POINTS as u64 {
-        return Err(format!("'{s}' has more than {MAX_POINTS} seeds"));
-    }
-    Ok((a..end).collect())
+}
+
+/// How many seeds `r` holds (`None`: all 2^64 of them).
+fn seed_count(r: &RangeInclusive<u64>) -> Option<u64> {
+    (r.end() - r.start()).checked_add(1)
 }
 
 /// Reads a grid file.
@@ -207,8 +234,24 @@ pub fn load_grid(path: &Path) -> Result<Grid, GridError> {
     parse_grid(&text, &path.display().to_string(), path.parent())
 }
 
-/// Parses grid text; `path` names it in errors; machine paths are resolved against `dir`.
+/// Parses grid text; `path` names it in errors; machine paths are resolved against `dir`. A
+/// grid of more than [`MAX_POINTS`] points is refused: [`parse_grid_limited`] at that limit.
 pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, GridError> {
+    parse_grid_limited(text, path, dir, MAX_POINTS)
+}
+
+/// [`parse_grid`] with another limit on the points: a grid of more than `max_points` is
+/// refused, with an error naming the limit and the line of its largest axis. The points are
+/// counted before anything expands (brace groups, seed ranges) or a workload is parsed, as
+/// the product of the axes' sizes as the grid writes them (a value given twice counts twice
+/// here, though it makes one point), so that a refused grid costs no more than reading its
+/// text. A caller that can afford less than [`MAX_POINTS`] (the fuzzer) passes its own limit.
+pub fn parse_grid_limited(
+    text: &str,
+    path: &str,
+    dir: Option<&Path>,
+    max_points: usize,
+) -> Result<Grid, GridError> {
     let err = |offset: usize, problem: String| GridError {
         path: path.into(),
         line: line_of(text, offset),
@@ -242,40 +285,23 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
         Machine::load(&resolved).map_err(|e| err(at, e.to_string()))?;
         machines.push(resolved);
     }
-    let mut workloads = Vec::new();
-    for (w, at) in required("workloads", &g.workloads)? {
-        let specs = expand_braces(&w).map_err(|e| err(at, e))?;
-        if workloads.len() + specs.len() > MAX_POINTS {
-            return Err(err(
-                at,
-                format!("the grid has more than {MAX_POINTS} points"),
-            ));
-        }
-        for spec in specs {
-            // A workload file, like a machine profile, is found beside the grid first.
-            let spec = match dir {
-                Some(d) if !d.as_os_str().is_empty() && d.join(&spec).is_file() => {
-                    d.join(&spec).display().to_string()
-                }
-                _ => spec,
-            };
-            Workload::parse(&spec).map_err(|e| err(at, format!("'{spec}': {e}")))?;
-            workloads.push(spec);
-        }
-    }
-    let seeds = match &g.seeds {
-        None => vec![1],
+    // The workloads' brace groups are counted here and expanded only once the grid's size
+    // is known to be within the limit.
+    let workload_specs = required("workloads", &g.workloads)?;
+    // A range of seeds stays a range until then, for the same reason.
+    let seeds: Vec<RangeInclusive<u64>> = match &g.seeds {
+        None => vec![1..=1],
         Some(s) => {
             let at = s.span().start;
             let one = |v: &toml::Value| match v {
-                toml::Value::Integer(n) => {
-                    u64::try_from(*n).map_err(|_| format!("seed {n} is negative"))
-                }
+                toml::Value::Integer(n) => u64::try_from(*n)
+                    .map(|n| n..=n)
+                    .map_err(|_| format!("seed {n} is negative")),
                 other => Err(format!("seed {other} is not a number")),
             };
             match s.get_ref() {
                 toml::Value::Integer(_) => vec![one(s.get_ref()).map_err(|e| err(at, e))?],
-                toml::Value::String(r) => parse_seeds(r).map_err(|e| err(at, e))?,
+                toml::Value::String(r) => vec![parse_seeds(r).map_err(|e| err(at, e))?],
                 toml::Value::Array(v) if !v.is_empty() => v
                     .iter()
                     .map(one)
@@ -343,6 +369,101 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
         |s| Governor::parse(s).map(Some),
         &err,
     )?;
+
+    // The grid's size, before anything expands: each axis as written (`None`: past
+    // `u64::MAX`), with the offset its error would name.
+    let field_at = |v: &Option<Spanned<toml::Value>>| v.as_ref().map_or(0, |v| v.span().start);
+    fn sum(mut counts: impl Iterator<Item = Option<u64>>) -> Option<u64> {
+        counts.try_fold(0u64, |acc, n| acc.checked_add(n?))
+    }
+    // Sizes past `u64::MAX` compare as the largest.
+    let size = |n: Option<u64>| n.map_or(u128::MAX, u128::from);
+    let workloads_count = sum(workload_specs.iter().map(|(w, _)| brace_count(w)));
+    // The workloads' line is that of the spec standing for the most.
+    let workloads_at = workload_specs
+        .iter()
+        .max_by_key(|(w, _)| size(brace_count(w)))
+        .map_or(field_at(&g.workloads), |&(_, at)| at);
+    let axes: [(&str, Option<u64>, usize); 8] = [
+        ("policies", Some(kinds.len() as u64), field_at(&g.policies)),
+        (
+            "machines",
+            Some(machines.len() as u64),
+            field_at(&g.machines),
+        ),
+        ("workloads", workloads_count, workloads_at),
+        (
+            "seeds",
+            sum(seeds.iter().map(seed_count)),
+            field_at(&g.seeds),
+        ),
+        (
+            "durations",
+            Some(durations.len() as u64),
+            field_at(&g.duration),
+        ),
+        (
+            "RT balancing modes",
+            Some(balances.len() as u64),
+            field_at(&g.rt_balance),
+        ),
+        (
+            "lock modes",
+            Some(lock_modes.len() as u64),
+            field_at(&g.lock_mode),
+        ),
+        (
+            "governors",
+            Some(governors.len() as u64),
+            field_at(&g.governor),
+        ),
+    ];
+    let written = axes
+        .iter()
+        .try_fold(1u64, |acc, &(_, n, _)| acc.checked_mul(n?));
+    if !matches!(written, Some(n) if n <= max_points as u64) {
+        let largest = axes
+            .iter()
+            .max_by_key(|&&(_, n, _)| size(n))
+            .map_or(0, |&(_, _, at)| at);
+        let each: Vec<String> = axes
+            .iter()
+            .filter(|&&(_, n, _)| n != Some(1))
+            .map(|&(name, n, _)| match n {
+                Some(n) => format!("{n} {name}"),
+                None => format!("2^64 or more {name}"),
+            })
+            .collect();
+        let total = match written {
+            Some(1) => "1 point".to_string(),
+            Some(n) => format!("{n} points"),
+            None => "2^64 or more points".to_string(),
+        };
+        let each = match each.len() {
+            0 => String::new(),
+            _ => format!(" ({})", each.join(" x ")),
+        };
+        return Err(err(
+            largest,
+            format!("the grid has {total}{each}, more than the limit of {max_points}"),
+        ));
+    }
+
+    let mut workloads = Vec::new();
+    for (w, at) in workload_specs {
+        for spec in expand(&w).map_err(|e| err(at, e))? {
+            // A workload file, like a machine profile, is found beside the grid first.
+            let spec = match dir {
+                Some(d) if !d.as_os_str().is_empty() && d.join(&spec).is_file() => {
+                    d.join(&spec).display().to_string()
+                }
+                _ => spec,
+            };
+            Workload::parse(&spec).map_err(|e| err(at, format!("'{spec}': {e}")))?;
+            workloads.push(spec);
+        }
+    }
+    let seeds: Vec<u64> = seeds.into_iter().flatten().collect();
     let record = match &g.record {
         None => None,
         Some(v) => Some(
@@ -371,28 +492,50 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
             policies.push(p);
         }
     }
-    let machines = once("machines", machines, |m| format!("'{m}'"), &mut notes);
-    let workloads = once("workloads", workloads, |w| format!("'{w}'"), &mut notes);
-    let seeds = once("seeds", seeds, |s| s.to_string(), &mut notes);
+    let machines = once(
+        "machines",
+        machines,
+        String::clone,
+        |m| format!("'{m}'"),
+        &mut notes,
+    );
+    let workloads = once(
+        "workloads",
+        workloads,
+        String::clone,
+        |w| format!("'{w}'"),
+        &mut notes,
+    );
+    let seeds = once("seeds", seeds, |&s| s, |s| s.to_string(), &mut notes);
     let durations = once(
         "duration",
         durations,
+        |&d| d,
         |d| format!("{} s", *d as f64 / 1e9),
         &mut notes,
     );
-    let balances = once("rt_balance", balances, |b| b.name().to_string(), &mut notes);
+    let balances = once(
+        "rt_balance",
+        balances,
+        |b| b.name(),
+        |b| b.name().to_string(),
+        &mut notes,
+    );
     let lock_modes = once(
         "lock_mode",
         lock_modes,
+        |l| l.name(),
         |l| l.name().to_string(),
         &mut notes,
     );
     let governors = once(
         "governor",
         governors,
+        |g| g.map(|g| g.name()),
         |g| g.map_or("-".to_string(), |g| g.name().to_string()),
         &mut notes,
     );
+    // At most the count made before expanding: a value given twice makes one point.
     let n = [
         policies.len(),
         machines.len(),
@@ -404,9 +547,7 @@ pub fn parse_grid(text: &str, path: &str, dir: Option<&Path>) -> Result<Grid, Gr
         governors.len(),
     ]
     .iter()
-    .try_fold(1usize, |acc, &k| acc.checked_mul(k))
-    .filter(|&n| n <= MAX_POINTS)
-    .ok_or_else(|| err(0, format!("the grid has more than {MAX_POINTS} points")))?;
+    .product::<usize>();
     let mut points = Vec::with_capacity(n);
     for p in &policies {
         for m in &machines {

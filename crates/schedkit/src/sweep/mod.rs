@@ -49,7 +49,9 @@ pub mod tables;
 #[cfg(test)]
 mod tests;
 
-pub use grid::{expand_braces, load_grid, parse_grid, Grid, GridError, MAX_POINTS};
+pub use grid::{
+    expand_braces, load_grid, parse_grid, parse_grid_limited, Grid, GridError, MAX_POINTS,
+};
 pub use journal::{journal_path, resumable, Journal};
 pub use point::Point;
 pub use run::{records, row, run_on, run_point, run_points, Row};

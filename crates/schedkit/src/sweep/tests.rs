@@ -1,5 +1,6 @@
 //! Unit tests of sweeps: brace and seed expansion, `record`, a value named twice, grid errors
-//! by line, a row's columns, any grid text parsed or refused without a panic.
+//! by line, a grid's size counted before anything expands, a row's columns, any grid text
+//! parsed or refused without a panic.
 
 use super::grid::parse_seeds;
 use super::*;
@@ -24,11 +25,21 @@ fn braces_multiply_in_order() {
 
 #[test]
 fn seed_ranges_follow_rust() {
-    assert_eq!(parse_seeds("1..4").unwrap(), vec![1, 2, 3]);
-    assert_eq!(parse_seeds("1..=4").unwrap(), vec![1, 2, 3, 4]);
-    assert_eq!(parse_seeds("7").unwrap(), vec![7]);
+    assert_eq!(parse_seeds("1..4").unwrap(), 1..=3);
+    assert_eq!(parse_seeds("1..=4").unwrap(), 1..=4);
+    assert_eq!(parse_seeds("7").unwrap(), 7..=7);
     assert!(parse_seeds("4..4").is_err());
+    assert!(parse_seeds("0..0").is_err());
     assert!(parse_seeds("a..4").is_err());
+    // The largest seed is a seed (a range stays a range: nothing is listed here).
+    assert_eq!(
+        parse_seeds("18446744073709551615..=18446744073709551615").unwrap(),
+        u64::MAX..=u64::MAX
+    );
+    assert_eq!(
+        parse_seeds("0..=18446744073709551615").unwrap(),
+        0..=u64::MAX
+    );
 }
 
 #[test]
@@ -169,4 +180,65 @@ proptest::proptest! {
 fn brace_bombs_are_refused_before_expanding() {
     let bomb = "yield:instances={1,2,3,4,5,6,7,8,9,10}".repeat(8);
     assert!(expand_braces(&bomb).unwrap_err().contains("more than"));
+}
+
+/// A spec of many brace groups expands in a loop: as a recursion (one frame a group) 100 000
+/// groups overflowed the test thread's stack, an abort on user input.
+#[test]
+fn a_spec_of_many_brace_groups_expands_without_recursing() {
+    let spec = format!("yield:instances=2{}", "{x}".repeat(100_000));
+    let want = format!("yield:instances=2{}", "x".repeat(100_000));
+    assert_eq!(expand_braces(&spec).unwrap(), vec![want]);
+}
+
+/// The grid's size is counted, as the product of its axes as written, before a brace group or
+/// a seed range expands or a workload is parsed: a grid of 10^12 points is refused at once,
+/// naming the limit, the axes and the line of the largest. Its first workload spec has an
+/// empty brace choice, an error that only expanding finds: were the count made after
+/// expanding, that would be the error (and were it made after parsing each workload, the
+/// million specs of the second would be parsed first).
+#[test]
+fn a_grid_too_big_is_refused_before_anything_expands() {
+    let choices = (1..=1000)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let text = format!(
+        "policies = \"o1\"\nmachines = \"smp2-2002\"\nworkloads = [\n  \"yield:instances={{1,,2}}\",\n  \"yield:instances={{{choices}}},nice={{{choices}}}\",\n]\nseeds = \"1..=1000000\"\n"
+    );
+    let e = parse_grid(&text, "g.toml", None).unwrap_err();
+    assert_eq!(
+        e.problem,
+        "the grid has 1000003000000 points (1000003 workloads x 1000000 seeds), more than the limit of 2000000"
+    );
+    assert_eq!(e.line, 5, "the line of the spec standing for the most: {e}");
+    // Past 2^64: 4^40 workloads times 2^64 seeds, the counts' overflow named.
+    let text = format!(
+        "policies = \"o1\"\nmachines = \"smp2-2002\"\nworkloads = \"yield:instances=2{}\"\nseeds = \"0..=18446744073709551615\"\n",
+        "{a,b,c,d}".repeat(40)
+    );
+    let e = parse_grid(&text, "g.toml", None).unwrap_err();
+    assert_eq!(
+        e.problem,
+        "the grid has 2^64 or more points (2^64 or more workloads x 2^64 or more seeds), more than the limit of 2000000"
+    );
+}
+
+/// `parse_grid_limited` refuses a grid of more points than its limit and takes one of exactly
+/// as many; the count is of the axes as written, a value given twice (seed 1 here) counted
+/// twice though it makes one point.
+#[test]
+fn a_caller_may_give_a_smaller_limit() {
+    let text = "policies = [\"o1\", \"cfs\"]\nmachines = \"smp2-2002\"\nworkloads = \"yield:instances=2\"\nseeds = [1, 1, 2]\n";
+    let g = parse_grid_limited(text, "g.toml", None, 6).unwrap();
+    assert_eq!(g.points.len(), 2 * 2);
+    let e = parse_grid_limited(text, "g.toml", None, 5).unwrap_err();
+    assert_eq!(
+        e.problem,
+        "the grid has 6 points (2 policies x 3 seeds), more than the limit of 5"
+    );
+    assert_eq!(e.line, 4, "the seeds' line: {e}");
+    let e = parse_grid_limited(text, "g.toml", None, 0).unwrap_err();
+    assert!(e.problem.ends_with("more than the limit of 0"), "{e}");
+    assert_eq!(parse_grid(text, "g.toml", None).unwrap().points.len(), 4);
 }
