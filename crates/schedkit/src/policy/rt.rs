@@ -12,7 +12,9 @@
 //!   about to lower its priority *pulls* from overloaded runqueues the best RT task that may
 //!   run on it. A waking RT task whose CPU already runs an RT task is placed on the
 //!   lowest-priority CPU instead, even if it would preempt there (the v3 rule: do not push a
-//!   running, cache-hot RT task off its CPU for a freshly woken, cold one).
+//!   running, cache-hot RT task off its CPU for a freshly woken, cold one). An attribute change
+//!   pushes or pulls as `sched_setscheduler`'s `check_class_changed` does
+//!   ([`RtClass::class_changed`]).
 //!
 //! What the v3 cover letter says push does not cover, and neither does this: push looks only
 //! at the highest non-running migratable RT task; if *its* affinity lets it preempt nowhere,
@@ -67,6 +69,17 @@ pub enum PushTarget {
     /// Move `task` to `to`; the core locks both runqueues and calls [`RtClass::push_rt_task_to`],
     /// which re-checks everything (`find_lock_lowest_rq`).
     Move { task: TaskId, to: CpuId },
+}
+
+/// What an attribute change asks of push/pull balancing ([`RtClass::class_changed`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClassChanged {
+    Nothing,
+    /// Push from the task's runqueue (`switched_to_rt`).
+    Push,
+    /// Pull to the task's runqueue from these overloaded runqueues (`switched_from_rt`,
+    /// `prio_changed_rt`).
+    Pull(Vec<CpuId>),
 }
 
 /// The RT class (`rt_sched_class`), stacked by the core in front of a policy's class. It
@@ -261,14 +274,68 @@ impl RtClass {
         let Some(p) = prev.filter(|&p| ctx.tasks[p].is_rt()) else {
             return Vec::new();
         };
-        if rq.rt.highest_prio <= rt_prio(&ctx.tasks[p]) || self.rd.rto_count() == 0 {
+        if rq.rt.highest_prio <= rt_prio(&ctx.tasks[p]) {
+            return Vec::new();
+        }
+        self.pull_sources(ctx, cpu)
+    }
+
+    /// `pull_rt_task`'s walk of the overload mask: the overloaded runqueues other than `cpu`'s
+    /// (none when the root domain has none, `rt_overloaded`).
+    fn pull_sources<D>(&self, ctx: &mut Ctx<D>, cpu: CpuId) -> Vec<CpuId> {
+        if self.rd.rto_count() == 0 {
             return Vec::new();
         }
         ctx.ops.remote_touches += 1;
         self.rd.overloaded_cpus().filter(|&c| c != cpu).collect()
     }
 
-    /// `pull_rt_task`, for one overloaded source, with both runqueues locked.
+    /// What an attribute change of a queued or running task on `cpu` asks of push/pull
+    /// balancing, under `cpu`'s runqueue lock once the task is queued again (2.6.25's
+    /// `__sched_setscheduler` ends with `check_class_changed`, v2.6.25:kernel/sched.c:1416
+    /// and :4642-4646, which calls the RT class's hooks of v2.6.25:kernel/sched_rt.c). `was`
+    /// and `now`: the task's RT `prio` before and after, `None` outside the RT class.
+    ///
+    /// - `switched_to_rt` (:1069): a task that became RT without running may have overloaded
+    ///   its runqueue: push (`push_rt_task`, once).
+    /// - `switched_from_rt` (:1049): the last RT task of the runqueue left the class: pull.
+    /// - `prio_changed_rt` (:1097): a running RT task lowered its priority: pull.
+    ///
+    /// Their reschedules of this CPU are the core's (it reschedules a running task's CPU after
+    /// any change, and a queued task's where the change lets it preempt).
+    pub fn class_changed<C, D>(
+        &self,
+        ctx: &mut Ctx<D>,
+        rq: &Rq<C>,
+        cpu: CpuId,
+        was: Option<usize>,
+        now: Option<usize>,
+        running: bool,
+    ) -> ClassChanged {
+        if self.balance != RtBalance::PushPull {
+            return ClassChanged::Nothing;
+        }
+        let pull = match (was, now) {
+            (None, Some(_)) => {
+                return if !running && rq.rt.overloaded {
+                    ClassChanged::Push
+                } else {
+                    ClassChanged::Nothing
+                };
+            }
+            (Some(_), None) => rq.rt.rt_nr_running == 0,
+            (Some(old), Some(new)) => running && old < new,
+            (None, None) => false,
+        };
+        match pull {
+            true => ClassChanged::Pull(self.pull_sources(ctx, cpu)),
+            false => ClassChanged::Nothing,
+        }
+    }
+
+    /// `pull_rt_task`, for one overloaded source, with both runqueues locked. `resched`: the
+    /// task pulled beats what `this` runs (`schedule()` picks next anyway; an attribute
+    /// change's pull reschedules on it).
     pub fn pull_rt_task_from<C, D>(
         &self,
         ctx: &mut Ctx<D>,
@@ -301,11 +368,8 @@ impl RtClass {
         if pprio < src_curr || next.is_some_and(|n| n < src_curr) {
             return PullOutcome::default();
         }
-        self.move_task(ctx, src, this, this_cpu, p);
-        PullOutcome {
-            moved: 1,
-            resched: false,
-        }
+        let resched = self.move_task(ctx, src, this, this_cpu, p);
+        PullOutcome { moved: 1, resched }
     }
 
     /// `push_rt_task`'s first half (`pick_next_pushable_task` + `find_lowest_rq`), after a

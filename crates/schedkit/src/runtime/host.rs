@@ -748,6 +748,7 @@ impl<P: SchedClass> Shared<P> {
     ) -> Result<(), String> {
         let t = self.running(cpu).ok_or("not called from a task")?;
         core::attr::change_attr(&mut self.host(None), cpu, t, |task| f(task))
+            .map_err(|e| e.what().to_string())?
     }
 }
 

@@ -63,40 +63,89 @@ pub fn sched_yield<H: Host>(h: &mut H, cpu: CpuId, t: TaskId) -> Result<(), Core
 
 /// `set_user_nice` / `sched_setscheduler` / `set_cpus_allowed` on `t`, running on `cpu`:
 /// dequeue (SAVE), change, enqueue (RESTORE) — into whichever class the task belongs to now —
-/// and reschedule. A task whose new affinity excludes `cpu` leaves at that `schedule()`.
+/// and reschedule; then what the RT class asks of the change ([`rt_class_changed`]: a task
+/// that lowered its RT priority or left the class pulls). A task whose new affinity excludes
+/// `cpu` leaves at that `schedule()`.
 pub fn change_attr<H: Host, R>(
     h: &mut H,
     cpu: CpuId,
     t: TaskId,
     f: impl FnOnce(&mut crate::task::Task<TaskData<H>>) -> R,
-) -> R {
-    let r = with_rq(h, cpu, |s, ctx, rq, _| {
+) -> Result<R, CoreError> {
+    let (r, rt) = with_rq(h, cpu, |s, ctx, rq, _| {
         let was_rt = s.in_rt(&ctx.tasks[t]);
+        let was = rt_prio_of(s, &ctx.tasks[t]);
+        let running = rq.curr_on(cpu) == Some(t);
         s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
         let r = f(&mut ctx.tasks[t]);
-        if !was_rt && s.in_rt(&ctx.tasks[t]) && rq.curr_on(cpu) == Some(t) {
+        if !was_rt && s.in_rt(&ctx.tasks[t]) && running {
             // It leaves the per-CPU class while running on it: that class lets go of it now
             // (`put_prev_task` under the old class, as `__sched_setscheduler` does), or it
             // would keep pointing at it as its current task.
             s.class.put_prev(ctx, rq, cpu, t);
         }
         s.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
-        r
+        let now = rt_prio_of(s, &ctx.tasks[t]);
+        let rt = s.rt.class_changed(ctx, rq, cpu, was, now, running);
+        (r, rt)
     });
     h.set_need_resched(cpu);
-    r
+    rt_class_changed(h, cpu, t, rt, Some(cpu))?;
+    Ok(r)
+}
+
+/// The task's RT `prio` if it belongs to the stacked RT class, for [`RtClass::class_changed`].
+fn rt_prio_of<C: SchedClass, D>(s: &Sched<C>, p: &crate::task::Task<D>) -> Option<usize> {
+    s.in_rt(p).then(|| crate::policy::rt::rt_prio(p))
+}
+
+/// The end of `__sched_setscheduler`, after the lock section that changed `t` on `cpu`
+/// (`check_class_changed`, v2.6.25:kernel/sched.c:1416): the push or pull the RT class asked
+/// for ([`RtClass::class_changed`]), run from `from` (`None`: an agent outside the CPUs).
+/// Returns whether `t` was pushed off `cpu` (`switched_to_rt` then leaves `cpu` alone). A pull
+/// that brings something better than what `cpu` runs reschedules it: 2.6.25's
+/// `switched_from_rt` ignores what `pull_rt_task` returns, leaving the pulled task queued
+/// behind a normal one until `cpu` next schedules; here it runs at once, as RT tasks must.
+fn rt_class_changed<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    t: TaskId,
+    change: crate::policy::rt::ClassChanged,
+    from: Option<CpuId>,
+) -> Result<bool, CoreError> {
+    use crate::policy::rt::ClassChanged;
+    match change {
+        ClassChanged::Nothing => Ok(false),
+        ClassChanged::Push => {
+            let moved = super::balance::push_rt_task(h, cpu, from)?;
+            Ok(moved && h.task_cpu(t) != cpu)
+        }
+        ClassChanged::Pull(sources) => {
+            if super::balance::pull_rt_tasks(h, cpu, sources)?.resched {
+                if from == Some(cpu) {
+                    h.set_need_resched(cpu);
+                } else {
+                    h.resched(cpu, from);
+                }
+            }
+            Ok(false)
+        }
+    }
 }
 
 /// `set_user_nice` / `sched_setscheduler` on `t` from outside (the user at a shell running
 /// `renice` or `chrt -p`, not `t` itself), under `t`'s runqueue lock. A queued or running task
 /// is dequeued (SAVE), changed and enqueued (RESTORE) into whichever class it belongs to now;
-/// then its CPU reschedules if it runs there, or if the class's preemption check says the
-/// queued task now beats the running one (`prio_changed`: a simplification of each class's
-/// own rule, which the kernel applies per class). A sleeping task is changed where it sleeps
+/// then what the RT class asks of the change ([`rt_class_changed`]: a task that became RT on
+/// an overloaded runqueue is pushed, a task that left the class or a running one that lowered
+/// its RT priority pulls); then its CPU reschedules if it runs there, or if the class's
+/// preemption check says the queued task now beats the running one (`prio_changed`: a
+/// simplification of each class's own rule, which the kernel applies per class), unless it
+/// was pushed away. A sleeping task is changed where it sleeps
 /// and the class told ([`SchedClass::attr_changed_asleep`]), as `set_load_weight` updates a
 /// task on no runqueue. Returns false for a task that has exited or not started.
 ///
-/// `nice_only`: the change is of the nice level alone; a class whose kernel only stores it
+/// `nice_only`: the change is of the nice level alone; a class whose kernel only stored it
 /// ([`SchedClass::requeues_on_nice`] false: 2.4's `sys_setpriority`) gets it stored, nothing
 /// more.
 pub fn set_task_attr<H: Host>(
@@ -104,7 +153,8 @@ pub fn set_task_attr<H: Host>(
     t: TaskId,
     nice_only: bool,
     f: impl FnOnce(&mut crate::task::Task<TaskData<H>>),
-) -> bool {
+) -> Result<bool, CoreError> {
+    use crate::policy::rt::ClassChanged;
     use crate::task::TaskState;
     let mut f = Some(f);
     let outcome = task_rq_lock(h, t, |s, ctx, rq| {
@@ -115,13 +165,14 @@ pub fn set_task_attr<H: Host>(
                 TaskState::New | TaskState::Dead => None,
                 _ => {
                     change(&mut ctx.tasks[t]);
-                    Some(None)
+                    Some((cpu, false, ClassChanged::Nothing))
                 }
             };
         }
         match ctx.tasks[t].state {
             TaskState::Queued | TaskState::Running(_) => {
                 let was_rt = s.in_rt(&ctx.tasks[t]);
+                let was = rt_prio_of(s, &ctx.tasks[t]);
                 let running = rq.curr_on(cpu) == Some(t);
                 s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
                 change(&mut ctx.tasks[t]);
@@ -132,22 +183,24 @@ pub fn set_task_attr<H: Host>(
                 s.enqueue(ctx, rq, cpu, t, EnqueueKind::Restore);
                 let resched = running
                     || (rq.curr_on(cpu).is_some() && s.check_preempt(ctx, rq, cpu, t, false));
-                Some(resched.then_some(cpu))
+                let now = rt_prio_of(s, &ctx.tasks[t]);
+                let rt = s.rt.class_changed(ctx, rq, cpu, was, now, running);
+                Some((cpu, resched, rt))
             }
             TaskState::Sleeping { .. } => {
                 change(&mut ctx.tasks[t]);
                 s.class.attr_changed_asleep(ctx, rq, cpu, t);
-                Some(None)
+                Some((cpu, false, ClassChanged::Nothing))
             }
             TaskState::New | TaskState::Dead => None,
         }
     });
-    match outcome {
-        Some(Some(cpu)) => {
-            h.resched(cpu, None);
-            true
-        }
-        Some(None) => true,
-        None => false,
+    let Some((cpu, resched, rt)) = outcome else {
+        return Ok(false);
+    };
+    let pushed_away = rt_class_changed(h, cpu, t, rt, None)?;
+    if resched && !pushed_away {
+        h.resched(cpu, None);
     }
+    Ok(true)
 }

@@ -54,11 +54,33 @@ pub fn load_balance<H: Host>(
 pub fn push_rt_tasks<H: Host>(
     h: &mut H,
     cpu: CpuId,
-    mut woken: Option<TaskId>,
+    woken: Option<TaskId>,
     from: CpuId,
 ) -> Result<(), CoreError> {
+    push(h, cpu, woken, Some(from), usize::MAX).map(|_| ())
+}
+
+/// `push_rt_task` of `cpu`'s runqueue: one push at most (`switched_to_rt`), run from `from`
+/// (`None`: an agent outside the CPUs, as `sched_setscheduler` from a shell). Returns whether
+/// a task moved.
+pub fn push_rt_task<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    from: Option<CpuId>,
+) -> Result<bool, CoreError> {
+    Ok(push(h, cpu, None, from, 1)? > 0)
+}
+
+/// The push loop, ending after `most` pushes; returns how many tasks it moved.
+fn push<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    mut woken: Option<TaskId>,
+    from: Option<CpuId>,
+    most: usize,
+) -> Result<usize, CoreError> {
     if h.sched().layout() != LockLayout::PerCpu || h.ncpus() == 1 {
-        return Ok(());
+        return Ok(0);
     }
     let ncpus = h.ncpus();
     let mut failures = 0;
@@ -80,10 +102,10 @@ pub fn push_rt_tasks<H: Host>(
         match d {
             PushTarget::None => break,
             PushTarget::ReschedSelf => {
-                if cpu == from {
+                if Some(cpu) == from {
                     h.set_need_resched(cpu);
                 } else {
-                    h.resched(cpu, Some(from));
+                    h.resched(cpu, from);
                 }
                 break;
             }
@@ -92,14 +114,17 @@ pub fn push_rt_tasks<H: Host>(
                 if to == cpu {
                     break;
                 }
-                let moved = with_two_rqs(h, from, cpu, to, |s, ctx, src, dst| {
+                let moved = with_two_rqs(h, from.unwrap_or(cpu), cpu, to, |s, ctx, src, dst| {
                     s.rt.push_rt_task_to(ctx, src, cpu, dst, to, task)
                 });
                 if moved {
                     pushed += 1;
                     h.count(CoreEvent::RtPush);
-                    h.resched(to, Some(from));
+                    h.resched(to, from);
                     failures = 0;
+                    if pushed >= most {
+                        break;
+                    }
                 } else {
                     failures += 1;
                     if failures >= RT_MAX_TRIES {
@@ -109,5 +134,32 @@ pub fn push_rt_tasks<H: Host>(
             }
         }
     }
-    Ok(())
+    Ok(pushed)
+}
+
+/// `pull_rt_task` to `cpu`'s runqueue from each overloaded runqueue of `sources` (read under
+/// `cpu`'s lock), each under both locks: what moved, and whether something better than what
+/// `cpu` runs arrived.
+pub fn pull_rt_tasks<H: Host>(
+    h: &mut H,
+    cpu: CpuId,
+    sources: Vec<CpuId>,
+) -> Result<PullOutcome, CoreError> {
+    let ncpus = h.ncpus();
+    let mut out = PullOutcome::default();
+    for src in sources {
+        check_cpu("overloaded_to_pull", h.sched().name(), src, ncpus, None)?;
+        if src == cpu {
+            continue;
+        }
+        let o = with_two_rqs(h, cpu, cpu, src, |s, ctx, this, src_rq| {
+            s.rt.pull_rt_task_from(ctx, this, cpu, src_rq)
+        });
+        if o.moved > 0 {
+            h.count(CoreEvent::RtPull(o.moved));
+        }
+        out.moved += o.moved;
+        out.resched |= o.resched;
+    }
+    Ok(out)
 }

@@ -130,19 +130,7 @@ pub fn schedule<H: Host>(
     let next = match first {
         FirstLock::Picked(picked) => picked?,
         FirstLock::PullFrom(sources) => {
-            let ncpus = h.ncpus();
-            for src in sources {
-                check_cpu("overloaded_to_pull", h.sched().name(), src, ncpus, None)?;
-                if src == cpu {
-                    continue;
-                }
-                let out = with_two_rqs(h, cpu, cpu, src, |s, ctx, this, src_rq| {
-                    s.rt.pull_rt_task_from(ctx, this, cpu, src_rq)
-                });
-                if out.moved > 0 {
-                    h.count(CoreEvent::RtPull(out.moved));
-                }
-            }
+            super::balance::pull_rt_tasks(h, cpu, sources)?;
             with_rq(h, cpu, |s, ctx, rq, inside| {
                 pick::<H>(s, ctx, rq, inside, cpu, prev, fate)
             })?

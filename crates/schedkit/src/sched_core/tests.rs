@@ -604,7 +604,7 @@ fn a_running_task_turning_rt_leaves_its_fair_class() {
         settle(h, &mut log)?;
         assert_eq!(curr_of(h, 0), Some(a));
         assert_eq!(with_rq(h, 0, |_, _, rq, _| rq.class.curr), Some(a));
-        attr::change_attr(h, 0, a, to_rt::<_>);
+        attr::change_attr(h, 0, a, to_rt::<_>)?;
         assert_eq!(with_rq(h, 0, |_, _, rq, _| rq.class.curr), None);
         settle(h, &mut log)?;
         assert_eq!(curr_of(h, 0), Some(a), "still running, now as RT");
@@ -618,7 +618,7 @@ fn a_running_task_turning_rt_leaves_its_fair_class() {
         let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, all), None);
         attr::fork(h, 0, None, a, None)?;
         settle(h, &mut log)?;
-        attr::change_attr(h, 0, a, to_rt::<_>);
+        attr::change_attr(h, 0, a, to_rt::<_>)?;
         assert_eq!(with_rq(h, 0, |_, _, rq, _| rq.class.curr), None);
         Ok(())
     })

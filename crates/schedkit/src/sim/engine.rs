@@ -346,8 +346,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         task.policy = p;
                         task.rt_priority = prio;
                     }
-                });
-                Ok(())
+                })
             })?;
             at += cost;
         }

@@ -60,10 +60,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         t: TaskId,
         f: impl FnOnce(&mut crate::task::Task<P::TaskData>),
     ) -> Result<u64, SimError> {
-        let (_, cost, _) = self.core_path(cpu, self.now, |s| {
-            core::attr::change_attr(s, cpu, t, f);
-            Ok(())
-        })?;
+        let (_, cost, _) =
+            self.core_path(cpu, self.now, |s| core::attr::change_attr(s, cpu, t, f))?;
         Ok(cost)
     }
 

@@ -44,10 +44,10 @@ impl Shape {
 /// count (none of them: every CPU).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct NewTask {
-    policy: SchedPolicy,
-    nice: i32,
-    rt_priority: u8,
-    allowed: u8,
+    pub(super) policy: SchedPolicy,
+    pub(super) nice: i32,
+    pub(super) rt_priority: u8,
+    pub(super) allowed: u8,
 }
 
 /// An attribute change made from outside the task (`renice`, `chrt -p`).
@@ -115,8 +115,8 @@ pub(super) enum Event {
 #[derive(Clone, Debug)]
 pub(super) struct Case {
     pub(super) shape: Shape,
-    tasks: Vec<NewTask>,
-    events: Vec<Event>,
+    pub(super) tasks: Vec<NewTask>,
+    pub(super) events: Vec<Event>,
 }
 
 /// At most this many tasks in a sequence (forks and spawns beyond it do nothing).
@@ -336,7 +336,7 @@ fn apply<H: Scripted>(h: &mut H, d: &mut Driver, i: usize, ev: &Event) -> Result
             let c = cpu % n;
             match curr_of(h, c) {
                 Some(t) => {
-                    attr::change_attr(h, c, t, |p| p.nice = nice);
+                    attr::change_attr(h, c, t, |p| p.nice = nice)?;
                     format!("{t} on cpu{c} sets its nice to {nice}")
                 }
                 None => idle(c),
@@ -346,7 +346,7 @@ fn apply<H: Scripted>(h: &mut H, d: &mut Driver, i: usize, ev: &Event) -> Result
             let t = TaskId((task % h.ntasks()) as u32);
             let was = h.task_state(t);
             let (to, done) = match to {
-                AttrTo::Nice(nice) => (to, attr::set_task_attr(h, t, true, |p| p.nice = nice)),
+                AttrTo::Nice(nice) => (to, attr::set_task_attr(h, t, true, |p| p.nice = nice)?),
                 AttrTo::Policy(policy, prio, nice) => {
                     let policy = supported(h, policy);
                     let prio = if policy.is_rt() { prio } else { 0 };
@@ -354,7 +354,7 @@ fn apply<H: Scripted>(h: &mut H, d: &mut Driver, i: usize, ev: &Event) -> Result
                         p.policy = policy;
                         p.rt_priority = prio;
                         p.nice = nice;
-                    });
+                    })?;
                     (AttrTo::Policy(policy, prio, nice), done)
                 }
             };
@@ -365,7 +365,7 @@ fn apply<H: Scripted>(h: &mut H, d: &mut Driver, i: usize, ev: &Event) -> Result
             match curr_of(h, c) {
                 Some(t) => {
                     let m = mask_of(allowed, n);
-                    attr::change_attr(h, c, t, |p| p.cpus_allowed = m);
+                    attr::change_attr(h, c, t, |p| p.cpus_allowed = m)?;
                     let evicted = if m.contains(c) { "" } else { " (evicted)" };
                     format!("{t} on cpu{c} binds itself to {m:?}{evicted}")
                 }
