@@ -44,8 +44,9 @@
 //!   `nr_balance_failed` counts passes that found an imbalance and moved nothing.
 //!
 //! Simplified, and said so: the runqueue's PELT load stands for its load, runnable and
-//! utilisation averages alike (the kernel keeps three signals, per entity); loads by weight
-//! in `detach_tasks` use the task's weight, not its PELT load; no active balancing (the
+//! utilisation averages alike (the kernel keeps three signals); loads by weight in
+//! `detach_tasks` are the tasks' own PELT signals (`task_h_load`, kept by the class); no
+//! active balancing (the
 //! migration thread pushing a running task), no misfit, asymmetric-packing or SMT-balance
 //! classes, no `migrate_util` case (a local group with spare capacity against an overloaded
 //! one across a domain that shares no cache: fair.c 11146), no NUMA imbalance allowance.

@@ -412,8 +412,8 @@ pub fn select_cpu<D>(
 ///
 /// With `wake_wide` (the class's flip counts say so) no affine wakeup is tried.
 ///
-/// Simplified, and said so: the loads are the runqueues' PELT averages and the tasks' weights
-/// (the kernel compares per-entity PELT loads, `task_h_load`); not modelled: `recent_used_cpu`,
+/// The loads are the runqueues' PELT averages and the caller's `task_h_load` of the wakee and
+/// the waker (6.18's class passes each task's own PELT signal). Not modelled: `recent_used_cpu`,
 /// `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as idle), `select_idle_smt`
 /// on the previous CPU's siblings, and SIS_UTIL's limit on how many CPUs `select_idle_cpu`
 /// scans (which skips the scan altogether when the LLC is busy: fair.c 7700). Fork placement
