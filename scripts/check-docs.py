@@ -56,6 +56,8 @@ CHECKS = [
      "scripts/figures/wakeup-preempts.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/kernel-ranges.py", "{schedkit}"],
      "scripts/figures/kernel-ranges.py", True),
+    ("docs/validation.md", ["python3", "scripts/figures/lost-wakeups.py", "{schedkit}"],
+     "scripts/figures/lost-wakeups.py", False),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),

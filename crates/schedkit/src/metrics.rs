@@ -413,6 +413,11 @@ pub struct SimStats {
     /// Host memory of one task slot's records (the scheduler's task and the simulator's
     /// program state), bytes: what each of the `task_slots` costs.
     pub task_record_bytes: u64,
+    /// Messages sent (`send`) while no receiver waited on the channel, which a receiver then
+    /// takes without blocking. In a replayed trace every channel is a recorded wakeup's token:
+    /// each one posted before its sleeper waited is a recorded sleep, wakeup and pair of
+    /// switches that the replay did not repeat.
+    pub sent_unwaited: u64,
     /// Host wall-clock seconds the simulation took (the only non-deterministic field).
     pub wall_s: f64,
 }

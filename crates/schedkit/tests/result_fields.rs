@@ -27,3 +27,37 @@ fn the_raw_count_is_in_the_result_beside_the_rate() {
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["metrics"]["throughput"]["count"], t.count);
 }
+
+/// `sim.sent_unwaited` counts the messages sent while no receiver waited: a receiver that gets
+/// there after the sender does not block (the count a replay's lost wakeups are read from);
+/// one that gets there first blocks and is woken, and its message is not counted.
+#[test]
+fn messages_sent_before_their_receiver_waited_are_counted() {
+    let m = Machine::load("smp2-2002").unwrap();
+    let run = |receiver: &str, sender: &str| {
+        let text = format!(
+            "[[channel]]\nname = \"c\"\n[[group]]\nname = \"r\"\nprogram = [{receiver}]\n\
+             [[group]]\nname = \"s\"\nprogram = [{sender}]\n"
+        );
+        let w = schedkit::workload::file::parse_str(&text, "c.toml", "c").unwrap();
+        let cfg = SimConfig {
+            duration_ns: 100_000_000,
+            ..Default::default()
+        };
+        let r = PolicyKind::O1.simulate(&m, &w, cfg).unwrap();
+        assert!(r.completed, "{}", r.stop_reason);
+        r.metrics.sim.sent_unwaited
+    };
+    // The receiver computes 1 ms first: the message is there when it asks.
+    assert_eq!(run("\"compute 1ms\", \"recv c\"", "\"send c\""), 1);
+    // The sender computes first: the receiver waits and is woken.
+    assert_eq!(run("\"recv c\"", "\"compute 1ms\", \"send c\""), 0);
+    // Three messages sent ahead of three receives.
+    assert_eq!(
+        run(
+            "\"compute 1ms\", \"recv c\", \"recv c\", \"recv c\"",
+            "\"send c\", \"send c\", \"send c\""
+        ),
+        3
+    );
+}

@@ -174,6 +174,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     task_record_bytes: (std::mem::size_of::<crate::task::Task<P::TaskData>>()
                         + std::mem::size_of::<Proc>())
                         as u64,
+                    sent_unwaited: self.tally.sent_unwaited,
                     wall_s,
                 },
                 power: self.power_report(end),

@@ -44,6 +44,9 @@ pub(super) struct RunTally {
     pub(super) dead_exec_ns: u64,
     /// Tasks ever created (`metrics.tasks_created`).
     pub(super) tasks_created: u64,
+    /// Messages sent while no receiver waited, which the receiver then takes without
+    /// blocking (`sim.sent_unwaited`).
+    pub(super) sent_unwaited: u64,
 }
 
 impl RunTally {
@@ -73,6 +76,7 @@ impl RunTally {
             dead_shares: ShareSums::default(),
             dead_exec_ns: 0,
             tasks_created: 0,
+            sent_unwaited: 0,
         }
     }
 

@@ -222,6 +222,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         // 2.4 pipes wake readers with wake_up_interruptible_sync; sockets do not.
         let sync = c.kind == ChanKind::Pipe;
         let woken = c.recv_waiters.pop_front();
+        if woken.is_none() {
+            self.tally.sent_unwaited += 1;
+        }
         self.advance(t);
         match woken {
             Some(w) => Ok(Step::Sys(self.wake(w, cpu, sync, false, self.now)?)),

@@ -164,6 +164,10 @@ pub struct WorkloadResult {
     pub recorded: Figures,
     pub replayed: Figures,
     pub replay_stats: replay::ReplayStats,
+    /// Recorded task wakeups whose token the replay's waker posted before the sleeper reached
+    /// its wait (`sim.sent_unwaited`): the sleeper did not sleep, and the wakeup and its two
+    /// switches were not repeated. The mechanism behind the message-passing misses.
+    pub tokens_posted_first: u64,
     /// Repeats of the recording measured for `kernel_range`.
     pub repeats: usize,
     /// The kernel against itself: of each repeat's figures that have a target, how many are

@@ -90,6 +90,13 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
                         range
                     );
                 }
+                if w.replay_stats.task_wakeups > 0 {
+                    let _ = writeln!(
+                        s,
+                        "{:<16} note: {} of {} recorded task wakeups found the sleeper not yet waiting (the waker's token posted first: no sleep, no wakeup, two switches fewer)",
+                        "", w.tokens_posted_first, w.replay_stats.task_wakeups
+                    );
+                }
                 if let Some(e) = &w.model_error {
                     let _ = writeln!(s, "{:<16} model: {e}", "");
                 }

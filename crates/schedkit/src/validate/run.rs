@@ -145,6 +145,7 @@ pub fn run_workload(
         model_error,
         recorded: fr,
         replayed: fs,
+        tokens_posted_first: r.metrics.sim.sent_unwaited,
         replay_stats: rep.stats,
         repeats: w.repeats.len(),
         kernel_self,
