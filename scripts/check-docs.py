@@ -58,6 +58,8 @@ CHECKS = [
      "scripts/figures/kernel-ranges.py", True),
     ("docs/validation.md", ["python3", "scripts/figures/lost-wakeups.py", "{schedkit}"],
      "scripts/figures/lost-wakeups.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/model-costs.py", "{schedkit}"],
+     "scripts/figures/model-costs.py", False),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),
