@@ -87,9 +87,16 @@ fn runs_are_deterministic_and_seeds_matter() {
                 },
             )
             .unwrap();
+        // Other bursts: the figures differ (not necessarily the switch count: under
+        // eevdf:era=6.18 seeds 7 and 8 both give 196 switches here).
+        let (mut ma, mut mc) = (a.metrics.clone(), c.metrics.clone());
+        ma.sim.wall_s = 0.0;
+        mc.sim.wall_s = 0.0;
         assert_ne!(
-            a.metrics.context_switches, c.metrics.context_switches,
-            "another seed draws other bursts"
+            ma,
+            mc,
+            "another seed draws other bursts ({})",
+            policy.name()
         );
     }
 }
