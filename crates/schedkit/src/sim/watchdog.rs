@@ -193,14 +193,21 @@ impl Watchdog {
         }
     }
 
-    /// What ran on each of `allowed` from `since` to `end`.
-    fn history(&self, since: u64, end: u64, allowed: &[usize]) -> Vec<(usize, Vec<(Who, u64)>)> {
+    /// What ran on each of `allowed` from `since` to `end`, other than the waiting task `pid`
+    /// (whose switch-in, counted from before the switch's cost, may overlap its wait's end).
+    fn history(
+        &self,
+        pid: u32,
+        since: u64,
+        end: u64,
+        allowed: &[usize],
+    ) -> Vec<(usize, Vec<(Who, u64)>)> {
         let mut out = Vec::new();
         for &c in allowed {
             let mut by_pid: std::collections::BTreeMap<u32, (Who, u64)> = Default::default();
             let mut add = |who: Who, a: u64, b: u64| {
                 let (a, b) = (a.max(since), b.min(end));
-                if b > a {
+                if b > a && who.pid != pid {
                     by_pid.entry(who.pid).or_insert((who, 0)).1 += b - a;
                 }
             };
@@ -318,7 +325,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let w = self.watchdog.as_deref().expect("watchdog on");
         let allowed = self.allowed(t);
         let ran = w
-            .history(since, end, &allowed)
+            .history(self.who(t).pid, since, end, &allowed)
             .into_iter()
             .map(|(cpu, v)| {
                 let rest = v.iter().skip(TOP_RAN);
