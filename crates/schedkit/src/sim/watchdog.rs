@@ -399,3 +399,96 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         Some((tasks, starved.len() as u64))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(w: &Watchdog) -> Vec<(u32, u64)> {
+        let mut v = Vec::new();
+        let mut i = w.head;
+        while i != NIL {
+            v.push((i, w.links[i as usize].since));
+            i = w.links[i as usize].next;
+        }
+        // The list read backwards is the same list.
+        let mut back = Vec::new();
+        let mut i = w.tail;
+        while i != NIL {
+            back.push((i, w.links[i as usize].since));
+            i = w.links[i as usize].prev;
+        }
+        back.reverse();
+        assert_eq!(v, back);
+        v
+    }
+
+    fn wd(threshold_ns: u64) -> Watchdog {
+        Watchdog::new(
+            Starve {
+                threshold_ns,
+                stop: true,
+            },
+            2,
+        )
+    }
+
+    #[test]
+    fn waits_stay_ordered_by_their_start_whatever_the_insertion_order() {
+        let mut w = wd(100);
+        w.link(3, 10);
+        w.link(1, 30);
+        // A switch path's cursor a little ahead of the next event's clock: 25 after 30.
+        w.link(7, 25);
+        w.link(0, 5);
+        w.link(2, 40);
+        assert_eq!(order(&w), vec![(0, 5), (3, 10), (7, 25), (1, 30), (2, 40)]);
+        assert_eq!(w.unlink(3), Some(10));
+        assert_eq!(w.unlink(3), None);
+        assert_eq!(w.unlink(99), None);
+        // A task waiting again moves to its new place.
+        w.link(0, 35);
+        assert_eq!(order(&w), vec![(7, 25), (1, 30), (0, 35), (2, 40)]);
+        assert_eq!(w.overdue(124), None);
+        assert_eq!(w.overdue(125), Some(7));
+        for i in [7, 1, 0, 2] {
+            w.unlink(i);
+        }
+        assert_eq!(order(&w), vec![]);
+        assert_eq!(w.overdue(u64::MAX), None);
+    }
+
+    #[test]
+    fn runs_are_kept_only_as_far_back_as_the_oldest_wait_and_summed_over_the_window() {
+        let who = |pid| Who {
+            pid,
+            prog: 0,
+            member: 0,
+        };
+        let mut w = wd(100);
+        // Nobody waits: a finished run is dropped at once.
+        w.switch(0, Some(who(1)), 0);
+        w.switch(0, Some(who(2)), 50);
+        assert!(w.runs[0].is_empty());
+        // Task 9 waits from 60; pid 2 runs on until 80, then pid 3 and pid 2 again.
+        w.link(9, 60);
+        w.switch(0, Some(who(3)), 80);
+        w.switch(0, Some(who(2)), 120);
+        w.switch(0, Some(who(3)), 150);
+        assert_eq!(w.runs[0].len(), 3);
+        // From 60 to 170 on CPU 0: pid 2 20 + 30, pid 3 40 + 20 (still on it); the waiter
+        // itself and CPU 1 (idle) have nothing.
+        let h = w.history(9, 60, 170, &[0, 1]);
+        let ns: Vec<(u32, u64)> = h[0].1.iter().map(|(x, n)| (x.pid, *n)).collect();
+        assert_eq!(ns, vec![(3, 60), (2, 50)]);
+        assert!(h[1].1.is_empty());
+        // The wait ends: the runs before the next oldest wait go at the next switch.
+        w.unlink(9);
+        w.link(4, 130);
+        w.switch(0, None, 200);
+        assert_eq!(
+            w.runs[0].iter().map(|r| r.start).collect::<Vec<_>>(),
+            vec![120, 150]
+        );
+    }
+}
