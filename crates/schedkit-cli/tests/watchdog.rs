@@ -165,3 +165,39 @@ fn bad_thresholds_are_refused_with_the_flag_named() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--starve <DURATION>"), "{err}");
 }
+
+#[test]
+fn replay_reports_the_replays_starved_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = dir.path().join("r.json");
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/messaging-vm.txt");
+    let (code, out, err) = schedkit(&[
+        "replay",
+        trace,
+        "--policies",
+        "recorded,o1",
+        "--machine",
+        "host",
+        "--starve",
+        "2ms",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let at = out
+        .find("starvation watchdog (o1, --starve 2.0 ms): ")
+        .expect(&out);
+    assert!(out[at..].contains("meanwhile on cpu0: "), "{}", &out[at..]);
+    let v = json_of(&j);
+    let cols = v["columns"].as_array().unwrap();
+    assert!(
+        cols[0].get("starved").is_none(),
+        "the recorded column has no replay"
+    );
+    let s = cols[1]["starved"].as_array().unwrap();
+    assert!(!s.is_empty());
+    // Longest first, each at least the threshold.
+    let waits: Vec<f64> = s.iter().map(|t| t["waited_s"].as_f64().unwrap()).collect();
+    assert!(waits.windows(2).all(|w| w[0] >= w[1]), "{waits:?}");
+    assert!(waits.iter().all(|&w| w >= 0.002), "{waits:?}");
+}
