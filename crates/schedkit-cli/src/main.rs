@@ -115,6 +115,16 @@ struct RunOpts {
     /// changed (`renice=`, `chpolicy=`) at a time.
     #[arg(long, value_delimiter = ',', value_parser = parse_dur, value_name = "TIMES")]
     phases: Vec<u64>,
+    /// Starvation watchdog: report each task that waited runnable, not running, this long or
+    /// longer (e.g. `--starve 1s`): when it became runnable, how long it waited, the CPUs it
+    /// may use and what ran meanwhile on each (the 10 longest waits; printed after the figures,
+    /// and in --json as `starved`). No watchdog without it.
+    #[arg(long, value_parser = parse_dur, value_name = "DURATION", allow_hyphen_values = true)]
+    starve: Option<u64>,
+    /// With --starve: stop the run at the first task that has waited that long, with stop
+    /// reason `starved` (e.g. `--starve 500ms --starve-stop`).
+    #[arg(long, requires = "starve")]
+    starve_stop: bool,
     #[command(flatten)]
     trace: traceio::TraceOpts,
 }
@@ -386,6 +396,7 @@ fn run(cli: Cli) -> Result<()> {
             )?;
             out(&schedkit::report::table(std::slice::from_ref(&r)));
             out(&schedkit::report::phase_tables(std::slice::from_ref(&r)));
+            out(&schedkit::report::starved_report(std::slice::from_ref(&r)));
             json.write(&r)?;
             report_runs(
                 a.run.report.as_ref(),
@@ -504,6 +515,10 @@ fn run(cli: Cli) -> Result<()> {
                     let phases = schedkit::report::phase_tables(&runs);
                     if !phases.is_empty() {
                         out(&format!("{phases}\n"));
+                    }
+                    let starved = schedkit::report::starved_report(&runs);
+                    if !starved.is_empty() {
+                        out(&format!("{starved}\n"));
                     }
                     all.extend(runs);
                 }
@@ -675,6 +690,12 @@ fn simulate(
         progress: Some(&mut on_progress),
         governor,
         phases: opts.phases.clone(),
+        starve: opts
+            .starve
+            .map(|threshold_ns| schedkit::sim::watchdog::Starve {
+                threshold_ns,
+                stop: opts.starve_stop,
+            }),
         ..Default::default()
     };
     let mut r = policy

@@ -153,6 +153,11 @@ pub struct ReplayArgs {
     /// Task names shown in the per-task rows.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// Starvation watchdog: after the table, report each replayed task that waited runnable,
+    /// not running, this long or longer, with what ran meanwhile on each CPU it may use (e.g.
+    /// `--starve 100ms`; in --json as each replayed column's `starved`).
+    #[arg(long, value_parser = crate::parse_dur, value_name = "DURATION", allow_hyphen_values = true)]
+    pub starve: Option<u64>,
     /// Also write every column's figures (every task included) as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -176,6 +181,9 @@ struct ReplayColumnJson<'a> {
     figures: &'a Figures,
     /// Who ran on each CPU in the last whole 50 ms window, for `schedkit report`.
     timeline: Timeline,
+    /// The starvation watchdog's report of a replay (`--starve`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    starved: Option<Vec<schedkit::metrics::StarvedTask>>,
 }
 
 /// The report's timeline of a trace: its last whole default-width window.
@@ -281,6 +289,8 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
 
     let recorded_figures = trace::figures::figures(&recorded);
     let mut runs: Vec<(String, Option<bool>, Figures, Timeline)> = Vec::new();
+    // Each replay's result, for the watchdog's report (`--starve`).
+    let mut results = Vec::new();
     for p in &policies {
         let pb = crate::progress_bar(
             false,
@@ -293,6 +303,12 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             seed: a.seed,
             progress: Some(&mut on_progress),
             trace: Some(&mut rec),
+            starve: a
+                .starve
+                .map(|threshold_ns| schedkit::sim::watchdog::Starve {
+                    threshold_ns,
+                    stop: false,
+                }),
             ..Default::default()
         };
         let r = p
@@ -322,6 +338,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             trace::figures::figures(&t),
             timeline_of(&t),
         ));
+        results.push(r);
     }
     let mut cols = Vec::new();
     if want_recorded {
@@ -339,6 +356,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         });
     }
     crate::out(&schedkit::report::replay_table(&cols, a.top));
+    crate::out(&schedkit::report::starved_report(&results));
     if let Some(p) = &a.json {
         let mut columns = Vec::new();
         if want_recorded {
@@ -347,14 +365,16 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
                 completed: None,
                 figures: &recorded_figures,
                 timeline: timeline_of(&recorded),
+                starved: None,
             });
         }
-        for (n, c, f, tl) in &runs {
+        for ((n, c, f, tl), r) in runs.iter().zip(&results) {
             columns.push(ReplayColumnJson {
                 name: n.clone(),
                 completed: *c,
                 figures: f,
                 timeline: tl.clone(),
+                starved: r.starved.clone(),
             });
         }
         crate::write_json(

@@ -204,6 +204,7 @@ fn sim_rows(
                 trace: None,
                 governor: None,
                 phases: Vec::new(),
+                starve: None,
             };
             let start = Instant::now();
             let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");

@@ -37,6 +37,59 @@ pub struct RunResult {
     /// what changes when a workload's step begins (a group started or changed at a time).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseMetrics>,
+    /// The starvation watchdog's report, where one was asked for (`--starve`): the tasks that
+    /// waited runnable longer than its threshold, longest wait first (at most
+    /// `sim::watchdog::SHOWN`), with what ran meanwhile on each CPU they may use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starved: Option<Vec<StarvedTask>>,
+    /// With `starved`: its threshold, s, and how many tasks waited longer than it in all
+    /// (`starved` lists the first of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starve_threshold_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starved_total: Option<u64>,
+}
+
+/// A task the starvation watchdog caught: runnable, not running, for longer than its threshold.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StarvedTask {
+    /// Its process id (as in traces: never reused within a run).
+    pub pid: u32,
+    /// Its program's name, and its index in its group (`{i}`; 0 for a forked task).
+    pub name: String,
+    pub member: u32,
+    /// When it became runnable (woken, forked, preempted) for the wait reported, s.
+    pub runnable_since_s: f64,
+    /// How long it waited for a CPU, s: until it ran, or until the run ended
+    /// (`still_waiting`). Its longest such wait, where it starved more than once.
+    pub waited_s: f64,
+    pub still_waiting: bool,
+    /// The CPUs it may run on (at the end of the wait).
+    pub cpus_allowed: Vec<usize>,
+    /// What ran meanwhile on each CPU it may use.
+    pub ran_meanwhile: Vec<CpuDuringWait>,
+}
+
+/// What one CPU ran during a starved task's wait.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CpuDuringWait {
+    pub cpu: usize,
+    /// The tasks that held the CPU the longest in the window, longest first (at most
+    /// `sim::watchdog::TOP_RAN`), and their time on it there, s.
+    pub top: Vec<RanMeanwhile>,
+    /// The other tasks that ran there in the window: how many, and their time in all, s.
+    pub others: u64,
+    pub others_s: f64,
+}
+
+/// A task that held a CPU during a starved task's wait.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RanMeanwhile {
+    pub pid: u32,
+    pub name: String,
+    pub member: u32,
+    /// Its time on the CPU within the wait (from its switch-in to its switch-out), s.
+    pub cpu_s: f64,
 }
 
 /// The figures of one phase of a run: the part from `from_s` to `to_s` alone.

@@ -27,6 +27,7 @@ fn run_w(
         trace: None,
         governor,
         phases: Vec::new(),
+        starve: None,
     };
     let mode = if rt_pushpull {
         RtBalance::PushPull

@@ -20,6 +20,7 @@ fn run(machine: &str, w: &Workload, mode: LockMode, ms: u64) -> RunResult {
         trace: None,
         governor: None,
         phases: Vec::new(),
+        starve: None,
     };
     PolicyKind::O1.simulate(&m, w, cfg).unwrap()
 }

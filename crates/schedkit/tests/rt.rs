@@ -21,6 +21,7 @@ fn run(machine: &Machine, w: &Workload, mode: RtBalance, secs: u64) -> RunResult
         trace: None,
         governor: None,
         phases: Vec::new(),
+        starve: None,
     };
     PolicyKind::O1.simulate_with(mode, machine, w, cfg).unwrap()
 }

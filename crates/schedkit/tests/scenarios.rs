@@ -20,6 +20,7 @@ fn run(policy: PolicyKind, machine: &str, workload: &str, ms: u64, audit: u64) -
         trace: None,
         governor: None,
         phases: Vec::new(),
+        starve: None,
     };
     policy
         .simulate(&m, &w, cfg)
@@ -169,6 +170,7 @@ program = ["loop forever", "timer t 1ms cyclic", "end"]
         trace: None,
         governor: None,
         phases: Vec::new(),
+        starve: None,
     };
     let r = PolicyKind::O1.simulate(&m, &w, cfg).unwrap();
     // Most of the CPU goes to refills: the RT task's wakeups mostly land in one.
@@ -446,6 +448,7 @@ program = ["loop 50", "compute 2ms", "yield", "end"]
                     trace: None,
                     governor: None,
                     phases: Vec::new(),
+                    starve: None,
                 },
             )
             .unwrap();
@@ -483,6 +486,7 @@ program = ["loop 40", "compute 1ms", "sleep 1ms", "end"]
                     trace: None,
                     governor: None,
                     phases: Vec::new(),
+                    starve: None,
                 },
             )
             .unwrap();

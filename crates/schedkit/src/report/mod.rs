@@ -301,6 +301,14 @@ pub fn table(runs: &[RunResult]) -> String {
                 out.push_str(&format!("  ... and {} more\n", waits.len() - 20));
             }
         }
+        if r.stop_reason == "starved" {
+            out.push_str(&format!(
+                "note: {} stopped at {:.3} s: a task had waited runnable {} (--starve-stop)\n",
+                r.policy,
+                r.simulated_s,
+                r.starve_threshold_s.map_or("too long".into(), fmt_secs)
+            ));
+        }
         if !r.metrics.context_switches_per_s.is_finite() {
             out.push_str(&format!(
                 "note: {} ended after {:.0} ns, less than a timer tick: too short for rates\n",
@@ -371,6 +379,97 @@ fn column_headers(
         })
         .collect();
     (headers, vary_rt, vary_lock)
+}
+
+/// The starvation watchdog's report of each of `runs` that asked for one (`--starve`): the
+/// tasks that waited runnable the threshold or longer, longest wait first, each with what ran
+/// meanwhile on each CPU it may use. Empty when no run asked.
+pub fn starved_report(runs: &[RunResult]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for r in runs {
+        let (Some(tasks), Some(thr)) = (&r.starved, r.starve_threshold_s) else {
+            continue;
+        };
+        let total = r.starved_total.unwrap_or(tasks.len() as u64);
+        let thr = fmt_secs(thr);
+        let _ = write!(
+            out,
+            "\nstarvation watchdog ({}, --starve {thr}): ",
+            r.policy
+        );
+        if tasks.is_empty() {
+            let _ = writeln!(out, "no task waited runnable {thr} or longer");
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{total} task{} waited runnable {thr} or longer{}",
+            if total == 1 { "" } else { "s" },
+            if total > tasks.len() as u64 {
+                format!("; the {} longest waits:", tasks.len())
+            } else {
+                ":".into()
+            }
+        );
+        for t in tasks {
+            let cpus: Vec<String> = t.cpus_allowed.iter().map(|c| c.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "  {}[{}] (pid {}): runnable since {}, waited {}{}; CPUs allowed {}",
+                t.name,
+                t.member,
+                t.pid,
+                fmt_secs(t.runnable_since_s),
+                fmt_secs(t.waited_s),
+                if t.still_waiting {
+                    " (still waiting at the end)"
+                } else {
+                    " (then ran)"
+                },
+                cpus.join(",")
+            );
+            for c in &t.ran_meanwhile {
+                let mut ran: Vec<String> = c
+                    .top
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "{}[{}] (pid {}) {}",
+                            x.name,
+                            x.member,
+                            x.pid,
+                            fmt_secs(x.cpu_s)
+                        )
+                    })
+                    .collect();
+                if c.others > 0 {
+                    ran.push(format!("{} others {}", c.others, fmt_secs(c.others_s)));
+                }
+                if ran.is_empty() {
+                    ran.push("nothing (idle)".into());
+                }
+                let _ = writeln!(out, "    meanwhile on cpu{}: {}", c.cpu, ran.join(", "));
+            }
+        }
+        if total > tasks.len() as u64 {
+            let _ = writeln!(out, "  ...and {} more tasks", total - tasks.len() as u64);
+        }
+    }
+    out
+}
+
+/// A time in s, as people read it: `1.5 s`, `230.1 ms`, `12.0 µs`.
+fn fmt_secs(s: f64) -> String {
+    if s == 0.0 {
+        "0 s".into()
+    } else if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
 }
 
 /// The figures of each phase of `runs` (`--phases`), one table per phase, the runs as

@@ -124,6 +124,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.stop = StopReason::Completed;
                 break;
             }
+            if self.starved_now() {
+                self.end_time = Some(self.now);
+                self.stop = StopReason::Starved;
+                break;
+            }
             if matches!(ev, Ev::Tick { cpu: 0 }) && self.stuck() {
                 self.end_time = Some(self.now);
                 self.stop = StopReason::Deadlock(self.waits());

@@ -289,6 +289,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         // A queued task moved elsewhere keeps waiting since when it started to.
         if kind != EnqueueKind::Migrate || pr.waiting_since.is_none() {
             pr.waiting_since = Some(self.now);
+            self.watch_wait(t, self.now);
         }
     }
 
@@ -323,8 +324,10 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                 if self.tasks[p].state == TaskState::Queued {
                     // Preempted: it waits again from now.
                     self.procs[p.index()].waiting_since = Some(self.cursor);
+                    self.watch_wait(p, self.cursor);
                 }
             }
+            self.watch_switch(cpu, next);
             self.cursor += self.machine.profile.costs.context_switch_ns as u64;
             self.status[cpu].last_schedule_ns = self.now;
             if let Some(n) = next {
@@ -333,7 +336,8 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                     self.tally.migrations += 1;
                 }
                 pr.last_cpu = cpu as u32;
-                if let Some(since) = pr.waiting_since.take() {
+                let waited = pr.waiting_since.take();
+                if let Some(since) = waited {
                     self.tally.max_runnable_wait = self
                         .tally
                         .max_runnable_wait
@@ -360,10 +364,15 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                 );
                 // Paid as a preemptible Refill segment once the switch is done.
                 self.cpus[cpu].refill_due = refill;
+                if waited.is_some() {
+                    self.watch_ran(n, self.cursor);
+                }
             }
         } else if let Some(n) = next {
             self.procs[n.index()].runnable_since = None;
-            self.procs[n.index()].waiting_since = None;
+            if self.procs[n.index()].waiting_since.take().is_some() {
+                self.watch_ran(n, self.cursor);
+            }
         }
         self.cpus[cpu].curr = next;
         self.status[cpu].curr = next;

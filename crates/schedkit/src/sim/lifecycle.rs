@@ -38,6 +38,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             core::attr::place_initial(&self.sched, &mut ctx, &mut self.rqs[d], cpu, t);
             self.procs[t.index()].runnable_since = Some(0);
             self.procs[t.index()].waiting_since = Some(0);
+            self.watch_wait(t, 0);
             self.trace_wakeup_new(t, cpu);
             self.publish(cpu);
         }

@@ -19,7 +19,7 @@
 //! statements and their kernel side), `lifecycle` (tasks created, placed and retired),
 //! `process` (the host's side of a task), `host` (the `sched_core::Host` face), `speed` (the
 //! speed model's events), `audit` (the checks), `stats` and `result` (what the run counts and
-//! the result made of it), `trace`; and the models `cache`, `cost`, `freq`, `interconnect`,
+//! the result made of it), `trace`, `watchdog` (the starvation watchdog); and the models `cache`, `cost`, `freq`, `interconnect`,
 //! `lock` and `mm`.
 
 pub mod cache;
@@ -28,6 +28,7 @@ pub mod freq;
 pub mod interconnect;
 pub mod lock;
 pub mod mm;
+pub mod watchdog;
 pub use crate::sleeplock;
 
 use crate::class::*;
@@ -74,6 +75,8 @@ pub struct SimConfig<'a> {
     /// Where the run's phases begin, ns (after 0, before the duration, increasing): the
     /// result then also gives each phase's own figures.
     pub phases: Vec<u64>,
+    /// The starvation watchdog (`None`: none, and the result has no `starved` report).
+    pub starve: Option<watchdog::Starve>,
 }
 
 impl Default for SimConfig<'_> {
@@ -88,6 +91,7 @@ impl Default for SimConfig<'_> {
             trace: None,
             governor: None,
             phases: Vec::new(),
+            starve: None,
         }
     }
 }
@@ -109,6 +113,8 @@ enum StopReason {
     TimeLimit,
     /// No task could ever run again: what each was waiting for.
     Deadlock(Vec<String>),
+    /// A task waited runnable for the watchdog's threshold (`Starve::stop`).
+    Starved,
 }
 
 /// Runs `workload` under the class stack `sched` on `machine`.
@@ -305,6 +311,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
 
     /// What the run has counted, for its result.
     tally: RunTally,
+    /// The starvation watchdog, where asked for (`watchdog.rs`).
+    watchdog: Option<Box<watchdog::Watchdog>>,
 }
 
 impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
@@ -342,6 +350,11 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             )));
         }
         Self::check_memory(workload)?;
+        if cfg.starve.is_some_and(|s| s.threshold_ns == 0) {
+            return Err(SimError::Impossible(
+                "the starvation watchdog's threshold is 0: give a time longer than 0".into(),
+            ));
+        }
         Self::assemble(sched, machine, workload, cfg)
     }
 
@@ -378,6 +391,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
         let governor = cfg.governor;
         let parts = workload.tasks.iter().map(|t| t.part).max().unwrap_or(0) + 1;
         let lock_mode = cfg.lock_mode;
+        let cfg_starve = cfg.starve;
         let mut sim = Sim {
             costs: OpCosts::new(machine),
             atomic_ns: c.atomic_ns as u64,
@@ -466,6 +480,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             next_mm_id: workload.tasks.iter().map(|t| t.mm).max().unwrap_or(0) + 1,
             path_cpu: 0,
             tally: RunTally::new(parts, workload.locks.len()),
+            watchdog: cfg_starve.map(|s| Box::new(watchdog::Watchdog::new(s, ncpus))),
         };
         sim.start_freq();
         sim.start_tasks()?;

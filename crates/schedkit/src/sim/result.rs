@@ -85,6 +85,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             a
         });
         let o = &self.ops_total;
+        let (starved, starved_total) = self.starved_report(end).unzip();
         RunResult {
             policy: self.sched.label(),
             machine: self.machine.name().to_string(),
@@ -103,6 +104,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 StopReason::Completed => "completed",
                 StopReason::TimeLimit => "time_limit",
                 StopReason::Deadlock(_) => "deadlock",
+                StopReason::Starved => "starved",
             }
             .to_string(),
             deadlock: match &self.stop {
@@ -110,6 +112,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 _ => None,
             },
             timeline: None,
+            starved,
+            starved_total,
+            starve_threshold_s: self.cfg.starve.map(|s| s.threshold_ns as f64 / 1e9),
             phases: match self.tally.phase.as_deref() {
                 Some(p) => {
                     let mut v = self.tally.phases_done.clone();
