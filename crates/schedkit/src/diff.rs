@@ -249,13 +249,23 @@ fn state_text(f: &Found, others: &[u32]) -> String {
     cpus.sort_unstable();
     cpus.dedup();
     let mut out = format!("  the rule that chose: {}\n", s.rule);
+    let d = &f.decision;
     for c in s.cpus.iter().filter(|c| cpus.contains(&c.cpu)) {
+        // A pick is recorded as it completes, before the host switches: `curr` is still prev.
+        let switching = d.kind == DecisionKind::Pick && c.cpu == d.cpu && d.prev != d.task;
         out += &format!(
-            "  CPU {}: {}{}\n",
+            "  CPU {}: {}{}{}\n",
             c.cpu,
             match &c.curr {
-                Some(t) => format!("current {}", task_text(t)),
+                Some(t) if switching => format!("switching from {}", task_text(t)),
+                Some(t) => format!("running {}", task_text(t)),
+                None if switching => "switching from idle".into(),
                 None => "idle".into(),
+            },
+            if switching {
+                format!(" to {}", task_name(d.task, s))
+            } else {
+                String::new()
             },
             if c.need_resched {
                 " (need_resched set)"
@@ -323,6 +333,9 @@ impl Diff {
                     if self.ignore_time { ", times not compared" } else { "" },
                     self.what.as_deref().unwrap_or("")
                 );
+                if self.what.as_deref() == Some("the time") {
+                    out += "  (the same choice at another time: --ignore-time compares only what was chosen)\n";
+                }
                 for s in [a, b] {
                     let line = match &s.at {
                         Some(f) => decision_line(&f.decision, &f.state),
