@@ -329,8 +329,17 @@ impl Diff {
             }
             Some(i) => {
                 out += &format!(
-                    "First differing decision: #{i} (the {i} before it are the same{}); what differs: {}\n",
-                    if self.ignore_time { ", times not compared" } else { "" },
+                    "First differing decision: #{i} ({}{}); what differs: {}\n",
+                    if i == 0 {
+                        "the very first".to_string()
+                    } else {
+                        format!("the {i} before it are the same")
+                    },
+                    if self.ignore_time {
+                        ", times not compared"
+                    } else {
+                        ""
+                    },
                     self.what.as_deref().unwrap_or("")
                 );
                 if self.what.as_deref() == Some("the time") {
