@@ -94,3 +94,13 @@ fn a_bad_workload_and_limit_are_named() {
     assert_eq!(code, 2);
     assert!(err.contains("--limit"), "{err}");
 }
+
+#[test]
+fn a_trace_file_is_replayed_under_both() {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/pipe-vm.txt");
+    let (code, out, err) = schedkit(&["diff", "cfs", "eevdf", trace, "--duration", "200ms"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("First differing decision: #"), "{out}");
+    assert!(out.contains("workload: pipe-vm.txt"), "{out}");
+    assert!(out.contains("the rule that chose: EEVDF"), "{out}");
+}
