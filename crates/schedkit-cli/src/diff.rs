@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 #[command(
     after_help = "Examples:\n  schedkit diff o1 o1:era=2002 yield:instances=4\n  \
 schedkit diff cfs eevdf hackbench:groups=2 --machine smp8-2002 --duration 1s\n  \
-schedkit diff cfs cfs:era=2.6.32 traces/some-trace.txt --ignore-time\n\n\
+schedkit diff cfs cfs:era=2.6.32 traces/pipe-vm.txt --ignore-time\n\n\
 A decision is each pick (schedule() on a CPU: the time, the CPU, the task that ran, the task \
 chosen) and each placement of a woken or new task (the CPU chosen, whether it preempted), in the \
 order the run makes them. The first that differs is shown on both sides, with the CPUs it \
