@@ -16,6 +16,7 @@ use schedkit::workload::{builtin::BUILTINS, parse_duration, LockMode, Workload};
 use std::path::{Path, PathBuf};
 
 mod calibrate;
+mod diff;
 mod rtbench;
 mod sweep;
 mod traceio;
@@ -46,6 +47,11 @@ enum Cmd {
     Sim(SimArgs),
     /// Simulate several policies (and machines, workloads) side by side.
     Compare(CompareArgs),
+    /// Run two policies (or two eras or options of one) on the same workload or replayed
+    /// trace and show the first scheduling decision they make differently: both decisions,
+    /// the CPUs and runqueues of both runs there and the rule that chose, then both runs'
+    /// figures side by side.
+    Diff(diff::DiffArgs),
     /// Run a grid of simulations (policies x machines x workloads x parameters x seeds) on
     /// every core, one row per run to Parquet and CSV; resumes an interrupted sweep.
     Sweep(sweep::SweepArgs),
@@ -356,6 +362,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Replay(a) => traceio::replay(a)?,
+        Cmd::Diff(a) => diff::run(a)?,
         Cmd::Validate(a) => validate::run(a)?,
         Cmd::Calibrate(a) => calibrate::run(a)?,
         Cmd::Sweep(a) => sweep::run(a)?,

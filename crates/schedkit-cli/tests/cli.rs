@@ -37,6 +37,7 @@ fn help_explains_every_subcommand_and_option() {
     let expected = [
         "sim",
         "compare",
+        "diff",
         "sweep",
         "replay",
         "validate",

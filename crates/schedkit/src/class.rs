@@ -687,6 +687,18 @@ pub trait SchedClass: Send + Sync + 'static {
         f: &mut dyn FnMut(TaskId),
     );
 
+    /// What this class's pick takes, in one line (`schedkit diff` prints it as the rule that
+    /// chose a task); empty where the class does not say.
+    fn pick_rule(&self) -> &'static str {
+        ""
+    }
+    /// This class's own facts about `task` as `rq` holds it (its key in the queue: priority
+    /// and array, vruntime, deadline), for `schedkit diff`'s state dumps; empty by default.
+    /// Read-only, and asked only by a run that records decisions.
+    fn describe_task(&self, _rq: &Rq<Self::Rq>, _task: &Task<Self::TaskData>) -> String {
+        String::new()
+    }
+
     /// The SCHED_RR timeslice of `task` in ticks, for the stacked RT class (2.6.25's
     /// `DEF_TIMESLICE`, 100 ms, unless the era gave RR tasks the class's own slices).
     fn rr_timeslice_ticks(&self, _task: &Task<Self::TaskData>, hz: u32) -> i64 {

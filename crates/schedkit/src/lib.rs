@@ -49,6 +49,7 @@ macro_rules! check {
 pub mod bench;
 pub mod calibrate;
 pub mod class;
+pub mod diff;
 pub mod ds;
 pub mod infile;
 pub mod machine;

@@ -349,6 +349,24 @@ impl SchedClass for Cfs {
         }
     }
 
+    fn pick_rule(&self) -> &'static str {
+        match self.era {
+            CfsEra::V2_6_24 => {
+                "CFS 2.6.24: the leftmost task of this CPU's timeline (the \
+                 smallest vruntime)"
+            }
+            CfsEra::V2_6_32 => {
+                "CFS 2.6.32: the leftmost task of this CPU's timeline (the \
+                 smallest vruntime), unless the next or last buddy is within the wakeup \
+                 granularity of it (pick_next_entity)"
+            }
+        }
+    }
+
+    fn describe_task(&self, _rq: &Rq<CfsRq>, task: &Task<CfsTask>) -> String {
+        format!("vruntime {}", task.data.vruntime)
+    }
+
     fn lock_layout(&self) -> LockLayout {
         LockLayout::PerCpu
     }

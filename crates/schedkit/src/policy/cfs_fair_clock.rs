@@ -373,6 +373,18 @@ impl SchedClass for CfsFairClock {
         "cfs:era=2.6.23"
     }
 
+    fn pick_rule(&self) -> &'static str {
+        "CFS 2.6.23: the leftmost task of this CPU's tree by fair_key (fair_clock minus \
+         wait_runtime; the running task stays in the tree)"
+    }
+
+    fn describe_task(&self, _rq: &Rq<FairClockRq>, task: &Task<FairClockTask>) -> String {
+        format!(
+            "fair_key {}, wait_runtime {}",
+            task.data.fair_key, task.data.wait_runtime
+        )
+    }
+
     fn lock_layout(&self) -> LockLayout {
         LockLayout::PerCpu
     }

@@ -457,6 +457,27 @@ impl<C: SchedClass> Sched<C> {
         }
     }
 
+    /// The rule the class stack picks `task` by (`schedkit diff`): the RT class's for a task
+    /// it holds, else the policy's class's [`SchedClass::pick_rule`].
+    pub fn pick_rule<D>(&self, task: &Task<D>) -> &'static str {
+        if self.in_rt(task) {
+            "the RT class: the highest RT priority queued, first in first out within it (2.6.25 \
+             sched_rt.c pick_next_rt_entity); it goes before every other class"
+        } else {
+            self.class.pick_rule()
+        }
+    }
+
+    /// What the class holding `task` says of it ([`SchedClass::describe_task`]; for an RT
+    /// task under the stacked RT class, its kernel `prio`).
+    pub fn describe_task(&self, rq: &Rq<C::Rq>, task: &Task<C::TaskData>) -> String {
+        if self.in_rt(task) {
+            format!("rt prio {}", 99 - task.rt_priority as i32)
+        } else {
+            self.class.describe_task(rq, task)
+        }
+    }
+
     pub fn for_each_queued(
         &self,
         rq: &Rq<C::Rq>,

@@ -311,9 +311,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.foreground_alive -= 1;
         }
         let (t, cpu) = self.create_spec_task(i)?;
+        let before = self.resched_before();
         let (_, cost, _) =
             self.core_path(cpu, self.now, |s| core::attr::fork(s, cpu, None, t, None))?;
         self.trace_wakeup_new(t, self.tasks[t].cpu);
+        let at = self.now;
+        self.decided_placement(decisions::DecisionKind::Fork, t, cpu, at, before);
         if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched {
             self.interrupt_user(cpu, cost)?;
         } else {
@@ -395,9 +398,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if let Some(ic) = self.ic.as_mut() {
             self.cursor += ic.write(waker_cpu, state_line);
         }
+        let before = self.resched_before();
         let found =
             core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)?;
         self.trace_waking(t, waker_cpu, irq);
+        let at = self.cursor;
+        self.decided_placement(decisions::DecisionKind::Wakeup, t, waker_cpu, at, before);
         if found == core::Wakee::StillCurrent {
             // `claim_wakee` found it still current and set it running again, under the lock
             // of its runqueue: two atomics, after the instant sched_waking is stamped with.

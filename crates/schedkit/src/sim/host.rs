@@ -299,6 +299,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         prev: Option<TaskId>,
         next: Option<TaskId>,
     ) -> Result<(), CoreError> {
+        self.decided_pick(cpu, prev, next);
         if next != prev {
             // A refill owed by a task switched in but never run is forgotten with it.
             self.cpus[cpu].refill_due = Refill::default();

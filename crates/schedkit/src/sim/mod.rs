@@ -24,6 +24,7 @@
 
 pub mod cache;
 pub mod cost;
+pub mod decisions;
 pub mod freq;
 pub mod interconnect;
 pub mod lock;
@@ -124,9 +125,21 @@ pub fn simulate<P: SchedClass>(
     workload: &Workload,
     config: SimConfig<'_>,
 ) -> Result<RunResult, SimError> {
+    simulate_logged(sched, machine, workload, config, None)
+}
+
+/// [`simulate`], telling `log` each scheduling decision as it is made (`schedkit diff`).
+pub fn simulate_logged<'c, P: SchedClass>(
+    sched: Sched<P>,
+    machine: &Machine,
+    workload: &Workload,
+    config: SimConfig<'c>,
+    log: Option<&'c mut decisions::DecisionLog>,
+) -> Result<RunResult, SimError> {
     check_policies(&sched, workload)?;
     let started = std::time::Instant::now();
     let mut sim = Sim::new(sched, machine, workload, config)?;
+    sim.decisions = log;
     sim.run()?;
     Ok(sim.result(started.elapsed().as_secs_f64()))
 }
@@ -197,16 +210,31 @@ impl crate::registry::PolicyKind {
         workload: &Workload,
         config: SimConfig,
     ) -> Result<RunResult, SimError> {
+        self.simulate_logged(rt_balance, machine, workload, config, None)
+    }
+
+    /// [`Self::simulate_with`], telling `log` each scheduling decision as it is made
+    /// (`schedkit diff`); the figures are the same as without it.
+    pub fn simulate_logged<'c>(
+        self,
+        rt_balance: crate::class::RtBalance,
+        machine: &Machine,
+        workload: &Workload,
+        config: SimConfig<'c>,
+        log: Option<&'c mut decisions::DecisionLog>,
+    ) -> Result<RunResult, SimError> {
         struct Run<'a, 'c> {
             machine: &'a Machine,
             workload: &'a Workload,
             config: SimConfig<'c>,
+            log: Option<&'c mut decisions::DecisionLog>,
         }
         impl crate::registry::WithSched for Run<'_, '_> {
             type Out = Result<RunResult, SimError>;
             fn run<C: SchedClass>(self, sched: Sched<C>) -> Result<RunResult, SimError> {
                 let stacked = sched.rt_stacked().then_some(sched.rt.balance);
-                let mut r = simulate(sched, self.machine, self.workload, self.config)?;
+                let mut r =
+                    simulate_logged(sched, self.machine, self.workload, self.config, self.log)?;
                 r.rt_balance = stacked.map(|b| b.name().to_string());
                 Ok(r)
             }
@@ -218,6 +246,7 @@ impl crate::registry::PolicyKind {
                 machine,
                 workload,
                 config,
+                log,
             },
         )
     }
@@ -232,6 +261,9 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     machine: &'a Machine,
     workload: &'a Workload,
     cfg: SimConfig<'c>,
+    /// Where each scheduling decision is told (`None` but for `schedkit diff`: the run then
+    /// pays one test per decision).
+    decisions: Option<&'c mut decisions::DecisionLog>,
     layout: LockLayout,
     ncpus: usize,
     tick_ns: u64,
@@ -481,6 +513,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             path_cpu: 0,
             tally: RunTally::new(parts, workload.locks.len()),
             watchdog: cfg_starve.map(|s| Box::new(watchdog::Watchdog::new(s, ncpus))),
+            decisions: None,
         };
         sim.start_freq();
         sim.start_tasks()?;

@@ -331,10 +331,13 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             None => 0,
         };
+        let before = self.resched_before();
         let (_, cost, _) = self.core_path(cpu, self.now, |s| {
             core::attr::fork(s, cpu, Some(parent), child, Some(cpu))
         })?;
         self.trace_fork(cpu, parent, child);
+        let at = self.now;
+        self.decided_placement(decisions::DecisionKind::Fork, child, cpu, at, before);
         Ok(Step::Sys(cost + line_ns))
     }
 

@@ -335,6 +335,21 @@ impl SchedClass for Bfs {
         self.label.clone()
     }
 
+    fn pick_rule(&self) -> &'static str {
+        "BFS 0.404: from the one global queue's best priority level, the earliest virtual \
+         deadline, each offset by its cache distance from this CPU (earliest_deadline_task)"
+    }
+
+    fn describe_task(&self, _rq: &Rq<BfsRq>, task: &crate::task::Task<BfsTask>) -> String {
+        let d = &task.data;
+        format!(
+            "prio {}, deadline {}{}",
+            d.prio,
+            d.deadline,
+            if d.sticky { ", sticky" } else { "" }
+        )
+    }
+
     fn lock_layout(&self) -> LockLayout {
         LockLayout::Global
     }

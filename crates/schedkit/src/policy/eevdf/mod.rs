@@ -245,6 +245,23 @@ impl SchedClass for Eevdf {
         }
     }
 
+    fn pick_rule(&self) -> &'static str {
+        "EEVDF: among the eligible tasks (vruntime at or before V, the load-weighted average), \
+         the earliest virtual deadline (pick_eevdf); RUN_TO_PARITY lets the current task run on \
+         while it is protected (to its deadline in 6.6, to vprot in 6.18)"
+    }
+
+    fn describe_task(&self, _rq: &Rq<EevdfRq>, task: &Task<EevdfTask>) -> String {
+        let d = &task.data;
+        format!(
+            "vruntime {}, deadline {}, slice {} ns{}",
+            d.vruntime,
+            d.deadline,
+            d.slice,
+            if d.sched_delayed { ", delayed" } else { "" }
+        )
+    }
+
     fn lock_layout(&self) -> LockLayout {
         LockLayout::PerCpu
     }

@@ -254,6 +254,16 @@ impl SchedClass for Goodness {
         "goodness"
     }
 
+    fn pick_rule(&self) -> &'static str {
+        "2.4 goodness(): the highest goodness over the global runqueue list (counter plus \
+         20 - nice, a bonus for this CPU and for the same mm), prev kept on a tie; every \
+         runnable counter 0: recalculate"
+    }
+
+    fn describe_task(&self, _rq: &Rq<GoodnessRq>, task: &Task<GoodnessTask>) -> String {
+        format!("counter {}", task.data.counter)
+    }
+
     fn lock_layout(&self) -> LockLayout {
         LockLayout::Global
     }

@@ -436,6 +436,26 @@ impl SchedClass for O1 {
         }
     }
 
+    fn pick_rule(&self) -> &'static str {
+        "O(1): the first task of the highest-priority non-empty list of this CPU's active \
+         array (a bitmap search); when the active array is empty, the arrays swap first"
+    }
+
+    fn describe_task(&self, rq: &Rq<O1Rq>, task: &Task<O1Task>) -> String {
+        let d = &task.data;
+        let array = match d.array {
+            Some(a) if a as usize == rq.active => "active",
+            Some(_) => "expired",
+            None => "no array",
+        };
+        format!(
+            "prio {} ({array}), slice {} ticks, sleep_avg {} ms",
+            d.prio,
+            d.time_slice,
+            d.sleep_avg / 1_000_000
+        )
+    }
+
     fn lock_layout(&self) -> LockLayout {
         LockLayout::PerCpu
     }
