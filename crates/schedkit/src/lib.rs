@@ -50,6 +50,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod class;
 pub mod ds;
+pub mod external;
 pub mod infile;
 pub mod machine;
 pub mod metrics;

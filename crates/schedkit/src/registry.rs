@@ -12,14 +12,91 @@ use crate::class::RtBalance;
 use crate::class::SchedClass;
 use crate::policy::{bfs, cfs, cfs_fair_clock, eevdf, goodness, o1};
 use crate::sched_core::Sched;
+use std::sync::RwLock;
 
 pub use crate::class::BuildEnv;
+pub use crate::external::ExternalPolicy;
 
 /// Something to do with a class stack, whatever its class: run it in the simulator, start a
 /// runtime on it, measure it.
 pub trait WithSched {
     type Out;
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out;
+    /// The same for a class defined outside schedkit and [`register`]ed: its class type is
+    /// not known here, so the visitor takes the entry `policy` compiled for it at its
+    /// definition ([`ExternalPolicy::new`] instantiates the library's own visitors, the
+    /// simulator's, the runtime's and the operation bench's, for that class). A visitor that
+    /// no such entry exists for (one defined outside schedkit, a test's) says here what it
+    /// does instead.
+    fn run_external(self, policy: &'static ExternalPolicy, env: &BuildEnv) -> Self::Out;
+}
+
+/// The classes registered from outside schedkit ([`register`]), in registration order, after
+/// the built-ins everywhere policies are listed.
+static EXTERNAL: RwLock<Vec<&'static ExternalPolicy>> = RwLock::new(Vec::new());
+
+/// The registered external classes.
+fn external() -> Vec<&'static ExternalPolicy> {
+    match EXTERNAL.read() {
+        Ok(v) => v.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
+}
+
+/// Registers a class defined outside schedkit under its name and aliases, so that
+/// [`PolicyKind::parse`] finds it and [`PolicyKind::all`] lists it (the CLI's `--policy`,
+/// `--policies`, `list policies`, sweep points, replay and validate runs). Call it at the
+/// start of `main`, before anything parses a policy name. Registering the same static twice is
+/// harmless; a name or alias that is not lowercase (`parse` lowercases what it reads), that is
+/// empty or holds a space or a comma, or that another policy (built-in or registered) already
+/// answers to, is an error naming both.
+pub fn register(policy: &'static ExternalPolicy) -> Result<(), String> {
+    let mut list = match EXTERNAL.write() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if list.iter().any(|p| std::ptr::eq(*p, policy)) {
+        return Ok(());
+    }
+    if !(1..=10_000).contains(&policy.hz) {
+        return Err(format!(
+            "class '{}': hz = {} is outside 1..=10000",
+            policy.name, policy.hz
+        ));
+    }
+    for n in std::iter::once(&policy.name).chain(policy.aliases) {
+        if n.is_empty() || n.trim() != *n || n.to_ascii_lowercase() != *n || n.contains([',', ' '])
+        {
+            return Err(format!(
+                "class '{}': the name '{n}' must be non-empty lowercase text without spaces or commas (policy names are read lowercased and comma-separated)",
+                policy.name
+            ));
+        }
+        if n.starts_with("bfs:") {
+            return Err(format!(
+                "class '{}': the name '{n}' is taken by bfs's options (bfs:...)",
+                policy.name
+            ));
+        }
+        let builtin = PolicyKind::ALL
+            .iter()
+            .find(|k| k.name() == *n || k.aliases().contains(n));
+        if let Some(k) = builtin {
+            return Err(format!(
+                "class '{}': the name '{n}' is already the built-in policy '{}'",
+                policy.name,
+                k.name()
+            ));
+        }
+        if let Some(p) = list.iter().find(|p| p.name == *n || p.aliases.contains(n)) {
+            return Err(format!(
+                "class '{}': the name '{n}' is already the registered class '{}'",
+                policy.name, p.name
+            ));
+        }
+    }
+    list.push(policy);
+    Ok(())
 }
 
 macro_rules! registry {
@@ -34,16 +111,20 @@ macro_rules! registry {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum PolicyKind {
             $($variant $(($opt_ty))?,)*
+            /// A class defined outside schedkit and [`register`]ed.
+            External(&'static ExternalPolicy),
         }
 
         impl PolicyKind {
-            /// Every policy, in the order `list policies` shows them.
-            /// (A policy with options appears once, with its defaults.)
+            /// Every built-in policy, in the order `list policies` shows them.
+            /// (A policy with options appears once, with its defaults.) [`PolicyKind::all`]
+            /// adds the registered external classes.
             pub const ALL: &'static [PolicyKind] = &[$(PolicyKind::$variant $(($opt_default))?,)*];
 
             pub fn name(self) -> &'static str {
                 match self {
                     $(PolicyKind::$variant { .. } => $name,)*
+                    PolicyKind::External(p) => p.name,
                 }
             }
 
@@ -51,6 +132,7 @@ macro_rules! registry {
             pub fn aliases(self) -> &'static [&'static str] {
                 match self {
                     $(PolicyKind::$variant { .. } => &[$($alias),*],)*
+                    PolicyKind::External(p) => p.aliases,
                 }
             }
 
@@ -58,6 +140,7 @@ macro_rules! registry {
             pub fn about(self) -> &'static str {
                 match self {
                     $(PolicyKind::$variant { .. } => $about,)*
+                    PolicyKind::External(p) => p.about,
                 }
             }
 
@@ -65,6 +148,7 @@ macro_rules! registry {
             pub fn native_hz(self) -> u32 {
                 match self {
                     $(PolicyKind::$variant { .. } => $hz,)*
+                    PolicyKind::External(p) => p.hz,
                 }
             }
 
@@ -79,6 +163,7 @@ macro_rules! registry {
                         let $env = env;
                         v.run(Sched::new($ctor, env.rt_balance, env.ncpus))
                     })*
+                    PolicyKind::External(p) => v.run_external(p, env),
                 }
             }
         }
@@ -152,23 +237,27 @@ registry! {
 }
 
 impl PolicyKind {
+    /// Every policy: the built-ins ([`PolicyKind::ALL`]), then the classes [`register`]ed from
+    /// outside schedkit, in the order they were registered.
+    pub fn all() -> Vec<PolicyKind> {
+        let mut v = PolicyKind::ALL.to_vec();
+        v.extend(external().into_iter().map(PolicyKind::External));
+        v
+    }
+
     pub fn parse(name: &str) -> Result<PolicyKind, String> {
         let n = name.trim().to_ascii_lowercase();
         if let Some(opts) = n.strip_prefix("bfs:").filter(|o| *o != "0.404") {
             return bfs::BfsTunables::parse(opts).map(PolicyKind::Bfs);
         }
-        PolicyKind::ALL
-            .iter()
+        let all = PolicyKind::all();
+        all.iter()
             .copied()
             .find(|k| k.name() == n || k.aliases().contains(&n.as_str()))
             .ok_or_else(|| {
                 format!(
                     "unknown policy '{n}' (known: {})",
-                    PolicyKind::ALL
-                        .iter()
-                        .map(|k| k.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
                 )
             })
     }
@@ -198,6 +287,9 @@ impl PolicyKind {
             type Out = bool;
             fn run<C: SchedClass>(self, _sched: Sched<C>) -> bool {
                 !C::OWNS_RT
+            }
+            fn run_external(self, policy: &'static ExternalPolicy, _env: &BuildEnv) -> bool {
+                !policy.owns_rt()
             }
         }
         let env = BuildEnv {
