@@ -301,3 +301,104 @@ impl PolicyKind {
         self.build(&env, Probe)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::external::FromEnv;
+    use crate::machine::Machine;
+    use crate::sim::SimConfig;
+    use crate::workload::Workload;
+
+    // Built-in classes seen from outside: the same class types behind an `ExternalPolicy`, so
+    // that a run through the external entries can be compared with the registry's own line.
+    impl FromEnv for goodness::Goodness {
+        fn from_env(_env: &BuildEnv) -> Self {
+            goodness::Goodness
+        }
+    }
+    impl FromEnv for o1::O1 {
+        fn from_env(env: &BuildEnv) -> Self {
+            o1::O1::from_env(env)
+        }
+    }
+
+    static GOODNESS_OUTSIDE: ExternalPolicy =
+        ExternalPolicy::new::<goodness::Goodness>("goodness-outside", "2.4 again").hz(100);
+    static O1_OUTSIDE: ExternalPolicy =
+        ExternalPolicy::new::<o1::O1>("o1-outside", "O(1) again").aliases(&["o1-again"]);
+
+    fn same_run(builtin: PolicyKind, external: &'static ExternalPolicy, workload: &str) {
+        let m = Machine::load("smp4-2002").unwrap();
+        let w = Workload::parse(workload).unwrap();
+        let cfg = || SimConfig {
+            duration_ns: 200_000_000,
+            audit_every: 1,
+            ..Default::default()
+        };
+        let mut a = builtin.simulate(&m, &w, cfg()).unwrap();
+        let mut b = PolicyKind::External(external)
+            .simulate(&m, &w, cfg())
+            .unwrap();
+        a.metrics.sim.wall_s = 0.0;
+        b.metrics.sim.wall_s = 0.0;
+        assert!(a.metrics.context_switches > 0);
+        assert_eq!(a, b, "{} outside schedkit ran differently", builtin.name());
+    }
+
+    /// A class run through its external entries runs exactly as through the registry's line:
+    /// the entry builds the same class stack (the RT class in front unless the class owns its
+    /// RT tasks) and hands it to the same simulator.
+    #[test]
+    fn an_external_class_runs_as_the_same_builtin_does() {
+        same_run(
+            PolicyKind::Goodness,
+            &GOODNESS_OUTSIDE,
+            "hackbench:groups=2+rtmix",
+        );
+        same_run(PolicyKind::O1, &O1_OUTSIDE, "hackbench:groups=2+rtmix");
+        assert!(!PolicyKind::External(&GOODNESS_OUTSIDE).has_rt_class());
+        assert!(PolicyKind::External(&O1_OUTSIDE).has_rt_class());
+    }
+
+    #[test]
+    fn registration_finds_the_class_by_name_and_refuses_clashes() {
+        register(&O1_OUTSIDE).unwrap();
+        register(&O1_OUTSIDE).unwrap(); // the same static again: nothing happens
+        assert_eq!(
+            PolicyKind::parse(" O1-Again ").unwrap(),
+            PolicyKind::External(&O1_OUTSIDE)
+        );
+        assert_eq!(
+            PolicyKind::all()
+                .iter()
+                .filter(|k| **k == PolicyKind::External(&O1_OUTSIDE))
+                .count(),
+            1
+        );
+        assert_eq!(PolicyKind::parse("o1").unwrap(), PolicyKind::O1);
+
+        static CLASH: ExternalPolicy =
+            ExternalPolicy::new::<goodness::Goodness>("mine", "").aliases(&["2.4"]);
+        let e = register(&CLASH).unwrap_err();
+        assert!(
+            e.contains("'mine'") && e.contains("'2.4'") && e.contains("'goodness'"),
+            "{e}"
+        );
+        static CLASH2: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("o1-again", "");
+        let e = register(&CLASH2).unwrap_err();
+        assert!(e.contains("registered class 'o1-outside'"), "{e}");
+        static UPPER: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("Mine", "");
+        assert!(register(&UPPER).unwrap_err().contains("lowercase"));
+        static COMMA: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("a,b", "");
+        assert!(register(&COMMA).unwrap_err().contains("commas"));
+        static HZ: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("slow", "").hz(0);
+        assert!(register(&HZ).unwrap_err().contains("hz = 0"));
+        for refused in ["mine", "Mine", "slow", "a,b"] {
+            assert!(
+                PolicyKind::parse(refused).is_err(),
+                "{refused} was registered"
+            );
+        }
+    }
+}
