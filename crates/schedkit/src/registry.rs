@@ -5,7 +5,8 @@
 //! will run on. Everything that iterates over policies — the CLI's `--policy` and `list`, the
 //! benches, the runtime's `Policy`, the conformance suite and every test that loops over
 //! policies — reads [`PolicyKind::ALL`] and [`PolicyKind::build`]; adding a policy is a module
-//! and one line below. The registry builds class stacks ([`Sched`]) and hands them to a
+//! and one line below. A class defined outside schedkit is [`register`]ed instead (see
+//! [`crate::external`]): [`PolicyKind::parse`] and [`PolicyKind::all`] then know it. The registry builds class stacks ([`Sched`]) and hands them to a
 //! [`WithSched`] visitor; it knows nothing of the hosts that run them.
 
 use crate::class::RtBalance;
