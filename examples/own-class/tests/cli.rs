@@ -143,3 +143,29 @@ fn an_unknown_policy_names_the_classes_among_the_known() {
     assert!(err.contains("unknown policy 'fifo2'"), "{err}");
     assert!(err.contains("fifo, lottery"), "{err}");
 }
+
+/// The lottery's draws are seeded per CPU: a run is a pure function of its inputs, every figure
+/// but the host's wall time the same twice.
+#[test]
+fn a_lottery_run_is_the_same_twice() {
+    let run = || {
+        own_class(&[
+            "sim",
+            "--policy",
+            "lottery",
+            "--machine",
+            "smp4-2002",
+            "--workload",
+            "chat:rooms=4,messages=100+yield:instances=4,nice=5",
+            "--duration",
+            "300ms",
+        ])
+        .lines()
+        .filter(|l| !l.starts_with("sim wall"))
+        .map(str::to_string)
+        .collect::<Vec<_>>()
+    };
+    let a = run();
+    assert!(a.len() > 10, "{a:?}");
+    assert_eq!(a, run());
+}
