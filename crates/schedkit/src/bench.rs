@@ -69,7 +69,7 @@ fn time_per_call(budget: Duration, mut f: impl FnMut()) -> f64 {
 }
 
 /// Times one class stack's enqueue+dequeue and put_prev+pick_next with `n` runnable tasks.
-struct OpsBench {
+pub(crate) struct OpsBench {
     n: usize,
     budget: Duration,
 }
@@ -122,6 +122,13 @@ impl WithSched for OpsBench {
         lockdep::release(0);
         (enq, pick)
     }
+    fn run_external(
+        self,
+        policy: &'static crate::external::ExternalPolicy,
+        env: &BuildEnv,
+    ) -> (f64, f64) {
+        policy.bench_ops(env, self)
+    }
 }
 
 /// Measures per-operation cost of every policy at each task count.
@@ -129,7 +136,7 @@ pub fn ops(sizes: &[usize], budget: Duration, mut progress: impl FnMut(&str)) ->
     let m = Machine::load("smp2-2002").expect("shipped profile");
     let env = BuildEnv::of_machine(&m, RtBalance::Passive);
     let mut rows = Vec::new();
-    for &kind in PolicyKind::ALL {
+    for kind in PolicyKind::all() {
         let mut base: Option<(f64, f64)> = None;
         for &n in sizes {
             progress(&format!("{} with {n} tasks", kind.name()));

@@ -9,6 +9,9 @@
 //!   runqueue, work accounting).
 //! - [`policy`]: one module per design; [`registry`]: the policies as data (names, eras,
 //!   constructors).
+//! - [`external`]: a class written in another crate, described by an `ExternalPolicy` and
+//!   [registered](registry::register), runs on both hosts as a built-in does
+//!   (`docs/own-class.md`).
 //! - [`sched_core`]: every scheduling path once (`try_to_wake_up`, `schedule`,
 //!   `scheduler_tick`, `load_balance`, RT push/pull), shared by both hosts, as `core.c` is.
 //! - [`sim`]: the simulated machine that hosts a policy; [`machine`]: machine profiles
@@ -51,6 +54,7 @@ pub mod calibrate;
 pub mod class;
 pub mod diff;
 pub mod ds;
+pub mod external;
 pub mod infile;
 pub mod machine;
 pub mod metrics;

@@ -5,21 +5,99 @@
 //! will run on. Everything that iterates over policies — the CLI's `--policy` and `list`, the
 //! benches, the runtime's `Policy`, the conformance suite and every test that loops over
 //! policies — reads [`PolicyKind::ALL`] and [`PolicyKind::build`]; adding a policy is a module
-//! and one line below. The registry builds class stacks ([`Sched`]) and hands them to a
+//! and one line below. A class defined outside schedkit is [`register`]ed instead (see
+//! [`crate::external`]): [`PolicyKind::parse`] and [`PolicyKind::all`] then know it. The registry builds class stacks ([`Sched`]) and hands them to a
 //! [`WithSched`] visitor; it knows nothing of the hosts that run them.
 
 use crate::class::RtBalance;
 use crate::class::SchedClass;
 use crate::policy::{bfs, cfs, cfs_fair_clock, eevdf, goodness, o1};
 use crate::sched_core::Sched;
+use std::sync::RwLock;
 
 pub use crate::class::BuildEnv;
+pub use crate::external::ExternalPolicy;
 
 /// Something to do with a class stack, whatever its class: run it in the simulator, start a
 /// runtime on it, measure it.
 pub trait WithSched {
     type Out;
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out;
+    /// The same for a class defined outside schedkit and [`register`]ed: its class type is
+    /// not known here, so the visitor takes the entry `policy` compiled for it at its
+    /// definition ([`ExternalPolicy::new`] instantiates the library's own visitors, the
+    /// simulator's, the runtime's and the operation bench's, for that class). A visitor that
+    /// no such entry exists for (one defined outside schedkit, a test's) says here what it
+    /// does instead.
+    fn run_external(self, policy: &'static ExternalPolicy, env: &BuildEnv) -> Self::Out;
+}
+
+/// The classes registered from outside schedkit ([`register`]), in registration order, after
+/// the built-ins everywhere policies are listed.
+static EXTERNAL: RwLock<Vec<&'static ExternalPolicy>> = RwLock::new(Vec::new());
+
+/// The registered external classes.
+fn external() -> Vec<&'static ExternalPolicy> {
+    match EXTERNAL.read() {
+        Ok(v) => v.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    }
+}
+
+/// Registers a class defined outside schedkit under its name and aliases, so that
+/// [`PolicyKind::parse`] finds it and [`PolicyKind::all`] lists it (the CLI's `--policy`,
+/// `--policies`, `list policies`, sweep points, replay and validate runs). Call it at the
+/// start of `main`, before anything parses a policy name. Registering the same static twice is
+/// harmless; a name or alias that is not lowercase (`parse` lowercases what it reads), that is
+/// empty or holds a space or a comma, or that another policy (built-in or registered) already
+/// answers to, is an error naming both.
+pub fn register(policy: &'static ExternalPolicy) -> Result<(), String> {
+    let mut list = match EXTERNAL.write() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if list.iter().any(|p| std::ptr::eq(*p, policy)) {
+        return Ok(());
+    }
+    if !(1..=10_000).contains(&policy.hz) {
+        return Err(format!(
+            "class '{}': hz = {} is outside 1..=10000",
+            policy.name, policy.hz
+        ));
+    }
+    for n in std::iter::once(&policy.name).chain(policy.aliases) {
+        if n.is_empty() || n.trim() != *n || n.to_ascii_lowercase() != *n || n.contains([',', ' '])
+        {
+            return Err(format!(
+                "class '{}': the name '{n}' must be non-empty lowercase text without spaces or commas (policy names are read lowercased and comma-separated)",
+                policy.name
+            ));
+        }
+        if n.starts_with("bfs:") {
+            return Err(format!(
+                "class '{}': the name '{n}' is taken by bfs's options (bfs:...)",
+                policy.name
+            ));
+        }
+        let builtin = PolicyKind::ALL
+            .iter()
+            .find(|k| k.name() == *n || k.aliases().contains(n));
+        if let Some(k) = builtin {
+            return Err(format!(
+                "class '{}': the name '{n}' is already the built-in policy '{}'",
+                policy.name,
+                k.name()
+            ));
+        }
+        if let Some(p) = list.iter().find(|p| p.name == *n || p.aliases.contains(n)) {
+            return Err(format!(
+                "class '{}': the name '{n}' is already the registered class '{}'",
+                policy.name, p.name
+            ));
+        }
+    }
+    list.push(policy);
+    Ok(())
 }
 
 macro_rules! registry {
@@ -34,16 +112,20 @@ macro_rules! registry {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum PolicyKind {
             $($variant $(($opt_ty))?,)*
+            /// A class defined outside schedkit and [`register`]ed.
+            External(&'static ExternalPolicy),
         }
 
         impl PolicyKind {
-            /// Every policy, in the order `list policies` shows them.
-            /// (A policy with options appears once, with its defaults.)
+            /// Every built-in policy, in the order `list policies` shows them.
+            /// (A policy with options appears once, with its defaults.) [`PolicyKind::all`]
+            /// adds the registered external classes.
             pub const ALL: &'static [PolicyKind] = &[$(PolicyKind::$variant $(($opt_default))?,)*];
 
             pub fn name(self) -> &'static str {
                 match self {
                     $(PolicyKind::$variant { .. } => $name,)*
+                    PolicyKind::External(p) => p.name,
                 }
             }
 
@@ -51,6 +133,7 @@ macro_rules! registry {
             pub fn aliases(self) -> &'static [&'static str] {
                 match self {
                     $(PolicyKind::$variant { .. } => &[$($alias),*],)*
+                    PolicyKind::External(p) => p.aliases,
                 }
             }
 
@@ -58,6 +141,7 @@ macro_rules! registry {
             pub fn about(self) -> &'static str {
                 match self {
                     $(PolicyKind::$variant { .. } => $about,)*
+                    PolicyKind::External(p) => p.about,
                 }
             }
 
@@ -65,6 +149,7 @@ macro_rules! registry {
             pub fn native_hz(self) -> u32 {
                 match self {
                     $(PolicyKind::$variant { .. } => $hz,)*
+                    PolicyKind::External(p) => p.hz,
                 }
             }
 
@@ -79,6 +164,7 @@ macro_rules! registry {
                         let $env = env;
                         v.run(Sched::new($ctor, env.rt_balance, env.ncpus))
                     })*
+                    PolicyKind::External(p) => v.run_external(p, env),
                 }
             }
         }
@@ -152,23 +238,27 @@ registry! {
 }
 
 impl PolicyKind {
+    /// Every policy: the built-ins ([`PolicyKind::ALL`]), then the classes [`register`]ed from
+    /// outside schedkit, in the order they were registered.
+    pub fn all() -> Vec<PolicyKind> {
+        let mut v = PolicyKind::ALL.to_vec();
+        v.extend(external().into_iter().map(PolicyKind::External));
+        v
+    }
+
     pub fn parse(name: &str) -> Result<PolicyKind, String> {
         let n = name.trim().to_ascii_lowercase();
         if let Some(opts) = n.strip_prefix("bfs:").filter(|o| *o != "0.404") {
             return bfs::BfsTunables::parse(opts).map(PolicyKind::Bfs);
         }
-        PolicyKind::ALL
-            .iter()
+        let all = PolicyKind::all();
+        all.iter()
             .copied()
             .find(|k| k.name() == n || k.aliases().contains(&n.as_str()))
             .ok_or_else(|| {
                 format!(
                     "unknown policy '{n}' (known: {})",
-                    PolicyKind::ALL
-                        .iter()
-                        .map(|k| k.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    all.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
                 )
             })
     }
@@ -199,6 +289,9 @@ impl PolicyKind {
             fn run<C: SchedClass>(self, _sched: Sched<C>) -> bool {
                 !C::OWNS_RT
             }
+            fn run_external(self, policy: &'static ExternalPolicy, _env: &BuildEnv) -> bool {
+                !policy.owns_rt()
+            }
         }
         let env = BuildEnv {
             ncpus: 1,
@@ -207,5 +300,106 @@ impl PolicyKind {
             rt_balance: RtBalance::Passive,
         };
         self.build(&env, Probe)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::external::FromEnv;
+    use crate::machine::Machine;
+    use crate::sim::SimConfig;
+    use crate::workload::Workload;
+
+    // Built-in classes seen from outside: the same class types behind an `ExternalPolicy`, so
+    // that a run through the external entries can be compared with the registry's own line.
+    impl FromEnv for goodness::Goodness {
+        fn from_env(_env: &BuildEnv) -> Self {
+            goodness::Goodness
+        }
+    }
+    impl FromEnv for o1::O1 {
+        fn from_env(env: &BuildEnv) -> Self {
+            o1::O1::from_env(env)
+        }
+    }
+
+    static GOODNESS_OUTSIDE: ExternalPolicy =
+        ExternalPolicy::new::<goodness::Goodness>("goodness-outside", "2.4 again").hz(100);
+    static O1_OUTSIDE: ExternalPolicy =
+        ExternalPolicy::new::<o1::O1>("o1-outside", "O(1) again").aliases(&["o1-again"]);
+
+    fn same_run(builtin: PolicyKind, external: &'static ExternalPolicy, workload: &str) {
+        let m = Machine::load("smp4-2002").unwrap();
+        let w = Workload::parse(workload).unwrap();
+        let cfg = || SimConfig {
+            duration_ns: 200_000_000,
+            audit_every: 1,
+            ..Default::default()
+        };
+        let mut a = builtin.simulate(&m, &w, cfg()).unwrap();
+        let mut b = PolicyKind::External(external)
+            .simulate(&m, &w, cfg())
+            .unwrap();
+        a.metrics.sim.wall_s = 0.0;
+        b.metrics.sim.wall_s = 0.0;
+        assert!(a.metrics.context_switches > 0);
+        assert_eq!(a, b, "{} outside schedkit ran differently", builtin.name());
+    }
+
+    /// A class run through its external entries runs exactly as through the registry's line:
+    /// the entry builds the same class stack (the RT class in front unless the class owns its
+    /// RT tasks) and hands it to the same simulator.
+    #[test]
+    fn an_external_class_runs_as_the_same_builtin_does() {
+        same_run(
+            PolicyKind::Goodness,
+            &GOODNESS_OUTSIDE,
+            "hackbench:groups=2+rtmix",
+        );
+        same_run(PolicyKind::O1, &O1_OUTSIDE, "hackbench:groups=2+rtmix");
+        assert!(!PolicyKind::External(&GOODNESS_OUTSIDE).has_rt_class());
+        assert!(PolicyKind::External(&O1_OUTSIDE).has_rt_class());
+    }
+
+    #[test]
+    fn registration_finds_the_class_by_name_and_refuses_clashes() {
+        register(&O1_OUTSIDE).unwrap();
+        register(&O1_OUTSIDE).unwrap(); // the same static again: nothing happens
+        assert_eq!(
+            PolicyKind::parse(" O1-Again ").unwrap(),
+            PolicyKind::External(&O1_OUTSIDE)
+        );
+        assert_eq!(
+            PolicyKind::all()
+                .iter()
+                .filter(|k| **k == PolicyKind::External(&O1_OUTSIDE))
+                .count(),
+            1
+        );
+        assert_eq!(PolicyKind::parse("o1").unwrap(), PolicyKind::O1);
+
+        static CLASH: ExternalPolicy =
+            ExternalPolicy::new::<goodness::Goodness>("mine", "").aliases(&["2.4"]);
+        let e = register(&CLASH).unwrap_err();
+        assert!(
+            e.contains("'mine'") && e.contains("'2.4'") && e.contains("'goodness'"),
+            "{e}"
+        );
+        static CLASH2: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("o1-again", "");
+        let e = register(&CLASH2).unwrap_err();
+        assert!(e.contains("registered class 'o1-outside'"), "{e}");
+        static UPPER: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("Mine", "");
+        assert!(register(&UPPER).unwrap_err().contains("lowercase"));
+        static COMMA: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("a,b", "");
+        assert!(register(&COMMA).unwrap_err().contains("commas"));
+        static HZ: ExternalPolicy = ExternalPolicy::new::<goodness::Goodness>("slow", "").hz(0);
+        assert!(register(&HZ).unwrap_err().contains("hz = 0"));
+        for refused in ["mine", "Mine", "slow", "a,b"] {
+            assert!(
+                PolicyKind::parse(refused).is_err(),
+                "{refused} was registered"
+            );
+        }
     }
 }

@@ -341,19 +341,6 @@ impl Builder {
                 rt_balance: self.rt_balance,
             });
         env.ncpus = ncpus;
-        struct Start {
-            cfg: Config,
-            id: usize,
-        }
-        impl WithSched for Start {
-            type Out = Arc<dyn WorkerOps>;
-            fn run<C: crate::class::SchedClass>(
-                self,
-                sched: crate::sched_core::Sched<C>,
-            ) -> Self::Out {
-                Arc::new(Shared::new(sched, self.cfg, self.id))
-            }
-        }
         let inner = self.policy.build(&env, Start { cfg, id });
         let pin = self.pin && cores.len() >= ncpus;
         let mut threads = Vec::with_capacity(ncpus);
@@ -405,6 +392,26 @@ pub struct Runtime {
 /// Environment switch for tests and CI: `0` or `off` builds every runtime without preemption.
 pub const PREEMPT_ENV: &str = "SCHEDKIT_RUNTIME_PREEMPT";
 pub use arch::{SaveArea, SAVE_AREA_ENV};
+
+/// `Builder::build`'s visitor: the runtime's shared state on whatever class stack it is handed.
+pub(crate) struct Start {
+    cfg: Config,
+    id: usize,
+}
+
+impl WithSched for Start {
+    type Out = Arc<dyn WorkerOps>;
+    fn run<C: crate::class::SchedClass>(self, sched: crate::sched_core::Sched<C>) -> Self::Out {
+        Arc::new(Shared::new(sched, self.cfg, self.id))
+    }
+    fn run_external(
+        self,
+        policy: &'static crate::external::ExternalPolicy,
+        env: &BuildEnv,
+    ) -> Self::Out {
+        policy.start(env, self)
+    }
+}
 
 /// Counters of a runtime's scheduling activity.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

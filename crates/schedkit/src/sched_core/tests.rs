@@ -334,6 +334,16 @@ struct ReapAfterStaleReads {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 impl WithSched for ReapAfterStaleReads {
     type Out = i64;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        unreachable!(
+            "the core's tests run built-in classes only, not {}",
+            policy.name
+        )
+    }
     fn run<C: SchedClass>(self, sched: Sched<C>) -> i64 {
         let stale = self.stale;
         let topology = crate::machine::Topology::flat(2);
@@ -540,6 +550,16 @@ struct YieldBothHosts;
 
 impl WithSched for YieldBothHosts {
     type Out = Result<(), CoreError>;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        unreachable!(
+            "the core's tests run built-in classes only, not {}",
+            policy.name
+        )
+    }
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let name = sched.name();
         let m = costless_machine();
@@ -566,6 +586,16 @@ struct YieldRuntime {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 impl WithSched for YieldRuntime {
     type Out = Result<(), CoreError>;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        unreachable!(
+            "the core's tests run built-in classes only, not {}",
+            policy.name
+        )
+    }
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let (topology, hz) = (self.machine.topology.clone(), self.machine.hz());
         crate::runtime::scripted::run(sched, topology, hz, |h| yield_semantics(h)).map(|_| ())

@@ -223,22 +223,6 @@ impl crate::registry::PolicyKind {
         config: SimConfig<'c>,
         log: Option<&'c mut decisions::DecisionLog>,
     ) -> Result<RunResult, SimError> {
-        struct Run<'a, 'c> {
-            machine: &'a Machine,
-            workload: &'a Workload,
-            config: SimConfig<'c>,
-            log: Option<&'c mut decisions::DecisionLog>,
-        }
-        impl crate::registry::WithSched for Run<'_, '_> {
-            type Out = Result<RunResult, SimError>;
-            fn run<C: SchedClass>(self, sched: Sched<C>) -> Result<RunResult, SimError> {
-                let stacked = sched.rt_stacked().then_some(sched.rt.balance);
-                let mut r =
-                    simulate_logged(sched, self.machine, self.workload, self.config, self.log)?;
-                r.rt_balance = stacked.map(|b| b.name().to_string());
-                Ok(r)
-            }
-        }
         let env = crate::registry::BuildEnv::of_machine(machine, rt_balance);
         self.build(
             &env,
@@ -249,6 +233,31 @@ impl crate::registry::PolicyKind {
                 log,
             },
         )
+    }
+}
+
+/// `PolicyKind::simulate_with`'s visitor: one run of whatever class stack it is handed.
+pub(crate) struct Run<'a, 'c> {
+    machine: &'a Machine,
+    workload: &'a Workload,
+    config: SimConfig<'c>,
+    log: Option<&'c mut decisions::DecisionLog>,
+}
+
+impl crate::registry::WithSched for Run<'_, '_> {
+    type Out = Result<RunResult, SimError>;
+    fn run<C: SchedClass>(self, sched: Sched<C>) -> Result<RunResult, SimError> {
+        let stacked = sched.rt_stacked().then_some(sched.rt.balance);
+        let mut r = simulate_logged(sched, self.machine, self.workload, self.config, self.log)?;
+        r.rt_balance = stacked.map(|b| b.name().to_string());
+        Ok(r)
+    }
+    fn run_external(
+        self,
+        policy: &'static crate::external::ExternalPolicy,
+        env: &crate::registry::BuildEnv,
+    ) -> Result<RunResult, SimError> {
+        policy.simulate(env, self)
     }
 }
 

@@ -181,6 +181,16 @@ type Logs = (Vec<String>, Option<Vec<String>>);
 
 impl WithSched for BothHosts<'_> {
     type Out = Result<Logs, CoreError>;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        unreachable!(
+            "the core's tests run built-in classes only, not {}",
+            policy.name
+        )
+    }
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let name = sched.name();
         let balance = sched.rt.balance;
@@ -218,6 +228,16 @@ struct RuntimeScript<'a> {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 impl WithSched for RuntimeScript<'_> {
     type Out = Result<Vec<String>, CoreError>;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        unreachable!(
+            "the core's tests run built-in classes only, not {}",
+            policy.name
+        )
+    }
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let (topology, hz) = (self.machine.topology.clone(), self.machine.hz());
         crate::runtime::scripted::run(sched, topology, hz, |h| self.script.run(h))
