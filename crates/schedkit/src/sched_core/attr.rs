@@ -63,7 +63,7 @@ pub fn sched_yield<H: Host>(h: &mut H, cpu: CpuId, t: TaskId) -> Result<(), Core
 
 /// `set_user_nice` / `sched_setscheduler` / `set_cpus_allowed` on `t`, running on `cpu`:
 /// dequeue (SAVE), change, enqueue (RESTORE) — into whichever class the task belongs to now —
-/// and reschedule; then what the RT class asks of the change ([`rt_class_changed`]: a task
+/// and reschedule; then what the RT class asks of the change (`rt_class_changed`: a task
 /// that lowered its RT priority or left the class pulls). A task whose new affinity excludes
 /// `cpu` leaves at that `schedule()`.
 pub fn change_attr<H: Host, R>(
@@ -136,7 +136,7 @@ fn rt_class_changed<H: Host>(
 /// `set_user_nice` / `sched_setscheduler` on `t` from outside (the user at a shell running
 /// `renice` or `chrt -p`, not `t` itself), under `t`'s runqueue lock. A queued or running task
 /// is dequeued (SAVE), changed and enqueued (RESTORE) into whichever class it belongs to now;
-/// then what the RT class asks of the change ([`rt_class_changed`]: a task that became RT on
+/// then what the RT class asks of the change (`rt_class_changed`: a task that became RT on
 /// an overloaded runqueue is pushed, a task that left the class or a running one that lowered
 /// its RT priority pulls); then its CPU reschedules if it runs there, or if the class's
 /// preemption check says the queued task now beats the running one (`prio_changed`: a
