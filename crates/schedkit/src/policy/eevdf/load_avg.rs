@@ -77,7 +77,13 @@ impl RemovedLoad {
     fn take(&self, ncpus: usize, cpu: CpuId, now: u64) -> u64 {
         self.slot(ncpus, cpu).map_or(0, |s| {
             s.last_update_ns.store(now, Relaxed);
-            s.load_avg.swap(0, Relaxed)
+            // As the kernel tests `removed.nr` first: no locked operation on the common path,
+            // where nothing left (each runqueue update of 6.18 comes here).
+            if s.load_avg.load(Relaxed) == 0 {
+                0
+            } else {
+                s.load_avg.swap(0, Relaxed)
+            }
         })
     }
 

@@ -204,11 +204,13 @@ impl Eevdf {
         let now = ctx.now;
         // The kernel's `src_rq->nr_running`: its delayed tasks are still counted.
         let src_nr_running = |src: &Rq<EevdfRq>| src.nr_running + src.class.nr_delayed;
-        // "Source run queue has been emptied by another CPU".
-        if src_nr_running(src) <= 1 {
-            return out;
-        }
-        let loop_max = fair_lb::NR_MIGRATE.min(src.class.nr_queued);
+        // "Source run queue has been emptied by another CPU": nothing is looked at, and the
+        // pass still ends as one that moved nothing (`balanced` below).
+        let loop_max = if src_nr_running(src) <= 1 {
+            0
+        } else {
+            fair_lb::NR_MIGRATE.min(src.class.nr_queued)
+        };
         let mut looked = 0;
         while left > 0 && looked < loop_max {
             // "We don't want to steal all, otherwise we may be treated likewise".
