@@ -486,9 +486,12 @@ fn a_running_rt_task_that_drops_its_priority_pulls() {
 /// not pushed, as in 2.6.25); task0 forks again and binds itself to CPU 1. CPU 0 picks the FIFO
 /// 9 child; task0's arrival on CPU 1 then pushes task4 to CPU 0. 2.6.25 would have CPU 0 pull
 /// task4 before it picks.
+///
+/// Held as a reproducer that runs in every test pass: it asserts that the conformance check
+/// still reports exactly this violation. When the core re-places an evicted task before the
+/// CPU's pick (the fix described at [`seed`]), it fails: then assert `conform_all` passes.
 #[test]
-#[ignore = "open finding: a CPU that evicts its task picks before the task is re-placed"]
-fn an_evicting_cpu_picks_after_its_task_is_moved() {
+fn open_finding_an_evicting_cpu_picks_before_its_task_is_moved() {
     use super::sequences::{AttrTo, Event, NewTask};
     use SchedPolicy::{Fifo, Normal};
     let pinned = NewTask {
@@ -514,7 +517,13 @@ fn an_evicting_cpu_picks_after_its_task_is_moved() {
             },
         ],
     );
-    conform_all(&case).unwrap_or_else(|e| panic!("{e}"));
+    let e = conform_all(&case)
+        .expect_err("the open finding is fixed: assert it passes now")
+        .to_string();
+    assert!(
+        e.contains("Bind { cpu: 0, allowed: 6 }: cpu0 picked Some(TaskId(6)), passing over the queued RT task4"),
+        "another violation than the open finding: {e}"
+    );
 }
 
 /// How many sequences a run draws: `SCHEDKIT_CONFORMANCE_CASES`, else 256 (about 2 s).
@@ -542,7 +551,8 @@ fn cases() -> u32 {
 ///
 /// Open finding, left: the same symptom without an attribute change to blame, from a state
 /// 2.6.25 reaches too (a queued RT task raised from outside, which `prio_changed_rt` does not
-/// push): `an_evicting_cpu_picks_after_its_task_is_moved`, ignored, about once in 500 000
+/// push): `open_finding_an_evicting_cpu_picks_before_its_task_is_moved`, a reproducer that
+/// asserts the violation still happens, about once in 500 000
 /// `o1` push/pull sequences. In 2.6.25 the evicted task leaves its CPU for the migration
 /// thread (`set_cpus_allowed` → `migrate_task`, kernel/sched.c:5341), which moves it; the CPU
 /// picks only when that RT thread schedules out, pulling first (`pre_schedule_rt`). Here
