@@ -60,6 +60,11 @@ CHECKS = [
      "scripts/figures/lost-wakeups.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/model-costs.py", "{schedkit}"],
      "scripts/figures/model-costs.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/who-waits.py", "--table", "{schedkit}"],
+     "scripts/figures/who-waits.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/wakeup-placement.py", "--table",
+                            "{schedkit}"],
+     "scripts/figures/wakeup-placement.py", False),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),
