@@ -11,6 +11,12 @@ switch in of each kind. Each `sched_migrate_task` is counted as a wakeup's (betw
 `sched_waking` and its switch in), a new task's (before its first switch), or the balancer's
 (any other).
 
+    python3 scripts/figures/wakeup-placement.py --roles TRACE[.gz] ...
+
+splits a hackbench trace's wakeups by the wakee's role and the waker's (receiver or sender, as
+`who-waits.py` tells them) and by where the wakee went, "preempting" where it was switched in
+straight after its waker on the waker's CPU, the waker still runnable.
+
     python3 scripts/figures/wakeup-placement.py --table SCHEDKIT
 
 prints docs/validation.md's table: the suite's recording and its replay under
@@ -33,11 +39,13 @@ def field(rest, name):
     return m.group(1) if m else None
 
 
-def figures(path):
-    """(migrations by cause, {kind: sorted latencies in µs})"""
+def figures(path, by_role=False):
+    """(migrations by cause, {kind: sorted latencies in µs}); with `by_role`, each kind is
+    (wakee's role, waker's role, placement)."""
     opener = gzip.open if path.endswith(".gz") else open
     curr, pending, state = {}, {}, {}
     kinds, migrations = {}, {"wakeup": 0, "new": 0, "balance": 0}
+    forks = []
     with opener(path, "rt", errors="replace") as f:
         for line in f:
             m = LINE.match(line)
@@ -45,9 +53,11 @@ def figures(path):
                 continue
             _, _, cpu, ts, ev, rest = m.groups()
             ts, cpu = float(ts), int(cpu)
-            if ev == "sched_waking":
+            if ev == "sched_process_fork":
+                forks.append((int(field(rest, "child_pid")), field(rest, "child_comm")))
+            elif ev == "sched_waking":
                 w = int(field(rest, "pid"))
-                pending[w] = [ts, cpu, None, None]
+                pending[w] = [ts, cpu, None, None, int(m.group(2))]
                 state[w] = "waking"
             elif ev == "sched_wakeup":
                 w = int(field(rest, "pid"))
@@ -64,24 +74,46 @@ def figures(path):
                 state[prev] = "queued" if field(rest, "prev_state").startswith("R") else "asleep"
                 state[nxt] = "running"
                 if nxt in pending and pending[nxt][2] is not None:
-                    t0, waker_cpu, target, idle = pending.pop(nxt)
+                    t0, waker_cpu, target, idle, waker = pending.pop(nxt)
                     kind = ("same CPU" if waker_cpu == target else "other CPU") + \
                         (", idle" if idle else ", busy")
+                    if by_role and prev == waker and \
+                            field(rest, "prev_state").startswith("R"):
+                        kind += ", preempting"
+                    if by_role:
+                        kind = (waker, nxt, kind)
                     kinds.setdefault(kind, []).append((ts - t0) * 1e6)
+    if by_role:
+        roles = who_waits().roles_of(forks)
+        merged = {}
+        for (waker, wakee, kind), v in kinds.items():
+            key = (roles.get(wakee, "other"), roles.get(waker, "other"), kind)
+            merged.setdefault(key, []).extend(v)
+        kinds = merged
     for v in kinds.values():
         v.sort()
     return migrations, kinds
+
+
+def who_waits():
+    import importlib.util
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "who-waits.py")
+    spec = importlib.util.spec_from_file_location("who_waits", here)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def p50(xs):
     return xs[len(xs) // 2] if xs else float("nan")
 
 
-def show(path):
-    migrations, kinds = figures(path)
+def show(path, by_role=False):
+    migrations, kinds = figures(path, by_role)
     out = [f"{path}: migrations {migrations}"]
-    for k in sorted(kinds):
-        out.append(f"  {k}: {len(kinds[k])} wakeups, latency p50 {p50(kinds[k]):.1f} us")
+    for k in sorted(kinds, key=lambda k: (k[:2], -len(kinds[k])) if by_role else k):
+        what = f"{k[0]} woken by {k[1]}, {k[2]}" if by_role else k
+        out.append(f"  {what}: {len(kinds[k])} wakeups, latency p50 {p50(kinds[k]):.1f} us")
     return "\n".join(out)
 
 
@@ -116,6 +148,9 @@ def table(schedkit):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--table":
         table(sys.argv[2])
+    elif len(sys.argv) >= 3 and sys.argv[1] == "--roles":
+        for p in sys.argv[2:]:
+            print(show(p, by_role=True))
     elif len(sys.argv) < 2 or sys.argv[1].startswith("-"):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
