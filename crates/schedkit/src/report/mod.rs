@@ -250,11 +250,16 @@ pub fn table(runs: &[RunResult]) -> String {
     head.extend(headers);
     let ratio = runs.len() == 2;
     if ratio {
-        head.push(format!(
-            "{}/{}",
-            short(&runs[1], vary_rt, vary_lock),
-            short(&runs[0], vary_rt, vary_lock)
-        ));
+        // Named by what tells the two runs apart: the mode where one policy ran in two (a
+        // policy that forces its mode, o1:era=2002, differs from o1 by its era, not its mode).
+        let name = |r: &RunResult| {
+            if runs[0].policy == runs[1].policy {
+                short(r, vary_rt, vary_lock)
+            } else {
+                r.policy.clone()
+            }
+        };
+        head.push(format!("{}/{}", name(&runs[1]), name(&runs[0])));
     }
     lines.push(head);
     // Per-op figures (lmbench style) come right after throughput.
@@ -740,5 +745,23 @@ mod tests {
         let t = table(&[small_run()]);
         let line = t.lines().find(|l| l.starts_with("sim events")).unwrap();
         assert!(!line.contains('.'), "{line}");
+    }
+
+    #[test]
+    fn the_ratio_column_is_named_by_what_tells_the_runs_apart() {
+        let head = |runs: &[RunResult]| table(runs).lines().nth(2).unwrap().to_string();
+        let mut a = small_run();
+        a.rt_balance = Some("passive".into());
+        let mut b = a.clone();
+        b.rt_balance = Some("pushpull".into());
+        // One policy in two modes: the modes.
+        assert!(head(&[a.clone(), b.clone()]).ends_with("pushpull/passive"));
+        // Two policies, one forcing its mode (o1 against o1:era=2002): the policies.
+        b.policy = "o1:era=2002".into();
+        let h = head(&[a, b]);
+        assert!(
+            h.ends_with(&format!("o1:era=2002/{}", small_run().policy)),
+            "{h}"
+        );
     }
 }
