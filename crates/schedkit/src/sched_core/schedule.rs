@@ -42,6 +42,8 @@ struct PrevFate {
 enum FirstLock<P> {
     Picked(P),
     PullFrom(Vec<CpuId>),
+    /// prev left and the runqueue ran dry: a new-idle balance before the pick.
+    NewIdle,
 }
 
 /// `schedule()` on `cpu`, whose current task `prev` (if any) stops running for `leave`.
@@ -52,18 +54,11 @@ pub fn schedule<H: Host>(
     leave: Leave,
 ) -> Result<Switch, CoreError> {
     let layout = h.sched().layout();
-    let leaving =
-        prev.is_some() && matches!(leave, Leave::Sleep { .. } | Leave::MaybeSleep | Leave::Exit);
-    // New-idle balance first when this runqueue is about to run dry (2.6.0's
-    // `if (!rq->nr_running) load_balance(rq, 1)` after prev is deactivated).
-    if layout == LockLayout::PerCpu
-        && h.ncpus() > 1
-        && h.published_nr_running(cpu)
-            .saturating_sub(usize::from(leaving))
-            == 0
-    {
-        super::balance::load_balance(h, cpu, CpuIdle::NewlyIdle)?;
-    }
+    // A new-idle balance when this runqueue runs dry: after prev is deactivated, so that the
+    // balancer sees this CPU empty (2.6.0's `if (!rq->nr_running) idle_balance(...)` after
+    // `deactivate_task(prev)`; today's `sched_balance_newidle`, from the pick once prev left,
+    // with this runqueue's lock dropped while it balances).
+    let newidle_applies = layout == LockLayout::PerCpu && h.ncpus() > 1;
 
     // Under the runqueue lock: prev leaves if it blocks, exits or may no longer run here;
     // pre_schedule may ask to pull RT tasks first, else put_prev and pick at once.
@@ -118,19 +113,30 @@ pub fn schedule<H: Host>(
         } else {
             Vec::new()
         };
-        if sources.is_empty() {
+        if !sources.is_empty() {
+            (fate, FirstLock::PullFrom(sources))
+        } else if newidle_applies && s.nr_running(rq, cpu) == 0 {
+            (fate, FirstLock::NewIdle)
+        } else {
             (
                 fate,
                 FirstLock::Picked(pick::<H>(s, ctx, rq, inside, cpu, prev, fate)),
             )
-        } else {
-            (fate, FirstLock::PullFrom(sources))
         }
     });
     let next = match first {
         FirstLock::Picked(picked) => picked?,
         FirstLock::PullFrom(sources) => {
             super::balance::pull_rt_tasks(h, cpu, sources)?;
+            if newidle_applies && h.published_nr_running(cpu) == 0 {
+                super::balance::load_balance(h, cpu, CpuIdle::NewlyIdle)?;
+            }
+            with_rq(h, cpu, |s, ctx, rq, inside| {
+                pick::<H>(s, ctx, rq, inside, cpu, prev, fate)
+            })?
+        }
+        FirstLock::NewIdle => {
+            super::balance::load_balance(h, cpu, CpuIdle::NewlyIdle)?;
             with_rq(h, cpu, |s, ctx, rq, inside| {
                 pick::<H>(s, ctx, rq, inside, cpu, prev, fate)
             })?

@@ -654,3 +654,40 @@ fn a_running_task_turning_rt_leaves_its_fair_class() {
     })
     .unwrap();
 }
+
+/// The new-idle balance runs once prev has left the runqueue (2.6.0's `schedule()`:
+/// `deactivate_task(prev)`, then `if (!rq->nr_running) load_balance(rq, 1, ...)`), so the
+/// balancer sees this CPU empty. Under O(1), CPU 1 runs one task with one queued: with CPU 0
+/// empty the imbalance is (2 − 0) / 2 = 1 and the queued task is pulled when CPU 0's task
+/// sleeps; counted with the sleeper still there it would be (2 − 1) / 2 = 0, and CPU 0 would
+/// idle beside a waiting task.
+#[test]
+fn a_newly_idle_cpu_balances_after_its_task_left() {
+    use crate::policy::o1;
+    let machine = crate::machine::Machine::load("smp2-2002").unwrap();
+    lockdep::forget_held();
+    let s = Sched::new(o1::O1::new(&machine), RtBalance::Passive, 2);
+    crate::sim::scripted::run(s, &machine, |h| {
+        let mut log = Vec::new();
+        let (cpu0, cpu1, all) = (CpuMask::single(0), CpuMask::single(1), CpuMask::first_n(2));
+        h.at(1_000_000);
+        let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu0), None);
+        attr::fork(h, 0, None, a, None)?;
+        let b = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu1), None);
+        attr::fork(h, 1, None, b, None)?;
+        settle(h, &mut log)?;
+        // C may run anywhere; it starts on CPU 1 behind B.
+        let c = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu1), None);
+        attr::fork(h, 1, None, c, None)?;
+        settle(h, &mut log)?;
+        attr::change_attr(h, 1, c, |t| t.cpus_allowed = all)?;
+        settle(h, &mut log)?;
+        assert_eq!((curr_of(h, 0), curr_of(h, 1)), (Some(a), Some(b)));
+        assert_eq!(h.task_cpu(c), 1);
+        h.at(2_000_000);
+        let sw = sleep(h, 0, a)?;
+        assert_eq!(sw.next, Some(c), "CPU 0 pulls the task waiting on CPU 1");
+        Ok(Vec::<String>::new())
+    })
+    .unwrap_or_else(|e| panic!("{}", e.what()));
+}
