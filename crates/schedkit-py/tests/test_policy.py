@@ -77,6 +77,12 @@ def test_name_defaults_to_the_class_name():
 
     assert sim(Mine(), duration="5ms")["policy"] == "Mine"
 
+    class Numbered(RoundRobin):
+        name = 5
+
+    with pytest.raises(schedkit.PolicyError, match="class Numbered: name 5 is not a string"):
+        sim(Numbered(), duration="5ms")
+
 
 class Bomb(RoundRobin):
     """Raises in `hook` at its `after`-th call."""
@@ -194,3 +200,16 @@ def test_the_cost_per_event_is_measured():
         events, rust, py, ratio = int(r[1]), float(r[3]), float(r[4]), float(r[5])
         assert events > 0 and rust > 0 and py > 0
         assert ratio == pytest.approx(py / rust, abs=0.06)
+
+
+def test_the_examples_run():
+    out = subprocess.run([sys.executable, str(REPO / "examples/python_rr.py")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "python-rr:" in out and "o1:" in out
+    nb = subprocess.run([sys.executable, str(REPO / "examples/own_class_notebook.py")],
+                        capture_output=True, text=True, check=True, cwd=REPO).stdout
+    for w in ("yield", "chat", "hackbench"):
+        for p in ("python-rr", "o1", "eevdf"):
+            assert any(line.split()[:2] == [w, p] for line in nb.splitlines()), (w, p)
+    assert "python-rr+wake" in nb
+    assert "class python-rr: pick_next(cpu=0, now=0) returned 42 (int): a task not queued on CPU 0" in nb

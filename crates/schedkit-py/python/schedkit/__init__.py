@@ -94,6 +94,8 @@ def simulate(
     """
     if isinstance(policy, Policy):
         name = policy.name or type(policy).__name__
+        if not isinstance(name, str):
+            raise PolicyError(f"class {type(policy).__name__}: name {name!r} is not a string")
         missing = [h for h in ("enqueue", "dequeue", "pick_next")
                    if getattr(type(policy), h) is getattr(Policy, h)]
         if missing:
