@@ -12,6 +12,7 @@
 # can be compared with them on the same workloads, figure for figure.
 
 # %%
+import os
 from collections import deque
 
 import pandas as pd
@@ -65,12 +66,13 @@ class RoundRobin(schedkit.Policy):
 
 # %%
 WORKLOADS = ["yield:instances=4", "chat:rooms=2,messages=200", "hackbench:groups=2,loops=200"]
+DURATION = os.environ.get("NOTEBOOK_DURATION", "1s")  # the tests run it shorter
 POLICIES = [RoundRobin(), "o1", "eevdf"]
 
 rows = []
 for w in WORKLOADS:
     for p in POLICIES:
-        r = schedkit.simulate(policy=p, machine="smp2-2002", workload=w, duration="1s")
+        r = schedkit.simulate(policy=p, machine="smp2-2002", workload=w, duration=DURATION)
         m = r["metrics"]
         rows.append({"workload": w.split(":")[0], "policy": r["policy"],
                      "throughput": m["throughput"]["value"], "unit": m["throughput"]["unit"],
@@ -108,7 +110,7 @@ class WakeFirst(RoundRobin):
 
 for w in WORKLOADS[1:]:
     for p in (RoundRobin(), WakeFirst()):
-        m = schedkit.simulate(policy=p, machine="smp2-2002", workload=w, duration="1s")["metrics"]
+        m = schedkit.simulate(policy=p, machine="smp2-2002", workload=w, duration=DURATION)["metrics"]
         print(f"{w.split(':')[0]:>10} {p.name:>15}: {m['throughput']['value']:>12,.0f} "
               f"{m['throughput']['unit']}, wakeup p99 {m['wakeup_latency_us']['p99']:>9,.0f} us")
 

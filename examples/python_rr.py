@@ -2,11 +2,12 @@
 `slice_ticks` timer ticks, then goes to the back. No preemption at wakeup, no balancing: a task
 wakes on the CPU it last ran on (schedkit.Policy's default select_cpu).
 
-    python examples/python_rr.py        # runs it against o1 on yield:instances=4
+    python examples/python_rr.py [DURATION]   # runs it against o1 on yield:instances=4 (1s)
 
 Its Rust twin, `rr-rust` (crates/schedkit-py/src/rr.rs), makes the same decisions.
 """
 
+import sys
 from collections import deque
 
 import schedkit
@@ -54,7 +55,7 @@ class RoundRobin(schedkit.Policy):
 if __name__ == "__main__":
     for policy in (RoundRobin(), "o1"):
         r = schedkit.simulate(policy=policy, machine="smp2-2002", workload="yield:instances=4",
-                              duration="1s")
+                              duration=sys.argv[1] if len(sys.argv) > 1 else "1s")
         m = r["metrics"]
         print(f"{r['policy']:>10}: {m['throughput']['value']:>12,.0f} yields/s, "
               f"{m['context_switches_per_s']:>12,.0f} switches/s")

@@ -5,6 +5,7 @@ naming the class and the hook; the cost measurement of scripts/figures/python-cl
 runs."""
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -203,11 +204,12 @@ def test_the_cost_per_event_is_measured():
 
 
 def test_the_examples_run():
-    out = subprocess.run([sys.executable, str(REPO / "examples/python_rr.py")],
+    out = subprocess.run([sys.executable, str(REPO / "examples/python_rr.py"), "100ms"],
                          capture_output=True, text=True, check=True).stdout
     assert "python-rr:" in out and "o1:" in out
     nb = subprocess.run([sys.executable, str(REPO / "examples/own_class_notebook.py")],
-                        capture_output=True, text=True, check=True, cwd=REPO).stdout
+                        capture_output=True, text=True, check=True, cwd=REPO,
+                        env=dict(os.environ, NOTEBOOK_DURATION="200ms")).stdout
     for w in ("yield", "chat", "hackbench"):
         for p in ("python-rr", "o1", "eevdf"):
             assert any(line.split()[:2] == [w, p] for line in nb.splitlines()), (w, p)
