@@ -315,9 +315,15 @@ impl SchedClass for PyPolicy {
                     .extract::<u32>()
                     .map_err(|_| "expected a task id (int) or None".to_string())?;
                 if !held.contains(&TaskId(t)) {
-                    let ids: Vec<u32> = held.iter().map(|x| x.0).collect();
+                    // The first few of what it holds: enough to see the mistake.
+                    const SHOWN: usize = 16;
+                    let ids: Vec<u32> = held.iter().take(SHOWN).map(|x| x.0).collect();
+                    let more = match held.len() {
+                        n if n > SHOWN => format!(", the first {SHOWN} of {n}"),
+                        _ => String::new(),
+                    };
                     return Err(format!(
-                        "a task not queued on CPU {cpu} (its runqueue holds {ids:?})"
+                        "a task not queued on CPU {cpu} (its runqueue holds {ids:?}{more})"
                     ));
                 }
                 Ok(Some(TaskId(t)))

@@ -147,7 +147,7 @@ class Liar(RoundRobin):
 
 
 @pytest.mark.parametrize("hook,value,why", [
-    ("pick_next", 999, r"returned 999 \(int\): a task not queued on CPU \d \(its runqueue holds \[.*\]\)"),
+    ("pick_next", 999, r"returned 999 \(int\): a task not queued on CPU \d \(its runqueue holds \[[\d, ]+\].*\)"),
     ("pick_next", "a", r"returned 'a' \(str\): expected a task id \(int\) or None"),
     ("pick_next", True, r"returned True \(bool\): expected a task id"),
     ("select_cpu", 7, r"returned 7 \(int\): a CPU outside the machine's 0\.\.2"),
@@ -168,6 +168,12 @@ def test_a_task_queued_on_the_other_cpu_is_refused():
     # chat: tasks sleep, so a CPU finds its own queue empty while the other's is not.
     with pytest.raises(schedkit.PolicyError, match=r"pick_next\(cpu=\d, now=\d+\) returned \d+ \(int\): a task not queued on CPU"):
         sim(Thief(), "chat:rooms=2,messages=50")
+
+
+def test_a_long_runqueue_is_shown_in_part():
+    with pytest.raises(schedkit.PolicyError,
+                       match=r"returned 999 \(int\): a task not queued on CPU \d \(its runqueue holds \[(\d+, ){15}\d+\], the first 16 of \d+\)"):
+        sim(Liar("pick_next", 999), "loops:n=40")
 
 
 def test_the_affinity_is_kept():
