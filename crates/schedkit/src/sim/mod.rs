@@ -236,6 +236,29 @@ impl crate::registry::PolicyKind {
     }
 }
 
+/// Simulates under a class value the caller built rather than a policy's name (the Python
+/// package's adapter, which holds a Python object and so cannot be a `static`
+/// `ExternalPolicy`): its stack is built as [`crate::external`]'s entry builds a registered
+/// class's (`Sched::new`: the RT class in front of it unless it owns its RT tasks) and run by
+/// the same visitor, so its result is what the same class registered would give.
+pub fn simulate_class<C: SchedClass>(
+    class: C,
+    rt_balance: crate::class::RtBalance,
+    machine: &Machine,
+    workload: &Workload,
+    config: SimConfig,
+) -> Result<RunResult, SimError> {
+    use crate::registry::WithSched;
+    let sched = Sched::new(class, rt_balance, machine.ncpus());
+    Run {
+        machine,
+        workload,
+        config,
+        log: None,
+    }
+    .run(sched)
+}
+
 /// `PolicyKind::simulate_with`'s visitor: one run of whatever class stack it is handed.
 pub(crate) struct Run<'a, 'c> {
     machine: &'a Machine,
