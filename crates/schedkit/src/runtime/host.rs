@@ -621,7 +621,7 @@ impl<P: SchedClass> Shared<P> {
             *slot.switched_in_ns.get() = now;
             slot.preempt_count.store(*ctl.saved_count.get(), Relaxed);
             slot.running.store(t.0, Release);
-            arch::switch(slot.sched_sp.get(), *ctl.sp.get());
+            arch::resume(slot.sched_sp.get(), *ctl.sp.get());
             slot.running.store(u32::MAX, Release);
             slot.preempt_count.store(1, Relaxed);
             *slot.reason.get()
