@@ -241,6 +241,9 @@ pub enum Cpus<'a> {
 pub struct CpuView<'a> {
     pub cpus: Cpus<'a>,
     pub topology: &'a Topology,
+    /// The time as the kernel's CPU selection knows it, `jiffies` (only 6.18's
+    /// `record_wakee` reads it): the simulator's clock; in the runtime, a wakeup's worker's
+    /// last clock reading (its last `schedule()` or tick), the clock itself elsewhere.
     pub now: u64,
     pub hz: u32,
 }

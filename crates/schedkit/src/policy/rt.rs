@@ -261,6 +261,7 @@ impl RtClass {
     /// `pre_schedule_rt`'s test and `pull_rt_task`'s walk of the overload mask: an RT `prev`
     /// whose runqueue now offers only worse work pulls from every overloaded runqueue.
     /// Returns those CPUs (empty: no pull).
+    #[inline]
     pub fn overloaded_to_pull<C, D>(
         &self,
         ctx: &mut Ctx<D>,

@@ -370,18 +370,14 @@ impl SchedClass for Eevdf {
             rq.class.lb.newidle.woken(ctx.now);
         }
         let is_curr = rq.class.curr == Some(t);
-        let mut se = std::mem::take(&mut ctx.tasks[t].data);
         let initial = kind == EnqueueKind::New;
-        se.wf_fork = initial && self.is_618();
+        ctx.tasks[t].data.wf_fork = initial && self.is_618();
         if is_curr {
-            self.place_entity(&ctx.tasks, &rq.class, &mut se, initial);
+            self.place_entity(&mut ctx.tasks, &rq.class, t, initial);
         }
-        ctx.tasks[t].data = se;
         self.update_curr(ctx, &mut rq.class);
         if !is_curr {
-            let mut se = std::mem::take(&mut ctx.tasks[t].data);
-            self.place_entity(&ctx.tasks, &rq.class, &mut se, initial);
-            ctx.tasks[t].data = se;
+            self.place_entity(&mut ctx.tasks, &rq.class, t, initial);
         }
         self.enqueue_entity(ctx, rq, t);
     }

@@ -172,9 +172,7 @@ impl Eevdf {
                 self.dequeue_entity(ctx, src, t);
                 ctx.tasks[t].cpu = this_cpu;
                 self.update_curr(ctx, &mut this.class);
-                let mut se = std::mem::take(&mut ctx.tasks[t].data);
-                self.place_entity(&ctx.tasks, &this.class, &mut se, false);
-                ctx.tasks[t].data = se;
+                self.place_entity(&mut ctx.tasks, &this.class, t, false);
                 self.enqueue_entity(ctx, this, t);
                 false
             },
@@ -267,9 +265,7 @@ impl Eevdf {
             Self::update_min_vruntime(&ctx.tasks, &mut src.class);
             ctx.tasks[p].cpu = this_cpu;
             self.update_curr(ctx, &mut this.class);
-            let mut se = std::mem::take(&mut ctx.tasks[p].data);
-            self.place_entity(&ctx.tasks, &this.class, &mut se, false);
-            ctx.tasks[p].data = se;
+            self.place_entity(&mut ctx.tasks, &this.class, p, false);
             self.enqueue_entity(ctx, this, p);
             // ENQUEUE_MIGRATED: "se->exec_start = 0", so a task just moved is never hot.
             ctx.tasks[p].data.exec_start = 0;
