@@ -29,10 +29,6 @@ pub struct DlRq {
     seq: u64,
     /// Tasks queued in the tree and able to run elsewhere (`dl_nr_migratory`).
     pub nr_migratory: usize,
-    /// GRUB's `running_bw` (the bandwidth of the active tasks: queued, running or throttled
-    /// here) and `this_bw` (of the tasks that belong to this runqueue), in `BW_SHIFT` units.
-    pub running_bw: u64,
-    pub this_bw: u64,
 }
 
 impl DlRq {
@@ -72,7 +68,7 @@ impl DlRq {
         ops.tree_steps += depth(self.tree.len());
         let was = self.tree.remove(&(deadline, seq, t));
         if was {
-            self.nr_migratory -= usize::from(migratory);
+            self.nr_migratory = self.nr_migratory.saturating_sub(usize::from(migratory));
         }
         was
     }

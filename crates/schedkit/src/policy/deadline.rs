@@ -184,7 +184,6 @@ impl DlClass {
         rq.nr_running += 1;
         if waking {
             p.dl_mut().job_deadline = now + p.dl().params.deadline_ns;
-            rq.dl.running_bw += p.dl().params.bw();
         }
         if p.dl().throttled {
             let due = next_period(p);
@@ -225,9 +224,8 @@ impl DlClass {
         let now = ctx.now;
         let p = &mut ctx.tasks[t];
         p.dl_mut().on_rq = false;
-        rq.nr_running -= 1;
+        rq.nr_running = rq.nr_running.saturating_sub(1);
         if matches!(kind, DequeueKind::Sleep | DequeueKind::Exit) {
-            rq.dl.running_bw = rq.dl.running_bw.saturating_sub(p.dl().params.bw());
             if p.dl().job_deadline != 0 {
                 p.dl_mut().jobs += 1;
                 if now > p.dl().job_deadline {
@@ -525,13 +523,10 @@ impl DlClass {
         t: TaskId,
     ) {
         self.remove(ctx, src, t);
-        src.nr_running -= 1;
-        let bw = ctx.tasks[t].dl().params.bw();
-        src.dl.running_bw = src.dl.running_bw.saturating_sub(bw);
+        src.nr_running = src.nr_running.saturating_sub(1);
         self.publish(src);
         ctx.tasks[t].cpu = to;
         dst.nr_running += 1;
-        dst.dl.running_bw += bw;
         self.insert(ctx, dst, t);
         self.publish(dst);
         ctx.ops.remote_touches += 2;
