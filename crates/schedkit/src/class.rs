@@ -386,6 +386,8 @@ pub struct Rq<C> {
     pub nr_running: usize,
     /// The RT class's queue (`rq->rt`); empty for a class that owns its RT tasks.
     pub rt: RtRq,
+    /// The deadline class's queue (`rq->dl`); empty for a class that owns its RT tasks.
+    pub dl: crate::ds::dl_rq::DlRq,
     /// The current task of each CPU this runqueue covers (`rq->curr`), set by the core when a
     /// pick completes; a class only reads it.
     curr: Currs,
@@ -400,6 +402,7 @@ impl<C> Rq<C> {
             cpu,
             nr_running: 0,
             rt: RtRq::default(),
+            dl: Default::default(),
             curr: if ncpus <= 1 {
                 Currs::One([None])
             } else {

@@ -5,6 +5,7 @@
 pub mod bfs;
 pub mod cfs;
 pub mod cfs_fair_clock;
+pub mod deadline;
 pub mod eevdf;
 pub mod fair_lb;
 pub mod goodness;

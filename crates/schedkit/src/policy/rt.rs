@@ -136,7 +136,7 @@ impl RtClass {
             p.timestamp_ns = now;
         }
         if p.rt.time_slice <= 0 {
-            p.rt.time_slice = rr_slice;
+            p.rt.time_slice = rr_slice.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         }
         let prio = rt_prio(p);
         let mig = migratory(p, ctx.ncpus);
@@ -199,7 +199,7 @@ impl RtClass {
         if p.rt.time_slice > 0 {
             return false;
         }
-        p.rt.time_slice = rr_slice;
+        p.rt.time_slice = rr_slice.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         let prio = rt_prio(p);
         rq.rt.requeue(&mut ctx.tasks, curr, prio, ctx.ops);
         true

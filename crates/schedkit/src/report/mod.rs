@@ -47,6 +47,11 @@ const COUNT_ROWS: &[&str] = &[
     "RT pushes",
     "RT pulls",
     "RT inversions seen by audit",
+    "deadline jobs",
+    "  past their deadline",
+    "  throttles",
+    "  DL pushes",
+    "  DL pulls",
     "sim events",
 ];
 
@@ -240,6 +245,24 @@ pub fn table(runs: &[RunResult]) -> String {
         }),
         ("RT inversions seen by audit".into(), |r| {
             (r.metrics.rt.audits > 0).then_some(r.metrics.rt.inversions as f64)
+        }),
+        ("deadline jobs".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.jobs as f64)
+        }),
+        ("  past their deadline".into(), |r| {
+            r.metrics
+                .deadline
+                .as_ref()
+                .map(|d| d.deadline_misses as f64)
+        }),
+        ("  throttles".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.throttles as f64)
+        }),
+        ("  DL pushes".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.pushes as f64)
+        }),
+        ("  DL pulls".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.pulls as f64)
         }),
         ("simulated (s)".into(), |r| Some(r.simulated_s)),
         ("sim events".into(), |r| Some(r.metrics.sim.events as f64)),

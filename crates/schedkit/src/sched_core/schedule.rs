@@ -42,6 +42,8 @@ struct PrevFate {
 enum FirstLock<P> {
     Picked(P),
     PullFrom(Vec<CpuId>),
+    /// A deadline prev left the deadline tree: `balance_dl` → `pull_dl_task` first.
+    PullDlFrom(Vec<CpuId>),
 }
 
 /// `schedule()` on `cpu`, whose current task `prev` (if any) stops running for `leave`.
@@ -113,6 +115,18 @@ pub fn schedule<H: Host>(
                 fate.evicted = true;
             }
         }
+        // balance_dl: a deadline prev no longer on the tree (blocked, exited, throttled)
+        // pulls (need_pull_dl_task); the balance of prev's class only, as prev_balance stops
+        // at the first class that has something runnable.
+        if let Some(p) = prev.filter(|&p| s.in_dl(&ctx.tasks[p])) {
+            let off = !ctx.tasks[p].dl().on_rq || ctx.tasks[p].dl().throttled;
+            if off && ctx.ncpus > 1 {
+                let sources = super::deadline::pull_sources(s, cpu);
+                if !sources.is_empty() {
+                    return (fate, FirstLock::PullDlFrom(sources));
+                }
+            }
+        }
         let sources = if s.push_pull() {
             s.rt.overloaded_to_pull(ctx, rq, cpu, prev)
         } else {
@@ -129,6 +143,12 @@ pub fn schedule<H: Host>(
     });
     let next = match first {
         FirstLock::Picked(picked) => picked?,
+        FirstLock::PullDlFrom(sources) => {
+            super::deadline::pull_dl_tasks(h, cpu, sources)?;
+            with_rq(h, cpu, |s, ctx, rq, inside| {
+                pick::<H>(s, ctx, rq, inside, cpu, prev, fate)
+            })?
+        }
         FirstLock::PullFrom(sources) => {
             super::balance::pull_rt_tasks(h, cpu, sources)?;
             with_rq(h, cpu, |s, ctx, rq, inside| {
@@ -140,6 +160,10 @@ pub fn schedule<H: Host>(
 
     if fate.exited {
         super::attr::task_dead(h, cpu, prev.expect("exited implies prev"))?;
+    }
+    // The push balance callback of set_next_task_dl: an overloaded runqueue pushes.
+    if h.sched().dl.rd.is_overloaded(cpu) {
+        super::deadline::push_dl_tasks(h, cpu, None, cpu)?;
     }
     // post_schedule_rt: an overloaded runqueue pushes what it cannot run.
     if h.sched().rt.has_pushable_tasks(cpu) {

@@ -412,6 +412,10 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         if !pr.background {
             self.foreground_alive -= 1;
         }
+        if self.tasks[x].dl().params.runtime_ns > 0 {
+            let rec = self.dl_record(x);
+            self.tally.dl.tasks.push(rec);
+        }
         self.retire(x);
         if let Some(p) = parent {
             let pp = &mut self.procs[p.index()];
@@ -428,6 +432,8 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         match ev {
             CoreEvent::RtPush => self.tally.rt.pushes += 1,
             CoreEvent::RtPull(n) => self.tally.rt.pulls += n as u64,
+            CoreEvent::DlPush => self.tally.dl.pushes += 1,
+            CoreEvent::DlPull => self.tally.dl.pulls += 1,
         }
     }
 }

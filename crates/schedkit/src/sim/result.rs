@@ -163,6 +163,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 },
                 tasks_created: self.tally.tasks_created,
                 rt: self.tally.rt,
+                deadline: self.deadline_report(),
                 sleep_locks: self.sleep_lock_stats(),
                 rtmigrate: self.workload.rtmigrate.as_ref().map(|s| {
                     let recs: Vec<_> = self
