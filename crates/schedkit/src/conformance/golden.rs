@@ -162,9 +162,11 @@ pub fn report(golden: &BTreeMap<String, Value>, now: &BTreeMap<String, Value>) -
 /// ```no_run
 /// use schedkit::conformance::golden::check_golden;
 /// use schedkit::registry::PolicyKind;
-/// # static FIFO: &schedkit::external::ExternalPolicy = unimplemented!();
+/// # fn demo(fifo: &'static schedkit::external::ExternalPolicy) {
+/// // In a test of the crate that defines `static FIFO: ExternalPolicy`:
 /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/fifo.json");
-/// check_golden(PolicyKind::External(FIFO), path).unwrap_or_else(|e| panic!("{e}"));
+/// check_golden(PolicyKind::External(fifo), path).unwrap_or_else(|e| panic!("{e}"));
+/// # }
 /// ```
 pub fn check_golden(policy: PolicyKind, path: impl AsRef<Path>) -> Result<(), String> {
     let path = path.as_ref();

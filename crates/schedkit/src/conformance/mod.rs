@@ -5,7 +5,6 @@
 //!
 //! ```no_run
 //! use schedkit::conformance::{self, Config};
-//! # struct MyClass;
 //! # fn demo<MyClass: schedkit::external::FromEnv>() {
 //! // In a test of the crate that defines `MyClass` (a `FromEnv` + `SchedClass`):
 //! let report = conformance::check::<MyClass>(&Config::default().cases(64))
