@@ -618,12 +618,23 @@ pub(crate) fn check_generated(subjects: &[Subject<'_>], cfg: &Config) -> Result<
             decisions: decisions.get(),
             events: EVENTS.iter().copied().zip(seen.into_inner()).collect(),
         }),
-        Err(TestError::Fail(_, seq)) => {
+        Err(TestError::Fail(why, seq)) => {
             // Run again for the failure of the very sequence shown.
             match conform_all(subjects, cfg, &seq) {
                 Err(f) => Err(f),
                 Ok(_) => {
-                    let mut f = last.into_inner().expect("a failure was recorded");
+                    // The last failure recorded (a sequence that fails only sometimes: the
+                    // class depends on something outside the sequence).
+                    let mut f = last.into_inner().unwrap_or_else(|| Failure {
+                        class: names(subjects),
+                        rt_balance: RtBalance::Passive,
+                        machine: describe(&machine_of(seq.shape).topology),
+                        sequence: Some(seq.clone()),
+                        problem: Problem::Broken {
+                            host: HostKind::Simulator,
+                            what: why.to_string(),
+                        },
+                    });
                     if let Problem::Broken { what, .. } = &mut f.problem {
                         what.push_str(" (it passes when run again)");
                     }
@@ -632,11 +643,7 @@ pub(crate) fn check_generated(subjects: &[Subject<'_>], cfg: &Config) -> Result<
             }
         }
         Err(TestError::Abort(why)) => Err(Failure {
-            class: subjects
-                .iter()
-                .map(|s| s.name.clone())
-                .collect::<Vec<_>>()
-                .join(", "),
+            class: names(subjects),
             rt_balance: RtBalance::Passive,
             machine: "(none)".into(),
             sequence: None,
@@ -646,6 +653,12 @@ pub(crate) fn check_generated(subjects: &[Subject<'_>], cfg: &Config) -> Result<
             },
         }),
     }
+}
+
+/// The subjects' names, for a failure not tied to one.
+fn names(subjects: &[Subject<'_>]) -> String {
+    let names: Vec<&str> = subjects.iter().map(|s| s.name.as_str()).collect();
+    names.join(", ")
 }
 
 fn check_subjects(subjects: &[Subject<'_>], cfg: &Config) -> Result<Report, Failure> {
