@@ -118,6 +118,12 @@ fn rules() -> Vec<Rule> {
             never: &["sim", "runtime", "policy"],
             except: &[],
         },
+        // conformance/: "Must never depend on a policy (the RT class included) or metrics".
+        Rule {
+            files: &["conformance"],
+            never: &["policy", "metrics"],
+            except: &[],
+        },
         // runtime/: "Must not depend on sim, workload programs or metrics."
         Rule {
             files: &["runtime"],

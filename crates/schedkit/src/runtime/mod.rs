@@ -35,7 +35,6 @@ pub mod handshake;
 mod host;
 pub mod io;
 mod resched;
-#[cfg(test)]
 pub(crate) mod scripted;
 pub mod sync;
 mod task_ops;

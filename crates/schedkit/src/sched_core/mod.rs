@@ -649,8 +649,8 @@ pub mod lockdep {
     }
 
     /// Forgets every domain this thread was marked as holding (a test fixture that stands in
-    /// for the core and is replaced by the next one).
-    #[cfg(test)]
+    /// for the core and is replaced by the next one; the conformance checker after a class
+    /// panicked inside a section).
     pub fn forget_held() {
         #[cfg(any(debug_assertions, feature = "checks"))]
         HELD.with(|h| h.borrow_mut().clear());
@@ -785,5 +785,6 @@ pub(crate) fn check_cpu(
     Ok(cpu)
 }
 
+pub(crate) mod scripted;
 #[cfg(test)]
 pub(crate) mod tests;

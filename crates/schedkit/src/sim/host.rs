@@ -454,11 +454,11 @@ fn prefetch<T>(r: &T, bytes: usize) {
     let _ = (r, bytes);
 }
 
-/// The simulator driven step by step by the core's tests (`sched_core::tests`).
-#[cfg(test)]
+/// The simulator driven step by step by the conformance suite (`crate::conformance`) and the
+/// core's tests.
 pub(crate) mod scripted {
     use super::*;
-    use crate::sched_core::tests::{Scripted, TaskSpecT};
+    use crate::sched_core::scripted::{Scripted, TaskSpecT};
     use crate::sched_core::Leave;
 
     /// A machine of `topology` whose every cost is zero, so that every lock section of a

@@ -576,5 +576,4 @@ mod speed;
 mod stats;
 mod syscall;
 mod trace;
-#[cfg(test)]
 pub(crate) use host::scripted;

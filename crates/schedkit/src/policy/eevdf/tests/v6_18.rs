@@ -558,7 +558,7 @@ fn v6_18_a_hackbench_run_keeps_the_simulators_invariants() {
 fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
     use crate::class::RtBalance;
     use crate::machine::TopologySpec;
-    use crate::sched_core::tests::{Scripted, TaskSpecT};
+    use crate::sched_core::scripted::{Scripted, TaskSpecT};
     use crate::sched_core::{attr, schedule, with_rq, Host, Leave, Sched};
     use crate::task::CpuMask;
     // Two CPUs sharing a cache, HZ=1000, costs zero. x and y are forked onto CPU 0 (bound
