@@ -20,9 +20,9 @@ mod topology;
 
 pub use profile::{
     CacheSpec, ClockSpec, CostSpec, CpufreqSpec, FreqDomain, Governor, InterconnectSpec,
-    KernelSpec, MachineProfile, PowerSpec, SmtSpec, TopologySpec,
+    KernelSpec, MachineProfile, NumaSpec, PowerSpec, SmtSpec, TopologySpec,
 };
-pub use topology::Topology;
+pub use topology::{Topology, LOCAL_DISTANCE, REMOTE_DISTANCE};
 
 use std::path::Path;
 
@@ -57,6 +57,14 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
     (
         "prescott-ht",
         include_str!("../../../../profiles/prescott-ht.toml"),
+    ),
+    (
+        "epyc-7763-2s",
+        include_str!("../../../../profiles/epyc-7763-2s.toml"),
+    ),
+    (
+        "spr-8480-2s",
+        include_str!("../../../../profiles/spr-8480-2s.toml"),
     ),
     ("host", include_str!("../../../../profiles/host.toml")),
 ];
@@ -125,7 +133,10 @@ impl Machine {
             message: e.to_string(),
         })?;
         check::validate(&profile, origin)?;
-        let topology = Topology::from_spec(&profile.topology);
+        let mut topology = Topology::from_spec(&profile.topology);
+        if let Some(numa) = &profile.numa {
+            topology.node_distance = numa.distance.iter().flatten().copied().collect();
+        }
         Ok(Machine { profile, topology })
     }
 

@@ -116,7 +116,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             // Without one, the lock model takes the section as run by `cpu`, the runqueue's
             // own CPU, and charges a line transfer when another CPU held the lock last.
-            None => self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns),
+            None => {
+                let xfer =
+                    self.lines
+                        .between(&self.machine.topology, self.locks[d].last_owner(), cpu);
+                self.locks[d].acquire(cpu, at, work, self.atomic_ns, xfer)
+            }
         };
         self.publish(cpu);
         self.cursor += held.total_ns;
@@ -197,12 +202,17 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             // Both lock-and-header lines are taken for ownership by the caller.
             Some(ic) => {
                 work += ic.write(caller, Line::Rq(a)) + ic.write(caller, Line::Rq(b));
-                0
+                Some(0)
             }
-            None => self.transfer_ns,
+            None => None,
         };
-        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, transfer);
-        let h2 = self.locks[hi].acquire(caller, at + h1.total_ns, work, self.atomic_ns, transfer);
+        let topo = &self.machine.topology;
+        let xfer = |l: &LockModel| {
+            transfer.unwrap_or_else(|| self.lines.between(topo, l.last_owner(), caller))
+        };
+        let (x1, x2) = (xfer(&self.locks[lo]), xfer(&self.locks[hi]));
+        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, x1);
+        let h2 = self.locks[hi].acquire(caller, at + h1.total_ns, work, self.atomic_ns, x2);
         let end = at + h1.total_ns + h2.total_ns;
         self.locks[lo].hold_until(end);
         self.publish(a);
@@ -361,6 +371,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                     &mut pr.warmth,
                     topo.cache[cpu],
                     topo.l2[cpu],
+                    topo.node[cpu],
                     pr.wss_kb as u64,
                 );
                 // Paid as a preemptible Refill segment once the switch is done.

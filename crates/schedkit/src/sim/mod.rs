@@ -40,6 +40,7 @@ use crate::sched_core::{self as core, Sched};
 use crate::task::{CpuId, TaskId, TaskState, Tasks};
 use crate::workload::{ChanKind, KernelWork, Op, Workload};
 use cache::{CacheModel, L2Spec, Refill, Warmth};
+use cost::LineCosts;
 use cost::OpCosts;
 use hdrhistogram::Histogram;
 use interconnect::Interconnect;
@@ -279,6 +280,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     costs: OpCosts,
     atomic_ns: u64,
     transfer_ns: u64,
+    /// A runqueue lock's line moving between two CPUs, by how far apart they are.
+    lines: LineCosts,
 
     // --- The clock and the event queues. ---
     now: u64,
@@ -437,6 +440,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             costs: OpCosts::new(machine),
             atomic_ns: c.atomic_ns as u64,
             transfer_ns: c.mem_latency_ns as u64,
+            lines: LineCosts::new(machine),
             layout,
             ncpus,
             tick_ns: 1_000_000_000 / machine.hz() as u64,
@@ -468,10 +472,15 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 })
                 .collect(),
             task_timers: Default::default(),
-            cache: CacheModel::new(
+            cache: CacheModel::with_remote(
                 topo.ncaches(),
                 machine.profile.cache.size_kb,
                 c.mem_read_mb_s,
+                machine
+                    .profile
+                    .numa
+                    .as_ref()
+                    .map_or(c.mem_read_mb_s, |n| n.remote_mem_read_mb_s),
                 machine
                     .profile
                     .cache

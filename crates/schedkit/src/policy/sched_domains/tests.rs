@@ -79,7 +79,7 @@ fn busiest_group_needs_the_imbalance_pct_and_intervals_back_off() {
     let v = view_of(&st, &t);
     let s = 1_000_000_000;
     let b = d
-        .find_busiest(&mut ops, s, 0, &v, false)
+        .find_busiest(&mut ops, s, 0, &v, CpuIdle::NotIdle)
         .expect("imbalanced");
     assert_eq!(b.cpu, 2);
     // avg 1024; min(1536 - 1024, 1024 - 512) = 512.
@@ -88,20 +88,26 @@ fn busiest_group_needs_the_imbalance_pct_and_intervals_back_off() {
     assert_eq!(d.interval_ms, vec![2, 1]);
     // Not due again on a busy CPU until interval x busy_factor (64 ms, 128 ms) later.
     assert!(d
-        .find_busiest(&mut ops, s + 10_000_000, 0, &v, false)
+        .find_busiest(&mut ops, s + 10_000_000, 0, &v, CpuIdle::NotIdle)
         .is_none());
     assert_eq!(d.interval_ms, vec![2, 1]);
     // Within imbalance_pct (125 %): nothing to do; each interval doubles up to its max.
     let st = [cpu(2, 2048), cpu(2, 2048), cpu(2, 2048), cpu(2, 2400)];
     let v = view_of(&st, &t);
-    assert!(d.find_busiest(&mut ops, 2 * s, 0, &v, false).is_none());
+    assert!(d
+        .find_busiest(&mut ops, 2 * s, 0, &v, CpuIdle::NotIdle)
+        .is_none());
     assert_eq!(d.interval_ms, vec![4, 2]);
-    assert!(d.find_busiest(&mut ops, 3 * s, 0, &v, false).is_none());
+    assert!(d
+        .find_busiest(&mut ops, 3 * s, 0, &v, CpuIdle::NotIdle)
+        .is_none());
     assert_eq!(d.interval_ms, vec![4, 4]);
     // An idle CPU balances at once and pulls at least one nice-0 task's worth.
     let st = [cpu(0, 0), cpu(0, 0), cpu(2, 2048), cpu(0, 0)];
     let v = view_of(&st, &t);
-    let b = d.find_busiest(&mut ops, 3 * s + 1, 0, &v, true).unwrap();
+    let b = d
+        .find_busiest(&mut ops, 3 * s + 1, 0, &v, CpuIdle::Idle)
+        .unwrap();
     assert_eq!((b.cpu, b.imbalance), (2, 1024));
 }
 
@@ -114,14 +120,14 @@ fn an_idle_cpu_pulls_despite_a_stale_average() {
     let st = [cpu(0, 2000), cpu(2, 1500)];
     let v = view_of(&st, &t);
     let b = d
-        .find_busiest(&mut ops, 0, 0, &v, true)
+        .find_busiest(&mut ops, 0, 0, &v, CpuIdle::Idle)
         .expect("spare capacity pulls");
     assert_eq!(b.cpu, 1);
     // Busy with that same average it would not (1500 < 125 % of 2000).
     let st = [cpu(1, 2000), cpu(2, 1500)];
     let v = view_of(&st, &t);
     assert!(d
-        .find_busiest(&mut ops, 1_000_000_000, 0, &v, false)
+        .find_busiest(&mut ops, 1_000_000_000, 0, &v, CpuIdle::NotIdle)
         .is_none());
 }
 
