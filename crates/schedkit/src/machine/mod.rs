@@ -140,6 +140,48 @@ impl Machine {
         Ok(Machine { profile, topology })
     }
 
+    /// The machine cut down to its first `n` CPUs (a smaller machine of the same parts and
+    /// costs: each sharing count capped at `n`, the NUMA table cut to the nodes left, a
+    /// separate L2 merged into the LLC where a single core is left under it), named
+    /// `name:cpus=n`; for measuring how the simulator scales with CPUs (`schedkit bench sim
+    /// --cpus`). An error names `n` where the topology cannot be cut there (`n` must be a
+    /// multiple of every sharing count below it).
+    pub fn first_cpus(&self, n: usize) -> Result<Machine, MachineError> {
+        let mut p = self.profile.clone();
+        let origin = format!("{}:cpus={n}", p.name);
+        let t = &mut p.topology;
+        let cap = |v: Option<usize>| v.map(|v| v.min(n));
+        t.cpus = n;
+        t.threads_per_core = t.threads_per_core.min(n);
+        t.cpus_per_cache = t.cpus_per_cache.min(n);
+        t.cpus_per_l2 = cap(t.cpus_per_l2);
+        t.cpus_per_node = cap(t.cpus_per_node);
+        t.cpus_per_package = cap(t.cpus_per_package);
+        if t.cpus_per_l2.is_some_and(|l2| l2 >= t.cpus_per_cache) {
+            // One core left under its LLC: its L2 and the LLC are one level for it.
+            t.cpus_per_l2 = None;
+            p.cache.l2_kb = None;
+            p.costs.llc_read_mb_s = None;
+        }
+        if let Some(numa) = p.numa.as_mut() {
+            let nodes = n.div_ceil(t.cpus_per_node.unwrap_or(n).max(1));
+            numa.distance.truncate(nodes);
+            for row in &mut numa.distance {
+                row.truncate(nodes);
+            }
+        }
+        p.name = origin.clone();
+        check::validate(&p, &origin)?;
+        let mut topology = Topology::from_spec(&p.topology);
+        if let Some(numa) = &p.numa {
+            topology.node_distance = numa.distance.iter().flatten().copied().collect();
+        }
+        Ok(Machine {
+            profile: p,
+            topology,
+        })
+    }
+
     pub fn name(&self) -> &str {
         &self.profile.name
     }

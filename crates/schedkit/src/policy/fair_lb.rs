@@ -494,7 +494,11 @@ impl Domains {
         };
         // get_rd_overloaded: one read of the root domain's flag.
         ops.remote_touches += 1;
-        let overloaded = root.span.iter().any(|&c| view.cpu(c).rq_nr_running() >= 2);
+        // The root level spans every CPU: a host's count of such CPUs answers at once.
+        let overloaded = match view.overloaded {
+            Some(n) if root.span.len() == view.ncpus() => n > 0,
+            _ => root.span.iter().any(|&c| view.cpu(c).rq_nr_running() >= 2),
+        };
         if !overloaded || self.newidle.avg_idle < first.max_newidle_lb_cost {
             return None;
         }

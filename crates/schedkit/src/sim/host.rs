@@ -61,15 +61,29 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let d = self.layout.domain_of(cpu);
         match self.layout {
             LockLayout::PerCpu => {
+                let was = self.status[cpu].rq_nr_running() >= 2;
                 self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu);
                 self.status[cpu].nr_delayed = self.sched.nr_delayed(&self.rqs[d], cpu);
                 self.status[cpu].load = self.sched.load(&self.rqs[d], cpu);
+                let is = self.status[cpu].rq_nr_running() >= 2;
+                if was != is {
+                    if was {
+                        self.overloaded -= 1;
+                    } else {
+                        self.overloaded += 1;
+                    }
+                }
             }
             LockLayout::Global => {
                 let n = self.sched.nr_running(&self.rqs[0], cpu);
                 for s in &mut self.status {
                     s.nr_running = n;
                 }
+                self.overloaded = if self.status[0].rq_nr_running() >= 2 {
+                    self.status.len()
+                } else {
+                    0
+                };
             }
         }
     }
@@ -105,6 +119,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 topology: &self.machine.topology,
                 now: at,
                 hz: self.machine.hz(),
+                overloaded: Some(self.overloaded),
             };
             f(&self.sched, &mut ctx, &mut self.rqs[d], &view)
         };
@@ -231,6 +246,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             topology: &self.machine.topology,
             now: self.now,
             hz: self.machine.hz(),
+            overloaded: Some(self.overloaded),
         };
         let exec = self.path_cpu;
         let mut lines = self.ic.as_mut().map(|ic| LineCharge::new(ic, exec));

@@ -282,6 +282,9 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     transfer_ns: u64,
     /// A runqueue lock's line moving between two CPUs, by how far apart they are.
     lines: LineCosts,
+    /// How many CPUs `status` shows with two or more tasks queued (`rq_nr_running`, delayed
+    /// ones included; kept by `publish`).
+    overloaded: usize,
 
     // --- The clock and the event queues. ---
     now: u64,
@@ -291,6 +294,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// Sleep timers, one per sleeping task, kept apart so that the CPU events above never
     /// pay for the number of sleepers.
     timers: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    /// Timer ticks, in (time, sequence) order as posted: (time, sequence, CPU).
+    ticks: VecDeque<(u64, u64, u32)>,
     nevents: u64,
 
     // --- The machine: tasks, runqueues, CPUs, and the models of its hardware. ---
@@ -441,6 +446,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             atomic_ns: c.atomic_ns as u64,
             transfer_ns: c.mem_latency_ns as u64,
             lines: LineCosts::new(machine),
+            overloaded: 0,
             layout,
             ncpus,
             tick_ns: 1_000_000_000 / machine.hz() as u64,
@@ -452,6 +458,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             seq: 0,
             events: BinaryHeap::new(),
             timers: BinaryHeap::new(),
+            ticks: VecDeque::new(),
             nevents: 0,
             tasks: Tasks::new(),
             procs: Vec::new(),

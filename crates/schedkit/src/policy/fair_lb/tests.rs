@@ -33,6 +33,7 @@ fn view<'a>(st: &'a [CpuStatus], t: &'a Topology) -> CpuView<'a> {
         topology: t,
         now: 0,
         hz: 250,
+        overloaded: None,
     }
 }
 

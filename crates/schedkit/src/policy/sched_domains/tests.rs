@@ -54,6 +54,7 @@ fn view_of<'a>(status: &'a [crate::class::CpuStatus], t: &'a Topology) -> CpuVie
         topology: t,
         now: 0,
         hz: 1000,
+        overloaded: None,
     }
 }
 
