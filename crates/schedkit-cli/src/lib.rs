@@ -75,7 +75,8 @@ enum Cmd {
     /// page with plots: wakeup-latency CDFs, throughput bars, CPU-time breakdowns, per-CPU
     /// timelines and the runs' parameters.
     Report(ReportArgs),
-    /// List the shipped policies, machines or workloads.
+    /// List the shipped policies, machines (grouped by era: `schedkit list machines`) or
+    /// workloads.
     List {
         #[arg(value_enum)]
         what: ListWhat,
@@ -580,14 +581,23 @@ fn run(cli: Cli) -> Result<()> {
                     .map(|(n, _)| n.len())
                     .max()
                     .unwrap_or(0);
-                for (n, _) in BUILTIN_PROFILES {
-                    let m = Machine::load(n)?;
-                    out(&format!(
-                        "{n:<w$} {} CPUs, HZ={}: {}\n",
-                        m.ncpus(),
-                        m.hz(),
-                        m.profile.description
-                    ));
+                for (i, (era, names)) in schedkit::machine::builtin_by_era()?.iter().enumerate() {
+                    out(&format!("{}{era}\n", if i > 0 { "\n" } else { "" }));
+                    for n in names {
+                        let m = Machine::load(n)?;
+                        let t = &m.topology;
+                        let nodes = if t.nnodes() > 1 {
+                            format!(" in {} NUMA nodes", t.nnodes())
+                        } else {
+                            String::new()
+                        };
+                        out(&format!(
+                            "  {n:<w$} {} CPUs{nodes}, HZ={}: {}\n",
+                            m.ncpus(),
+                            m.hz(),
+                            m.profile.description
+                        ));
+                    }
                 }
             }
             ListWhat::Workloads => {

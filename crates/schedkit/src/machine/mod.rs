@@ -69,6 +69,24 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
     ("host", include_str!("../../../../profiles/host.toml")),
 ];
 
+/// The shipped profiles' names grouped by their `era`, the eras in the order of their first
+/// profile in [`BUILTIN_PROFILES`] (a profile without one goes under "other"), for `schedkit
+/// list machines`.
+pub fn builtin_by_era() -> Result<Vec<(String, Vec<&'static str>)>, MachineError> {
+    let mut eras: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for (name, text) in BUILTIN_PROFILES {
+        let era = Machine::from_toml(text, name)?
+            .profile
+            .era
+            .unwrap_or_else(|| "other".into());
+        match eras.iter_mut().find(|(e, _)| *e == era) {
+            Some((_, names)) => names.push(name),
+            None => eras.push((era, vec![name])),
+        }
+    }
+    Ok(eras)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum MachineError {
     #[error("unknown machine '{0}' (known: {1}); or give a path to a .toml profile")]
