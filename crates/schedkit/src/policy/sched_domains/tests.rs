@@ -371,3 +371,40 @@ fn v6_18_select_idle_sibling_searches_the_targets_llc() {
     let st = [busy(1, 1024), cpu(0, 0), busy(2, 0), cpu(0, 0)];
     assert_eq!(wake_618(&one_llc, &st, 3, 0, true, 100, false), 3);
 }
+
+/// Two nodes: the NUMA level takes 2.6.24's x86-64 SD_NODE_INIT (8..32 ms, busy factor 32,
+/// imbalance_pct 125, no SD_BALANCE_NEWIDLE): a newly idle CPU does not pull across nodes,
+/// a periodic idle balance does, and not again before the level's own interval.
+#[test]
+fn the_numa_level_is_sd_node_init() {
+    let t = topo(8, 1, 2, Some(4));
+    let mut d = SchedDomains::build(0, &t);
+    let numa = d.levels.last().unwrap().clone();
+    assert_eq!(numa.name, "NUMA");
+    assert_eq!(
+        (numa.min_interval_ms, numa.max_interval_ms, numa.busy_factor),
+        (8, 32, 32)
+    );
+    assert_eq!((numa.imbalance_pct, numa.newidle), (125, false));
+    assert!(d.levels[..d.levels.len() - 1].iter().all(|l| l.newidle));
+    // CPU 0's node idle; the other node overloaded.
+    let mut st = vec![crate::class::CpuStatus::default(); 8];
+    for c in 4..8 {
+        st[c] = cpu(3, 3 * 1024);
+    }
+    let v = view_of(&st, &t);
+    let mut ops = OpCounter::default();
+    let s = 1_000_000_000;
+    assert!(d
+        .find_busiest(&mut ops, s, 0, &v, CpuIdle::NewlyIdle)
+        .is_none());
+    let b = d.find_busiest(&mut ops, s, 0, &v, CpuIdle::Idle).unwrap();
+    assert!(b.cpu >= 4, "{b:?}");
+    // Due again only after its interval (reset to 8 ms by the imbalance found).
+    assert!(d
+        .find_busiest(&mut ops, s + 1_000_000, 0, &v, CpuIdle::Idle)
+        .is_none());
+    assert!(d
+        .find_busiest(&mut ops, s + 8_000_000, 0, &v, CpuIdle::Idle)
+        .is_some());
+}
