@@ -246,6 +246,13 @@ pub struct CpuView<'a> {
     /// last clock reading (its last `schedule()` or tick), the clock itself elsewhere.
     pub now: u64,
     pub hz: u32,
+    /// How many CPUs publish two or more queued tasks (`rq_nr_running`, which counts delayed
+    /// ones; so none has two runnable either when it is 0), where the host keeps that count
+    /// with what it publishes (the simulator's snapshot); `None` where it does not (the
+    /// runtime).
+    /// A balancer may use it to skip a scan that could find nothing to pull; it must decide
+    /// and report the same work as if it had scanned.
+    pub overloaded: Option<usize>,
 }
 
 impl CpuView<'_> {

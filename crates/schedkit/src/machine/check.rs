@@ -359,6 +359,89 @@ pub(super) fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineEr
             ));
         }
     }
+    for (field, v) in [
+        ("costs.llc_transfer_ns", c.llc_transfer_ns),
+        ("costs.cross_llc_transfer_ns", c.cross_llc_transfer_ns),
+    ] {
+        if let Some(v) = v {
+            ranged(field, v, 0.0, 10_000.0, "ns")?;
+        }
+    }
+    if let Some(n) = &p.numa {
+        if p.interconnect.is_some() {
+            return Err(bad(
+                "numa",
+                "is not modelled together with [interconnect] (the shared-bus coherence model prices every line itself); give one or the other".into(),
+            ));
+        }
+        let per_node = t.cpus_per_node.unwrap_or(t.cpus);
+        let nodes = t.cpus / per_node.max(1);
+        if n.distance.len() != nodes {
+            return Err(bad(
+                "numa.distance",
+                format!(
+                    "must have one row per node ({nodes}: topology.cpus {} / cpus_per_node {per_node}), got {}",
+                    t.cpus,
+                    n.distance.len()
+                ),
+            ));
+        }
+        for (a, row) in n.distance.iter().enumerate() {
+            if row.len() != nodes {
+                return Err(bad(
+                    &format!("numa.distance[{a}]"),
+                    format!(
+                        "must have {nodes} entries (one per node), got {}",
+                        row.len()
+                    ),
+                ));
+            }
+            for (b, &d) in row.iter().enumerate() {
+                let ok = if a == b {
+                    d == super::LOCAL_DISTANCE
+                } else {
+                    (super::LOCAL_DISTANCE + 1..=254).contains(&d) && n.distance[b][a] == d
+                };
+                if !ok {
+                    return Err(bad(
+                        &format!("numa.distance[{a}][{b}]"),
+                        format!(
+                            "got {d}: a node's distance to itself is 10 (LOCAL_DISTANCE), to another node 11..=254, the same both ways (the ACPI SLIT's rules)"
+                        ),
+                    ));
+                }
+            }
+        }
+        ranged(
+            "numa.remote_mem_latency_ns",
+            n.remote_mem_latency_ns,
+            0.0,
+            10_000.0,
+            "ns",
+        )?;
+        ranged(
+            "numa.remote_mem_read_mb_s",
+            n.remote_mem_read_mb_s,
+            1.0,
+            10_000_000.0,
+            "MB/s",
+        )?;
+        ranged(
+            "numa.remote_transfer_ns",
+            n.remote_transfer_ns,
+            0.0,
+            10_000.0,
+            "ns",
+        )?;
+    }
+    if let Some(e) = &p.era {
+        if e.is_empty() || e.len() > 40 || e.chars().any(|c| c.is_control()) {
+            return Err(bad(
+                "era",
+                "must be a short label (1..=40 characters, no control characters)".into(),
+            ));
+        }
+    }
     // Consistency: the timer interrupt must leave room for work between ticks.
     let tick_ns = 1e9 / p.clock.hz as f64;
     if c.timer_irq_ns >= tick_ns / 2.0 {

@@ -98,6 +98,15 @@ pub struct CostSpec {
     /// tick ran them).
     #[serde(default)]
     pub timer_wake_exit_ns: Option<f64>,
+    /// A cache line written by one core and then taken by another core under the same
+    /// last-level cache (core-to-core latency within an LLC), ns. Absent: `mem_latency_ns`,
+    /// the price of every line transfer before the server profiles.
+    #[serde(default)]
+    pub llc_transfer_ns: Option<f64>,
+    /// The same between cores of one NUMA node under different last-level caches (across
+    /// CCXs of one EPYC socket), ns. Absent: `mem_latency_ns`.
+    #[serde(default)]
+    pub cross_llc_transfer_ns: Option<f64>,
 }
 
 /// Kernel work the workloads invoke (measured syscall costs with the switch removed).
@@ -260,6 +269,25 @@ pub struct InterconnectSpec {
     pub invalidate_clocks: f64,
 }
 
+/// NUMA: how far the nodes are from each other and what memory and cache lines cost across
+/// them. The node of each CPU is `topology.cpus_per_node`'s. A profile without this section
+/// keeps the kernel's default distances (`LOCAL_DISTANCE` 10, `REMOTE_DISTANCE` 20,
+/// `include/linux/topology.h`) and prices remote memory as local.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NumaSpec {
+    /// `node_distance(a, b)`, the firmware's ACPI SLIT: one row per node, 10 on the diagonal.
+    pub distance: Vec<Vec<u32>>,
+    /// Latency of a load from another node's memory, ns.
+    pub remote_mem_latency_ns: f64,
+    /// One core's sustained read bandwidth from another node's memory, MB/s: a task whose
+    /// memory lives on another node refills its cache at this rate.
+    pub remote_mem_read_mb_s: f64,
+    /// A cache line written on one node and taken by a core of another (cross-socket
+    /// core-to-core latency), ns.
+    pub remote_transfer_ns: f64,
+}
+
 /// A machine profile as written in TOML.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -283,4 +311,11 @@ pub struct MachineProfile {
     /// Shared-bus coherence (absent: kernel data lines are free, as before).
     #[serde(default)]
     pub interconnect: Option<InterconnectSpec>,
+    /// NUMA distances and remote costs (absent: one node, or nodes as near as local memory).
+    #[serde(default)]
+    pub numa: Option<NumaSpec>,
+    /// Which era's machines it belongs with (`schedkit list machines` groups by it), e.g.
+    /// "2002 SMP"; absent: listed under "other".
+    #[serde(default)]
+    pub era: Option<String>,
 }

@@ -18,6 +18,26 @@ pub struct Topology {
     pub l2: Vec<usize>,
     /// Package (socket) of each CPU.
     pub package: Vec<usize>,
+    /// `node_distance(a, b)` at `a * nnodes + b` (the ACPI SLIT; the kernel's defaults,
+    /// `LOCAL_DISTANCE` 10 and `REMOTE_DISTANCE` 20, where the profile gives none).
+    pub node_distance: Vec<u32>,
+}
+
+/// `LOCAL_DISTANCE` and `REMOTE_DISTANCE` (`include/linux/topology.h`).
+pub const LOCAL_DISTANCE: u32 = 10;
+pub const REMOTE_DISTANCE: u32 = 20;
+
+/// The kernel's default distance table for `nnodes` nodes.
+pub fn default_distances(nnodes: usize) -> Vec<u32> {
+    (0..nnodes * nnodes)
+        .map(|i| {
+            if i / nnodes == i % nnodes {
+                LOCAL_DISTANCE
+            } else {
+                REMOTE_DISTANCE
+            }
+        })
+        .collect()
 }
 
 impl Topology {
@@ -29,6 +49,7 @@ impl Topology {
             .unwrap_or(s.threads_per_core.min(s.cpus_per_cache))
             .max(1);
         let per_pkg = s.cpus_per_package.unwrap_or(n).max(1);
+        let nnodes = n.div_ceil(per_node).max(1);
         Topology {
             ncpus: n,
             core: (0..n).map(|c| c / s.threads_per_core.max(1)).collect(),
@@ -36,7 +57,22 @@ impl Topology {
             node: (0..n).map(|c| c / per_node).collect(),
             l2: (0..n).map(|c| c / per_l2).collect(),
             package: (0..n).map(|c| c / per_pkg).collect(),
+            node_distance: default_distances(nnodes),
         }
+    }
+
+    /// NUMA nodes (`node` numbers run 0..nnodes).
+    pub fn nnodes(&self) -> usize {
+        self.node.iter().copied().max().map_or(0, |m| m + 1)
+    }
+
+    /// `node_distance` between the nodes of CPUs `a` and `b`.
+    pub fn cpu_distance(&self, a: usize, b: usize) -> u32 {
+        let n = self.nnodes();
+        self.node_distance
+            .get(self.node[a] * n + self.node[b])
+            .copied()
+            .unwrap_or(REMOTE_DISTANCE)
     }
 
     /// A flat SMP machine of `n` CPUs, each with its own cache.

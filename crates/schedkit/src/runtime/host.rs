@@ -266,6 +266,7 @@ impl<P: SchedClass> Shared<P> {
             topology: &self.topology,
             now,
             hz: self.cfg.hz,
+            overloaded: None,
         })
     }
 

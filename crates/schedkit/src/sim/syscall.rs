@@ -439,6 +439,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     &mut pr.warmth,
                     topo.cache[cpu],
                     topo.l2[cpu],
+                    topo.node[cpu],
                     pr.wss_kb as u64,
                 );
             }

@@ -122,7 +122,6 @@ impl Eevdf {
         view: &CpuView,
         kind: CpuIdle,
     ) -> Option<Busiest> {
-        let idle = kind.is_idle();
         if self.is_618() {
             return this
                 .class
@@ -131,7 +130,7 @@ impl Eevdf {
         }
         this.class
             .domains
-            .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
+            .find_busiest(ctx.ops, ctx.now, this_cpu, view, kind)
     }
 
     /// `load_balance`'s pull: 6.18's `detach_tasks`, or 6.6's through `PullBudget::drain`.
@@ -144,7 +143,6 @@ impl Eevdf {
         kind: CpuIdle,
         imbalance: usize,
     ) -> PullOutcome {
-        let idle = kind.is_idle();
         if self.is_618() {
             return self.detach_tasks(ctx, this, this_cpu, src, kind);
         }
@@ -153,7 +151,7 @@ impl Eevdf {
             ctx,
             src,
             this_cpu,
-            idle,
+            kind.is_idle(),
             |q| &q.tree,
             |_, _, p| {
                 // can_migrate_task: a delayed task moves only when load is migrated; it is

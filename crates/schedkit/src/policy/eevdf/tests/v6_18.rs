@@ -512,6 +512,7 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
             topology: &topo,
             now: 4,
             hz: 1000,
+            overloaded: None,
         };
         let mut ops = OpCounter::default();
         let cpu = tasks.with_view(|tv| {
