@@ -68,6 +68,7 @@ impl Machine {
             node,
             l2,
             package,
+            ..Topology::symmetric(ncpus)
         };
         self.profile.topology.cpus = ncpus;
         self.profile.cpufreq = read_host_cpufreq(&read);

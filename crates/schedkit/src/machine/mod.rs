@@ -13,14 +13,16 @@
 
 mod check;
 mod host;
+pub mod hybrid;
 mod profile;
 #[cfg(test)]
 mod tests;
 mod topology;
 
+pub use hybrid::{EmDomain, EmState};
 pub use profile::{
-    CacheSpec, ClockSpec, CostSpec, CpufreqSpec, FreqDomain, Governor, InterconnectSpec,
-    KernelSpec, MachineProfile, PowerSpec, SmtSpec, TopologySpec,
+    CacheSpec, ClockSpec, CoreTypeSpec, CostSpec, CpufreqSpec, FreqDomain, Governor,
+    InterconnectSpec, KernelSpec, MachineProfile, PowerSpec, SmtSpec, TopologySpec,
 };
 pub use topology::Topology;
 
@@ -57,6 +59,14 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
     (
         "prescott-ht",
         include_str!("../../../../profiles/prescott-ht.toml"),
+    ),
+    (
+        "alderlake-12900k",
+        include_str!("../../../../profiles/alderlake-12900k.toml"),
+    ),
+    (
+        "exynos5422",
+        include_str!("../../../../profiles/exynos5422.toml"),
     ),
     ("host", include_str!("../../../../profiles/host.toml")),
 ];
@@ -125,7 +135,8 @@ impl Machine {
             message: e.to_string(),
         })?;
         check::validate(&profile, origin)?;
-        let topology = Topology::from_spec(&profile.topology);
+        let mut topology = Topology::from_spec(&profile.topology);
+        hybrid::apply(&mut topology, &profile);
         Ok(Machine { profile, topology })
     }
 
