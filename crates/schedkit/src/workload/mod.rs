@@ -96,6 +96,9 @@ pub struct TaskSpec {
     pub rt_priority: u8,
     /// The slice it asks for (`sched_attr.sched_runtime`), where not the default.
     pub slice_ns: Option<u64>,
+    /// Its utilisation clamps, min and max, in whole percent (cgroup v2's
+    /// `cpu.uclamp.min`/`max`); [0, 100] is no clamp.
+    pub uclamp_pct: [u8; 2],
     pub affinity: Option<CpuMask>,
     /// Address-space id: tasks with the same value are threads of one process.
     pub mm: u32,
@@ -215,6 +218,7 @@ impl TaskSpec {
             policy: SchedPolicy::Normal,
             rt_priority: 0,
             slice_ns: None,
+            uclamp_pct: [0, 100],
             affinity: None,
             mm: 0,
             interactive: false,
