@@ -292,10 +292,14 @@ impl EnergyEnv<'_> {
 }
 
 /// `is_rd_overutilized` from each CPU's published utilisation: some CPU's utilisation does
-/// not fit its capacity (`cpu_overutilized`). The kernel keeps a flag that enqueue and tick
-/// set and the root domain's statistics clear; here it is read from the CPUs' signals.
-pub fn overutilized(t: &Topology, util: &[u64]) -> bool {
-    (0..t.ncpus).any(|c| !fits_capacity(util[c], t.capacity_of(c)))
+/// not fit its capacity under its runqueue's clamps (`cpu_overutilized`: `util_fits_cpu` with
+/// `uclamp_rq_get`; `clamps` empty: none). The kernel keeps a flag that enqueue and tick set
+/// and the root domain's statistics clear; here it is read from the CPUs' signals.
+pub fn overutilized(t: &Topology, util: &[u64], clamps: &[Uclamp]) -> bool {
+    (0..t.ncpus).any(|c| {
+        let clamp = clamps.get(c).copied().unwrap_or_default();
+        util_fits_cpu(util[c], clamp, t.capacity_of(c), !clamp.is_default()) == 0
+    })
 }
 
 #[cfg(test)]
@@ -323,6 +327,9 @@ struct Slot {
     /// The task the stopper took off this CPU and its destination (task index + 1 in the
     /// high half, the CPU in the low; 0: none), until the task is placed there.
     pushed: std::sync::atomic::AtomicU64,
+    /// The runqueue's clamps (`uclamp_rq_get`: here the running task's; min in the high
+    /// half, max in the low; 1024 max, 0 min when idle or unclamped).
+    clamp: std::sync::atomic::AtomicU64,
 }
 
 impl Default for Slot {
@@ -333,6 +340,7 @@ impl Default for Slot {
             removed_util: 0.into(),
             push_to: u32::MAX.into(),
             pushed: 0.into(),
+            clamp: SCALE.into(),
         }
     }
 }
@@ -408,6 +416,25 @@ impl Published {
         }
         s.pushed.store(0, Relaxed);
         Some((v & 0xffff_ffff) as CpuId)
+    }
+    /// The runqueue's clamps: the running task's (`None`: idle, no clamp).
+    pub fn set_clamp(&self, cpu: CpuId, c: Uclamp) {
+        if let Some(s) = self.slots.get(cpu) {
+            s.clamp.store(c.min << 32 | c.max, Relaxed);
+        }
+    }
+    pub fn clamp(&self, cpu: CpuId) -> Uclamp {
+        self.slots.get(cpu).map_or_else(Uclamp::default, |s| {
+            let v = s.clamp.load(Relaxed);
+            Uclamp {
+                min: v >> 32,
+                max: v & 0xffff_ffff,
+            }
+        })
+    }
+    /// Every CPU's runqueue clamps.
+    pub fn clamps(&self) -> Vec<Uclamp> {
+        (0..self.slots.len()).map(|c| self.clamp(c)).collect()
     }
     /// Every CPU's utilisation, for `find_energy_efficient_cpu`.
     pub fn utils(&self) -> Vec<u64> {

@@ -76,8 +76,12 @@ fn compute_energy_on_two_domains() {
     };
     assert_eq!(env.find_energy_efficient_cpu(0, &|_| true), Some(4));
     // No CPU over its capacity's margin: not overutilized; an A7 at 302 is.
-    assert!(!overutilized(&t, &busy));
-    assert!(overutilized(&t, &[302, 0, 0, 0, 0, 0, 0, 0]));
+    assert!(!overutilized(&t, &busy, &[]));
+    assert!(overutilized(&t, &[302, 0, 0, 0, 0, 0, 0, 0], &[]));
+    // ... unless its running task's uclamp_max (300 <= 377) lets it fit.
+    let mut clamps = vec![Uclamp::default(); 8];
+    clamps[0] = Uclamp { min: 0, max: 300 };
+    assert!(!overutilized(&t, &[302, 0, 0, 0, 0, 0, 0, 0], &clamps));
 }
 
 /// select_idle_capacity: the first idle CPU after the target that fits, else the idle CPU of

@@ -211,6 +211,11 @@ impl Eevdf {
         };
         if let Some(pb) = self.asym.get() {
             pb.set_misfit(cpu, h.misfit_task_load);
+            // The runqueue's clamps, as `uclamp_rq_get` would give them (its running task's).
+            pb.set_clamp(
+                cpu,
+                p.map_or_else(Uclamp::default, |t| Self::uclamp_of(&tasks[t])),
+            );
         }
     }
 
@@ -280,7 +285,7 @@ impl Eevdf {
             return None;
         }
         let mut util = p.utils();
-        if asym::overutilized(topo, &util) {
+        if asym::overutilized(topo, &util, &p.clamps()) {
             return None;
         }
         let se = &task.data;

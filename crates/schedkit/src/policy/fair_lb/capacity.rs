@@ -171,7 +171,7 @@ pub(super) fn find_src(
     let (bi, b, bt, bex) = busiest?;
     // sched_balance_find_src_group
     if bt != GroupType::Misfit {
-        if !t.em.is_empty() && !asym::overutilized(t, &published.utils()) {
+        if !t.em.is_empty() && !asym::overutilized(t, &published.utils(), &published.clamps()) {
             return None;
         }
         if bt != GroupType::AsymPacking {
