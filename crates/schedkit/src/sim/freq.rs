@@ -23,6 +23,14 @@
 //!   the CPU's PELT running average; not frequency-invariant, the formula's `cur` form),
 //!   the lowest table frequency at or above it.
 //!
+//! Hybrid machines (`[[core_type]]`): each core type has its own P-states, voltages and power,
+//! and runs work `perf_per_mhz` as fast per clock as the reference type; a policy covers a
+//! type's `cpus_per_freq_domain` CPUs (a cluster, or a core). schedutil there reads a
+//! frequency- and capacity-invariant utilisation (the CPU's work rate over the reference
+//! type's at `clock.mhz`, x 1024) and asks, as v6.18's `get_next_freq`, `1.25 * f_max * util /
+//! cap` (cap: the type's top work rate, the same scale), the lowest table frequency at or above
+//! it. Busy time and core energy are kept per type (`by_type`). No turbo bins there.
+//!
 //! A request takes effect `transition_latency` later. BFS is told which CPUs run below the
 //! maximum (`cpu_scaling`), as the 2.6.38 governors patched by BFS told it.
 //!

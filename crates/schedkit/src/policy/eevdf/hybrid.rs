@@ -250,6 +250,16 @@ impl Eevdf {
         }
     }
 
+    /// A pick: a stopper request still pending was for a task that has left the CPU by now
+    /// (the kernel's stopper runs before any other pick); it is dropped.
+    pub(super) fn drop_stale_push(&self, rq: &EevdfRq) {
+        if rq.hy.is_some() {
+            if let Some(p) = self.asym.get() {
+                p.take_push(rq.cpu);
+            }
+        }
+    }
+
     /// The balancer found nothing to detach from `src` and may push its running task here.
     pub(super) fn request_active(&self, src: CpuId, dst: CpuId) {
         if let Some(p) = self.asym.get() {

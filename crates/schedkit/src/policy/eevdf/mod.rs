@@ -481,6 +481,7 @@ impl SchedClass for Eevdf {
             let Some(next) = self.pick_eevdf(&ctx.tasks, &rq.class) else {
                 // pick_next_task_fair's idle path: update_misfit_status(NULL, rq).
                 self.update_misfit_status(&ctx.tasks, &mut rq.class, None);
+                self.drop_stale_push(&rq.class);
                 return None;
             };
             if ctx.tasks[next].data.sched_delayed {
@@ -501,6 +502,7 @@ impl SchedClass for Eevdf {
             rq.class.curr = Some(next);
         }
         self.update_misfit_status(&ctx.tasks, &mut rq.class, Some(next));
+        self.drop_stale_push(&rq.class);
         let now = ctx.now;
         let fresh = prev != Some(next);
         {
