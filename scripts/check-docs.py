@@ -74,6 +74,8 @@ CHECKS = [
     ("docs/bfs.md", ["sh", "-c", "bash scripts/bfs-0400.sh {tmp}/bfs > /dev/null && "
                      "python3 scripts/figures/bfs-tables.py {tmp}/bfs"],
      "scripts/figures/bfs-tables.py", False),
+    ("docs/modern.md", ["python3", "scripts/figures/hybrid-tables.py", "{schedkit}"],
+     "scripts/figures/hybrid-tables.py", True),
 ]
 
 # Tables of figures measured on a machine (real time, on real threads): a rerun cannot match

@@ -636,6 +636,20 @@ pub trait SchedClass: Send + Sync + 'static {
         cpu: CpuId,
         curr: TaskId,
     ) -> bool;
+    /// Active balancing (`active_load_balance_cpu_stop`, the CPU stopper): `curr`, preempted
+    /// on `cpu` and still runnable, is to leave this CPU before the next pick, as a task whose
+    /// affinity no longer holds it does; the core dequeues it and places it again through
+    /// `select_cpu`. Default: never (every class but one whose balancer asks for it).
+    fn push_running(
+        &self,
+        ctx: &mut Ctx<Self::TaskData>,
+        rq: &mut Rq<Self::Rq>,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        let _ = (ctx, rq, cpu, curr);
+        false
+    }
     /// A timer tick on `cpu` while it runs no task (only for classes with
     /// [`SchedClass::TICKS_WHEN_IDLE`]).
     fn idle_tick(&self, ctx: &mut Ctx<Self::TaskData>, rq: &mut Rq<Self::Rq>, cpu: CpuId) {

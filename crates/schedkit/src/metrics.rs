@@ -219,6 +219,22 @@ pub struct PowerReport {
     pub avg_w: Option<f64>,
     /// Busy CPU time at each frequency, as a share of all busy time, ascending by MHz.
     pub busy_at_mhz: Vec<FreqShare>,
+    /// A hybrid machine: per core type, the busy CPU time there and its cores' energy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_core_type: Vec<CoreTypeShare>,
+}
+
+/// Where a hybrid machine's busy time went, by core type.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CoreTypeShare {
+    pub name: String,
+    /// Busy CPU time on this type's CPUs, s, and as a share of all busy CPU time.
+    pub busy_s: f64,
+    pub busy_share: f64,
+    /// Energy of this type's cores, J (the uncore is in the run's total only).
+    pub energy_j: f64,
+    /// The type of most work per clock (the big or P-cores).
+    pub biggest: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -381,6 +381,10 @@ pub struct Task<D> {
     pub policy: SchedPolicy,
     /// 1..=99 for FIFO/RR, 0 otherwise.
     pub rt_priority: u8,
+    /// Utilisation clamps, min and max, in whole percent as cgroup v2's `cpu.uclamp.min` and
+    /// `cpu.uclamp.max` take them ([0, 100]: no clamp). Cold, but in the first line's last
+    /// two bytes of padding, where it costs no space.
+    pub uclamp_pct: [u8; 2],
     // --- the policy's block, from the second cache line ---
     pub data: D,
     // --- colder ---
@@ -418,6 +422,7 @@ impl<D: Default> Task<D> {
             mm: id.0,
             parent: None,
             slice_ns: None,
+            uclamp_pct: [0, 100],
             sum_exec_ns: 0,
             timestamp_ns: 0,
             last_ran_ns: 0,

@@ -70,6 +70,7 @@ impl Machine {
             l2,
             package,
             node_distance: super::topology::default_distances(nnodes),
+            ..Topology::symmetric(ncpus)
         };
         self.profile.topology.cpus = ncpus;
         self.profile.cpufreq = read_host_cpufreq(&read);

@@ -13,14 +13,16 @@
 
 mod check;
 mod host;
+pub mod hybrid;
 mod profile;
 #[cfg(test)]
 mod tests;
 mod topology;
 
+pub use hybrid::{EmDomain, EmState};
 pub use profile::{
-    CacheSpec, ClockSpec, CostSpec, CpufreqSpec, FreqDomain, Governor, InterconnectSpec,
-    KernelSpec, MachineProfile, NumaSpec, PowerSpec, SmtSpec, TopologySpec,
+    CacheSpec, ClockSpec, CoreTypeSpec, CostSpec, CpufreqSpec, FreqDomain, Governor,
+    InterconnectSpec, KernelSpec, MachineProfile, NumaSpec, PowerSpec, SmtSpec, TopologySpec,
 };
 pub use topology::{Topology, LOCAL_DISTANCE, REMOTE_DISTANCE};
 
@@ -65,6 +67,14 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
     (
         "spr-8480-2s",
         include_str!("../../../../profiles/spr-8480-2s.toml"),
+    ),
+    (
+        "alderlake-12900k",
+        include_str!("../../../../profiles/alderlake-12900k.toml"),
+    ),
+    (
+        "exynos5422",
+        include_str!("../../../../profiles/exynos5422.toml"),
     ),
     ("host", include_str!("../../../../profiles/host.toml")),
 ];
@@ -155,6 +165,7 @@ impl Machine {
         if let Some(numa) = &profile.numa {
             topology.node_distance = numa.distance.iter().flatten().copied().collect();
         }
+        hybrid::apply(&mut topology, &profile);
         Ok(Machine { profile, topology })
     }
 

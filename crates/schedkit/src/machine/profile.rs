@@ -318,4 +318,54 @@ pub struct MachineProfile {
     /// "2002 SMP"; absent: listed under "other".
     #[serde(default)]
     pub era: Option<String>,
+    /// Hybrid cores (`[[core_type]]`, absent: every CPU is alike, as before): the CPUs by
+    /// type, in CPU-number order, each type with its own performance per clock, P-states,
+    /// power and (x86) ITMT priorities. `machine/hybrid.rs` derives what the scheduler sees.
+    #[serde(default, rename = "core_type")]
+    pub core_types: Option<Vec<CoreTypeSpec>>,
+}
+
+/// One type of core of a hybrid machine (a P-core or E-core, a big or LITTLE cluster).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoreTypeSpec {
+    /// Name, for tables ("P-core (Golden Cove)").
+    pub name: String,
+    /// Logical CPUs of this type: the next `cpus` CPU numbers after the previous type's.
+    pub cpus: usize,
+    /// SMT threads per core of this type.
+    #[serde(default = "one")]
+    pub threads_per_core: usize,
+    /// Logical CPUs sharing one L2 (default: a core's threads).
+    #[serde(default)]
+    pub cpus_per_l2: Option<usize>,
+    /// Logical CPUs sharing one frequency (a cpufreq policy: a cluster, or a core).
+    pub cpus_per_freq_domain: usize,
+    /// Work per clock cycle relative to the type whose top P-state is `clock.mhz` (the
+    /// reference, 1.0): a task's work runs `perf_per_mhz * f / clock.mhz` as fast here.
+    pub perf_per_mhz: f64,
+    /// The device tree's `capacity-dmips-mhz` (Arm): the scheduler's capacity is it times the
+    /// top frequency, normalised to 1024 for the biggest (`topology_normalize_cpu_scale`).
+    /// Absent: `perf_per_mhz * 1024`.
+    #[serde(default)]
+    pub capacity_dmips_mhz: Option<u32>,
+    /// P-states (OPPs), MHz, ascending.
+    pub pstates_mhz: Vec<f64>,
+    /// Voltage at each P-state, V (the Energy Model's and the power model's).
+    #[serde(default)]
+    pub volts: Option<Vec<f64>>,
+    /// x86 ITMT: each core's priority as intel_pstate sets it (`sched_set_itmt_core_prio`
+    /// with the core's HWP highest performance), one per core of the type.
+    #[serde(default)]
+    pub itmt_priority: Option<Vec<u32>>,
+    /// The device tree's `dynamic-power-coefficient` (µW/MHz/V²): an Energy Model is
+    /// registered from it (`dev_pm_opp_calc_power`: P = C V² f), and a busy core's dynamic
+    /// power follows it.
+    #[serde(default)]
+    pub dynamic_power_coefficient: Option<u32>,
+    /// Power of one busy core at the top P-state, W, where no coefficient gives it.
+    #[serde(default)]
+    pub core_active_w: Option<f64>,
+    /// Power of one idle core of this type, W (static power, idle state).
+    pub core_idle_w: f64,
 }

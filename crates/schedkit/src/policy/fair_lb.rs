@@ -109,6 +109,10 @@ pub const NR_MIGRATE: usize = 32;
 pub enum GroupType {
     HasSpare,
     FullyBusy,
+    /// A CPU runs a task too big for its capacity (`group_misfit_task`; asymmetric machines).
+    Misfit,
+    /// The group's tasks should move to a CPU of higher ITMT priority (`group_asym_packing`).
+    AsymPacking,
     Overloaded,
 }
 
@@ -119,6 +123,8 @@ pub enum Migration {
     Tasks(u64),
     /// Move this much load.
     Load(u64),
+    /// Move the task that does not fit its CPU (`migrate_misfit`).
+    Misfit,
 }
 
 /// One level of a CPU's 6.18 domains.
@@ -325,6 +331,12 @@ pub struct Domains {
     /// What the last `find_busiest` decided, for `move_tasks` (the kernel's `lb_env`).
     pub pending: Option<(usize, Migration)>,
     pub newidle: NewIdle,
+    /// Asymmetric machines: what every CPU publishes (utilisation, misfit load, stopper
+    /// requests); `None` on a machine of one kind of CPU, whose balancing is as before.
+    pub asym: Option<std::sync::Arc<super::asym::Published>>,
+    /// The pending pass may push the source's running task if nothing else moves
+    /// (`need_active_balance`: a misfit, or asym packing's `asym_active_balance`).
+    pub active_ok: bool,
 }
 
 impl Domains {
@@ -412,6 +424,8 @@ impl Domains {
             levels,
             pending: None,
             newidle: NewIdle::new(cpu, migration_cost),
+            asym: None,
+            active_ok: false,
         }
     }
 
@@ -573,16 +587,25 @@ impl Domains {
         view: &CpuView,
         idle: CpuIdle,
     ) -> Option<Busiest> {
-        let found = find_src(ops, &self.levels[i], this_cpu, view, idle);
+        let found = find_src(
+            ops,
+            &self.levels[i],
+            this_cpu,
+            view,
+            idle,
+            self.asym.as_deref(),
+        );
         let lvl = &mut self.levels[i];
         match found {
-            Some((cpu, m)) => {
+            Some((cpu, m, active_ok)) => {
+                self.active_ok = active_ok;
                 // "We were unbalanced, so reset the balancing interval" (whether or not
                 // the pass then moves anything).
                 lvl.balance_interval_ms = lvl.min_interval_ms;
                 self.pending = Some((i, m));
                 let imbalance = match m {
                     Migration::Tasks(n) | Migration::Load(n) => n as usize,
+                    Migration::Misfit => 1,
                 };
                 Some(Busiest { cpu, imbalance })
             }
@@ -664,6 +687,21 @@ fn find_src(
     this_cpu: CpuId,
     view: &CpuView,
     idle: CpuIdle,
+    asym: Option<&super::asym::Published>,
+) -> Option<(CpuId, Migration, bool)> {
+    match asym {
+        Some(p) => capacity::find_src(ops, lvl, this_cpu, view, idle, p),
+        None => find_src_sym(ops, lvl, this_cpu, view, idle).map(|(c, m)| (c, m, false)),
+    }
+}
+
+/// `find_src` on a machine whose CPUs are all alike.
+fn find_src_sym(
+    ops: &mut OpCounter,
+    lvl: &Level,
+    this_cpu: CpuId,
+    view: &CpuView,
+    idle: CpuIdle,
 ) -> Option<(CpuId, Migration)> {
     let pct = lvl.imbalance_pct;
     let mut local: Option<(usize, GroupStats, GroupType)> = None;
@@ -706,7 +744,10 @@ fn find_src(
                     gt > bt
                 } else {
                     match gt {
-                        GroupType::Overloaded | GroupType::FullyBusy => st.avg_load > b.avg_load,
+                        GroupType::Overloaded
+                        | GroupType::FullyBusy
+                        | GroupType::Misfit
+                        | GroupType::AsymPacking => st.avg_load > b.avg_load,
                         GroupType::HasSpare => {
                             st.idle_cpus < b.idle_cpus
                                 || (st.idle_cpus == b.idle_cpus && st.nr_running > b.nr_running)
@@ -784,6 +825,7 @@ fn find_src(
     };
     let amount = match m {
         Migration::Tasks(n) | Migration::Load(n) => n,
+        Migration::Misfit => 1,
     };
     if amount == 0 {
         return None;
@@ -796,12 +838,15 @@ fn find_src(
         .max_by_key(|&c| {
             let cs = view.cpu(c);
             match m {
-                Migration::Tasks(_) => (cs.nr_running as u64, std::cmp::Reverse(c)),
+                Migration::Tasks(_) | Migration::Misfit => {
+                    (cs.nr_running as u64, std::cmp::Reverse(c))
+                }
                 Migration::Load(_) => (cs.load, std::cmp::Reverse(c)),
             }
         })?;
     Some((cpu, m))
 }
 
+mod capacity;
 #[cfg(test)]
 mod tests;

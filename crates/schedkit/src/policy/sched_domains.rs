@@ -469,6 +469,7 @@ pub fn select_cpu_v6_18<D>(
     task_load: u64,
     waker_load: u64,
     wake_wide: bool,
+    fit: Option<(u64, super::asym::Uclamp, bool)>,
 ) -> CpuId {
     let WakeKind::Wakeup { sync } = kind else {
         return select_cpu(
@@ -529,12 +530,23 @@ pub fn select_cpu_v6_18<D>(
             target = waker_cpu;
         }
     }
-    // select_idle_sibling
-    if idle(target) {
+    // select_idle_sibling; on an asymmetric machine (`fit`: the task's utilisation and
+    // clamps) an idle target or prev only where the task fits (`asym_fits_cpu`), then
+    // `select_idle_capacity` over every CPU (`sd_asym_cpucapacity` spans the machine).
+    let fits =
+        |c: CpuId| fit.is_none_or(|(u, cl, used)| super::asym::asym_fits_cpu(topo, u, cl, used, c));
+    if idle(target) && fits(target) {
         return target;
     }
-    if prev != target && share_cache(prev, target) && idle(prev) {
+    if prev != target && share_cache(prev, target) && idle(prev) && fits(prev) {
         return prev;
+    }
+    if let Some((u, cl, used)) = fit.filter(|_| topo.asym_capacity) {
+        let span: Vec<CpuId> = (0..n).collect();
+        return super::asym::select_idle_capacity(
+            topo, &span, target, u, cl, used, &idle, &allowed,
+        )
+        .unwrap_or(target);
     }
     let near = |c: CpuId| share_cache(c, target);
     let smt = (0..n).any(|c| topo.core.iter().filter(|&&k| k == topo.core[c]).count() > 1);

@@ -111,6 +111,16 @@ pub fn table(runs: &[RunResult]) -> String {
             let p = r.metrics.power.as_ref()?;
             (!p.busy_at_mhz.is_empty()).then(|| p.busy_at_mhz.iter().map(|f| f.mhz * f.share).sum())
         }),
+        ("busy time on big/P cores".into(), |r| {
+            let p = r.metrics.power.as_ref()?;
+            (!p.by_core_type.is_empty()).then(|| {
+                p.by_core_type
+                    .iter()
+                    .filter(|t| t.biggest)
+                    .map(|t| t.busy_share)
+                    .sum()
+            })
+        }),
         ("context switches/s".into(), |r| {
             Some(r.metrics.context_switches_per_s)
         }),

@@ -483,6 +483,18 @@ impl<C: SchedClass> Sched<C> {
         }
     }
 
+    /// `SchedClass::push_running` for a fair task (never for an RT task).
+    #[inline]
+    pub fn push_running(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        !self.in_rt(&ctx.tasks[curr]) && self.class.push_running(ctx, rq, cpu, curr)
+    }
+
     #[inline]
     pub fn yield_task(
         &self,

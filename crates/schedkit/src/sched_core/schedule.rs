@@ -105,9 +105,13 @@ pub fn schedule<H: Host>(
                     fate.exited = true;
                 }
             }
-            if !fate.left && !ctx.tasks[p].cpus_allowed.contains(cpu) {
-                // Its affinity no longer includes this CPU: it leaves before this CPU picks
-                // (2.6's migration thread) and is re-placed after the switch.
+            if !fate.left
+                && (!ctx.tasks[p].cpus_allowed.contains(cpu)
+                    || (leave == Leave::Runnable && s.push_running(ctx, rq, cpu, p)))
+            {
+                // Its affinity no longer includes this CPU, or its class's balancer asked the
+                // stopper to move it (active balance): it leaves before this CPU picks (2.6's
+                // migration thread) and is re-placed after the switch.
                 s.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
                 ctx.tasks[p].state = TaskState::Sleeping {
                     uninterruptible: false,

@@ -171,6 +171,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             task.policy = spec.policy;
             task.rt_priority = spec.rt_priority;
             task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
+            task.uclamp_pct = spec.uclamp_pct;
             task.cpus_allowed = allowed;
             task.mm = spec.mm;
             task.dl_entity = None;

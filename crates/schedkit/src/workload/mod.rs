@@ -98,6 +98,9 @@ pub struct TaskSpec {
     pub slice_ns: Option<u64>,
     /// The `SCHED_DEADLINE` reservation, for a task of that policy.
     pub dl: Option<crate::task::DlParams>,
+    /// Its utilisation clamps, min and max, in whole percent (cgroup v2's
+    /// `cpu.uclamp.min`/`max`); [0, 100] is no clamp.
+    pub uclamp_pct: [u8; 2],
     pub affinity: Option<CpuMask>,
     /// Address-space id: tasks with the same value are threads of one process.
     pub mm: u32,
@@ -225,6 +228,7 @@ impl TaskSpec {
             rt_priority: 0,
             slice_ns: None,
             dl: None,
+            uclamp_pct: [0, 100],
             affinity: None,
             mm: 0,
             interactive: false,

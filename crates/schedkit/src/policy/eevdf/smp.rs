@@ -95,8 +95,19 @@ impl Eevdf {
                     wide = wake_wide(wf.flips(), tasks[t].data.wakee.flips(), llc);
                 }
             }
+            // A hybrid machine: a pushed task's destination, or the energy-aware wakeup.
+            let p = &tasks[t];
+            let prev = if p.cpus_allowed.contains(p.cpu) && p.cpu < view.ncpus() {
+                p.cpu
+            } else {
+                p.cpus_allowed.iter(view.ncpus()).next().unwrap_or(0)
+            };
+            if let Some(c) = self.hy_select(tasks, view, t, prev, kind) {
+                return c;
+            }
+            let fit = Self::fit_check(&tasks[t], view.topology);
             return sched_domains::select_cpu_v6_18(
-                tasks, view, t, waker_cpu, kind, w, waker_load, wide,
+                tasks, view, t, waker_cpu, kind, w, waker_load, wide, fit,
             );
         }
         let w = tasks[t].data.load.weight;
@@ -196,7 +207,10 @@ impl Eevdf {
         let (mut left, by_load) = match m {
             Migration::Tasks(n) => (n, false),
             Migration::Load(w) => (w, true),
+            Migration::Misfit => (1, false),
         };
+        let misfit = m == Migration::Misfit;
+        let src_cap = src.class.hy.as_ref().map_or(fair_lb::CAPACITY, |h| h.cap);
         let now = ctx.now;
         // The kernel's `src_rq->nr_running`: its delayed tasks are still counted.
         let src_nr_running = |src: &Rq<EevdfRq>| src.nr_running + src.class.nr_delayed;
@@ -238,7 +252,9 @@ impl Eevdf {
                 && task.cpus_allowed.contains(this_cpu)
                 && src.class.curr != Some(p)
                 && !hot
-                && (!by_load || (weight >> failed.min(63)) <= left);
+                && (!by_load || (weight >> failed.min(63)) <= left)
+                // migrate_misfit: "This is not a misfit task" when it fits the source.
+                && !(misfit && Self::task_fits(task, src_cap));
             if !ok {
                 // list_move(&p->se.group_node, tasks): to the head, look at the next.
                 src.class.cfs_tasks.remove(&mut ctx.tasks, p, ctx.ops);
@@ -278,6 +294,11 @@ impl Eevdf {
             if kind == CpuIdle::NewlyIdle {
                 break;
             }
+        }
+        // need_active_balance: nothing moved, and a misfit or asym-packing pass asks the
+        // source's stopper to push its running task here.
+        if out.moved == 0 && this.class.lb.active_ok && src.class.curr.is_some() {
+            self.request_active(src.class.cpu, this_cpu);
         }
         this.class.lb.balanced(out.moved, kind);
         out

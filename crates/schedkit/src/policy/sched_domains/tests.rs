@@ -278,7 +278,17 @@ fn wake_618(
     tasks[p].cpu = prev;
     let v = view_of(st, t);
     let kind = WakeKind::Wakeup { sync };
-    select_cpu_v6_18(&tasks.view(), &v, p, waker, kind, task_load, NICE_0, wide)
+    select_cpu_v6_18(
+        &tasks.view(),
+        &v,
+        p,
+        waker,
+        kind,
+        task_load,
+        NICE_0,
+        wide,
+        None,
+    )
 }
 
 #[test]

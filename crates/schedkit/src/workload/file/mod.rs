@@ -22,6 +22,8 @@
 //! # dl_reclaim = false          # deadline: SCHED_FLAG_RECLAIM (GRUB)
 //! # slice = "3ms"               # sched_attr.sched_runtime: the slice it asks for, 0.1..=100 ms
 //!                               # (EEVDF of 6.12+ honours it; other classes ignore it)
+//! # uclamp = [0, 30]            # utilisation clamps min, max in percent, as cgroup v2's
+//!                               # cpu.uclamp.min/max (eevdf:era=6.18 on a hybrid machine)
 //! affinity = [0, 1]             # CPUs; default all
 //! working_set_kb = 16
 //! mm_pages = 300                # resident pages of its address space (fork/exec/exit model)
@@ -141,6 +143,7 @@ struct GroupEntry {
     dl_deadline: Option<Spanned<String>>,
     dl_period: Option<Spanned<String>>,
     dl_reclaim: Option<Spanned<bool>>,
+    uclamp: Option<Spanned<Vec<i64>>>,
     affinity: Option<Spanned<Vec<i64>>>,
     working_set_kb: Option<Spanned<i64>>,
     mm_pages: Option<Spanned<i64>>,
@@ -482,6 +485,26 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         } as i32;
         // sched_attr.sched_runtime: __setparam_fair clamps it to 0.1..100 ms; a value
         // outside is refused here rather than changed without a word.
+        // cpu.uclamp.min/max: percentages (cpu_uclamp_write refuses above 100); a min above
+        // the max is refused here (the kernel would cap the min at the max).
+        let uclamp = match &g.uclamp {
+            None => [0, 100],
+            Some(u) => match u.get_ref()[..] {
+                [min, max] if (0..=100).contains(&min) && (0..=100).contains(&max) && min <= max => {
+                    [min as u8, max as u8]
+                }
+                _ => {
+                    return Err(err(
+                        u.span().start,
+                        format!(
+                            "group '{}': uclamp {:?} must be [min, max] in percent, 0 <= min <= max <= 100",
+                            g.name,
+                            u.get_ref()
+                        ),
+                    ))
+                }
+            },
+        };
         let slice_ns = match &g.slice {
             None => None,
             Some(s) => {
@@ -688,6 +711,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
             let mut t = TaskSpec::new(prog_id);
             t.nice = nice;
             t.slice_ns = slice_ns;
+            t.uclamp_pct = uclamp;
             t.policy = policy;
             t.rt_priority = rt_priority;
             t.dl = dl;
