@@ -65,12 +65,17 @@ CHECKS = [
     ("docs/validation.md", ["python3", "scripts/figures/wakeup-placement.py", "--table",
                             "{schedkit}"],
      "scripts/figures/wakeup-placement.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/idle-causes.py", "--table",
+                            "{schedkit}"],
+     "scripts/figures/idle-causes.py", False),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),
     ("docs/bfs.md", ["sh", "-c", "bash scripts/bfs-0400.sh {tmp}/bfs > /dev/null && "
                      "python3 scripts/figures/bfs-tables.py {tmp}/bfs"],
      "scripts/figures/bfs-tables.py", False),
+    ("docs/modern.md", ["python3", "scripts/figures/hybrid-tables.py", "{schedkit}"],
+     "scripts/figures/hybrid-tables.py", True),
 ]
 
 # Tables of figures measured on a machine (real time, on real threads): a rerun cannot match

@@ -75,7 +75,8 @@ enum Cmd {
     /// page with plots: wakeup-latency CDFs, throughput bars, CPU-time breakdowns, per-CPU
     /// timelines and the runs' parameters.
     Report(ReportArgs),
-    /// List the shipped policies, machines or workloads.
+    /// List the shipped policies, machines (grouped by era: `schedkit list machines`) or
+    /// workloads.
     List {
         #[arg(value_enum)]
         what: ListWhat,
@@ -284,7 +285,8 @@ enum BenchWhat {
         json: Option<PathBuf>,
     },
     /// Simulator events per second with 10, 1 000 and 100 000 tasks (4 busy, the rest asleep),
-    /// and with 10 and 32 768 tasks all runnable under cfs and eevdf.
+    /// and with 10 and 32 768 tasks all runnable under cfs and eevdf; or, with --cpus, by
+    /// machine size (e.g. `schedkit bench sim --cpus 2,16,256`).
     Sim {
         /// Task counts of the mostly-asleep runs (under o1).
         #[arg(long, value_delimiter = ',', default_value = "10,1000,100000")]
@@ -299,6 +301,20 @@ enum BenchWhat {
         /// per tick and per switch).
         #[arg(long, default_value = "1000s", value_parser = parse_dur)]
         runnable_duration: u64,
+        /// Instead of the runs above, time the simulator by machine size: on the first N CPUs
+        /// of --machine for each N given, every CPU busy with N/2 pairs of processes passing a
+        /// byte over pipes, under cfs and eevdf:era=6.18. Each N must be a multiple of the
+        /// machine's sharing counts below it (on epyc-7763-2s: 2 = one core, 16 = one CCX,
+        /// 128 = one socket, 256 = all). Example: `schedkit bench sim --cpus 2,16,256`.
+        #[arg(long, value_delimiter = ',')]
+        cpus: Vec<usize>,
+        /// The machine --cpus cuts down (a shipped profile or a .toml path).
+        #[arg(long, default_value = "epyc-7763-2s")]
+        machine: String,
+        /// Simulated time of the largest --cpus run (a machine of k times fewer CPUs runs k times
+        /// longer, so that each times about as many events).
+        #[arg(long, default_value = "200ms", value_parser = parse_dur)]
+        cpus_duration: u64,
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
@@ -565,14 +581,23 @@ fn run(cli: Cli) -> Result<()> {
                     .map(|(n, _)| n.len())
                     .max()
                     .unwrap_or(0);
-                for (n, _) in BUILTIN_PROFILES {
-                    let m = Machine::load(n)?;
-                    out(&format!(
-                        "{n:<w$} {} CPUs, HZ={}: {}\n",
-                        m.ncpus(),
-                        m.hz(),
-                        m.profile.description
-                    ));
+                for (i, (era, names)) in schedkit::machine::builtin_by_era()?.iter().enumerate() {
+                    out(&format!("{}{era}\n", if i > 0 { "\n" } else { "" }));
+                    for n in names {
+                        let m = Machine::load(n)?;
+                        let t = &m.topology;
+                        let nodes = if t.nnodes() > 1 {
+                            format!(" in {} NUMA nodes", t.nnodes())
+                        } else {
+                            String::new()
+                        };
+                        out(&format!(
+                            "  {n:<w$} {} CPUs{nodes}, HZ={}: {}\n",
+                            m.ncpus(),
+                            m.hz(),
+                            m.profile.description
+                        ));
+                    }
                 }
             }
             ListWhat::Workloads => {
@@ -631,19 +656,45 @@ fn run(cli: Cli) -> Result<()> {
                 duration,
                 runnable_sizes,
                 runnable_duration,
+                cpus,
+                machine,
+                cpus_duration,
                 json,
             } => {
-                check_sizes(&sizes)?;
-                check_sizes(&runnable_sizes)?;
-                let pb = spinner();
-                let mut rows =
-                    schedkit::bench::sim(&sizes, duration, |m| pb.set_message(m.to_string()));
-                rows.extend(schedkit::bench::sim_runnable(
-                    &runnable_sizes,
-                    runnable_duration,
-                    |m| pb.set_message(m.to_string()),
-                ));
-                pb.finish_and_clear();
+                let rows = if cpus.is_empty() {
+                    check_sizes(&sizes)?;
+                    check_sizes(&runnable_sizes)?;
+                    let pb = spinner();
+                    let mut rows =
+                        schedkit::bench::sim(&sizes, duration, |m| pb.set_message(m.to_string()));
+                    rows.extend(schedkit::bench::sim_runnable(
+                        &runnable_sizes,
+                        runnable_duration,
+                        |m| pb.set_message(m.to_string()),
+                    ));
+                    pb.finish_and_clear();
+                    rows
+                } else {
+                    let m =
+                        Machine::load(&machine).map_err(|e| anyhow::anyhow!("--machine: {e}"))?;
+                    if let Some(&n) = cpus.iter().find(|&&n| n == 0 || n > m.ncpus()) {
+                        bail!(
+                            "--cpus: {n} is not between 1 and {} (the CPUs of {})",
+                            m.ncpus(),
+                            m.name()
+                        );
+                    }
+                    if cpus_duration < 4_000_000 {
+                        bail!("--cpus-duration: give at least 4ms (the runs are timed at a quarter of it too)");
+                    }
+                    let pb = spinner();
+                    let rows = schedkit::bench::sim_cpus(&m, &cpus, cpus_duration, |s| {
+                        pb.set_message(s.to_string())
+                    })
+                    .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
+                    pb.finish_and_clear();
+                    rows
+                };
                 out(&schedkit::bench::sim_table(&rows));
                 write_json(json.as_ref(), &rows)?;
             }

@@ -1,6 +1,7 @@
 //! `schedkit._native`: the simulator and sweeps for Python. The Python package
 //! (`python/schedkit/`) wraps these functions; values cross as JSON text so that a row is
-//! the very bytes `schedkit sweep` writes.
+//! the very bytes `schedkit sweep` writes. `simulate_class_json` runs a class written in
+//! Python (`policy.rs`, the adapter); `rr.rs` is its Rust twin, registered as `rr-rust`.
 
 use pyo3::exceptions::{PyIOError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -9,6 +10,12 @@ use schedkit::sweep::{self, tables, Journal, Point, Row};
 use schedkit::workload::{file, Workload};
 use serde_json::Value;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+mod policy;
+mod rr;
+
+use policy::PyPolicy;
 
 fn value_err(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -25,6 +32,25 @@ fn json_to_toml(text: &str) -> PyResult<String> {
     toml::to_string(&v).map_err(|e| value_err(format!("cannot be written as TOML: {e}")))
 }
 
+/// A run's point, machine and workload: the named ones, or `machine_toml` and
+/// `workload_toml` (profile and workload-file text) in their place when given.
+fn inputs(
+    point_json: &str,
+    machine_toml: Option<&str>,
+    workload_toml: Option<&str>,
+) -> PyResult<(Point, Machine, Workload)> {
+    let p = Point::from_json(&parse_json(point_json, "point")?).map_err(value_err)?;
+    let machine = match machine_toml {
+        Some(t) => Machine::from_toml(t, "machine dict").map_err(value_err)?,
+        None => Machine::load(&p.machine).map_err(value_err)?,
+    };
+    let workload = match workload_toml {
+        Some(t) => file::parse_str(t, "workload dict", "workload").map_err(value_err)?,
+        None => Workload::parse(&p.workload).map_err(value_err)?,
+    };
+    Ok((p, machine, workload))
+}
+
 /// One run, as `schedkit sim` runs it; returns the result as JSON text. `machine_toml` and
 /// `workload_toml` (profile and workload-file text) replace the names when given.
 #[pyfunction]
@@ -35,18 +61,39 @@ fn simulate_json(
     machine_toml: Option<&str>,
     workload_toml: Option<&str>,
 ) -> PyResult<String> {
-    let p = Point::from_json(&parse_json(point_json, "point")?).map_err(value_err)?;
-    let machine = match machine_toml {
-        Some(t) => Machine::from_toml(t, "machine dict").map_err(value_err)?,
-        None => Machine::load(&p.machine).map_err(value_err)?,
-    };
-    let workload = match workload_toml {
-        Some(t) => file::parse_str(t, "workload dict", "workload").map_err(value_err)?,
-        None => Workload::parse(&p.workload).map_err(value_err)?,
-    };
+    let (p, machine, workload) = inputs(point_json, machine_toml, workload_toml)?;
     let r = py
         .allow_threads(|| sweep::run_on(&p, &machine, &workload))
         .map_err(value_err)?;
+    serde_json::to_string(&r).map_err(value_err)
+}
+
+/// One run under a class written in Python: `obj`, an instance of a `schedkit.Policy`
+/// subclass, named `name` in the result, in place of the point's policy (see `policy.rs`).
+/// The run keeps the GIL (every hook needs it). A hook's failure (an exception, a refused
+/// value) is raised as a RuntimeError naming the class, the hook and what went wrong.
+#[pyfunction]
+#[pyo3(signature = (obj, name, point_json, machine_toml=None, workload_toml=None))]
+fn simulate_class_json(
+    py: Python<'_>,
+    obj: Py<PyAny>,
+    name: &str,
+    point_json: &str,
+    machine_toml: Option<&str>,
+    workload_toml: Option<&str>,
+) -> PyResult<String> {
+    let (p, machine, workload) = inputs(point_json, machine_toml, workload_toml)?;
+    let failure = Arc::new(OnceLock::new());
+    let class = PyPolicy::new(py, obj, name, machine.ncpus(), failure.clone())?;
+    class.setup(py);
+    let r = match failure.get() {
+        Some(_) => None,
+        None => Some(sweep::run_class_on(&p, &machine, &workload, class)),
+    };
+    if let Some(f) = failure.get() {
+        return Err(PyRuntimeError::new_err(f.clone()));
+    }
+    let r = r.expect("ran").map_err(value_err)?;
     serde_json::to_string(&r).map_err(value_err)
 }
 
@@ -177,6 +224,7 @@ fn parse_duration(text: &str) -> PyResult<u64> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_class_json, m)?)?;
     m.add_function(wrap_pyfunction!(grid_points, m)?)?;
     m.add_function(wrap_pyfunction!(resumable_rows, m)?)?;
     m.add_function(wrap_pyfunction!(run_rows, m)?)?;
@@ -185,5 +233,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(journal_path, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The Rust twin of examples/python_rr.py, by name (`policy="rr-rust"`): the reference of
+    // the Python class's cost and of its tests. A module is initialised once a process.
+    schedkit::registry::register(&rr::RR_RUST).map_err(PyRuntimeError::new_err)?;
     Ok(())
 }

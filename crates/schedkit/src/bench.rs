@@ -6,7 +6,9 @@
 //!   design stays flat; the 2.4 goodness loop grows linearly.
 //! - `sim`: simulator events per second with 10, 1 000 and 100 000 tasks, of which four are
 //!   busy (a lat_ctx ring) and the rest asleep: sleeping tasks must cost nothing; and with
-//!   10 and 32 768 tasks all runnable (busy loops) under the fair classes.
+//!   10 and 32 768 tasks all runnable (busy loops) under the fair classes; and, by machine
+//!   size (`sim_cpus`), with every CPU of the first 2, 16, ... 256 CPUs of a server profile
+//!   busy with pipe pairs.
 
 use crate::class::*;
 use crate::ds::work::OpCounter;
@@ -34,7 +36,11 @@ pub struct OpsRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct SimRow {
     pub policy: String,
-    /// What the tasks do: `sleepers` (4 busy, the rest asleep) or `runnable` (all busy loops).
+    /// The machine profile, and its CPU count.
+    pub machine: String,
+    pub cpus: usize,
+    /// What the tasks do: `sleepers` (4 busy, the rest asleep), `runnable` (all busy loops) or
+    /// `pipe pairs` (`sim_cpus`).
     pub workload: String,
     pub tasks: usize,
     pub events: u64,
@@ -196,9 +202,7 @@ pub fn idle_heavy_workload(n: usize) -> Workload {
 }
 
 /// Times simulated runs of `kind` per size, on the 2-CPU 2002 machine, and reports events per
-/// second against the first size's. `tasks_are` names the shape of `workload(n)`. Each size is
-/// run `SIM_REPEATS` times at the full duration and at a quarter of it, and the fastest wall
-/// time of each kept (the simulator is deterministic: every repetition does the same work).
+/// second against the first size's. `tasks_are` names the shape of `workload(n)`.
 fn sim_rows(
     kind: PolicyKind,
     tasks_are: &str,
@@ -207,63 +211,136 @@ fn sim_rows(
     sim_ns: u64,
     progress: &mut impl FnMut(&str),
 ) -> Vec<SimRow> {
-    const SIM_REPEATS: usize = 5;
     let m = Machine::load("smp2-2002").expect("shipped profile");
     let mut base = None;
-    let mut rows = Vec::new();
-    for &n in sizes {
-        let w = workload(n);
-        let run = |ns: u64| {
-            let cfg = SimConfig {
-                lock_mode: Default::default(),
-                max_live_tasks: crate::workload::limits::MAX_TASKS,
-                duration_ns: ns,
-                seed: 1,
-                audit_every: 0,
-                progress: None,
-                trace: None,
-                governor: None,
-                phases: Vec::new(),
-                starve: None,
-            };
-            let start = Instant::now();
-            let r = kind.simulate(&m, &w, cfg).expect("benchmark workload runs");
-            (r.metrics.sim, start.elapsed().as_secs_f64())
+    sizes
+        .iter()
+        .map(|&n| {
+            time_point(
+                kind,
+                tasks_are,
+                &m,
+                &workload(n),
+                n,
+                sim_ns,
+                &mut base,
+                progress,
+            )
+        })
+        .collect()
+}
+
+/// One row: `w` (of `n` tasks) under `kind` on `m`, run `SIM_REPEATS` times at the full
+/// duration and at a quarter of it, the fastest wall time of each kept (the simulator is
+/// deterministic: every repetition does the same work); `base` is the first row's steady
+/// rate, the others' reference.
+#[allow(clippy::too_many_arguments)]
+fn time_point(
+    kind: PolicyKind,
+    tasks_are: &str,
+    m: &Machine,
+    w: &Workload,
+    n: usize,
+    sim_ns: u64,
+    base: &mut Option<f64>,
+    progress: &mut impl FnMut(&str),
+) -> SimRow {
+    const SIM_REPEATS: usize = 5;
+    let run = |ns: u64| {
+        let cfg = SimConfig {
+            lock_mode: Default::default(),
+            max_live_tasks: crate::workload::limits::MAX_TASKS,
+            duration_ns: ns,
+            seed: 1,
+            audit_every: 0,
+            progress: None,
+            trace: None,
+            governor: None,
+            phases: Vec::new(),
+            starve: None,
         };
-        // The fastest of several runs (the simulator does the same work each time; a shared
-        // machine's noise only ever adds time).
-        let mut fastest = |ns: u64, which: &str| {
-            let mut best: Option<(SimStats, f64)> = None;
-            for rep in 1..=SIM_REPEATS {
-                progress(&format!(
-                    "{} with {n} tasks ({tasks_are}), {which} run {rep}/{SIM_REPEATS}",
-                    kind.name()
-                ));
-                let (stats, wall) = run(ns);
-                if best.as_ref().is_none_or(|b| wall < b.1) {
-                    best = Some((stats, wall));
-                }
+        let start = Instant::now();
+        let r = kind.simulate(m, w, cfg).expect("benchmark workload runs");
+        (r.metrics.sim, start.elapsed().as_secs_f64())
+    };
+    // The fastest of several runs (the simulator does the same work each time; a shared
+    // machine's noise only ever adds time).
+    let mut fastest = |ns: u64, which: &str| {
+        let mut best: Option<(SimStats, f64)> = None;
+        for rep in 1..=SIM_REPEATS {
+            progress(&format!(
+                "{} on {} with {n} tasks ({tasks_are}), {which} run {rep}/{SIM_REPEATS}",
+                kind.name(),
+                m.name()
+            ));
+            let (stats, wall) = run(ns);
+            if best.as_ref().is_none_or(|b| wall < b.1) {
+                best = Some((stats, wall));
             }
-            best.expect("SIM_REPEATS > 0")
-        };
-        let (short, short_wall) = fastest(sim_ns / 4, "quarter");
-        let (full, full_wall) = fastest(sim_ns, "full");
-        let extra_wall = (full_wall - short_wall).max(1e-9);
-        let steady = full.events.saturating_sub(short.events) as f64 / extra_wall;
-        let b = *base.get_or_insert(steady);
-        rows.push(SimRow {
-            policy: kind.name().into(),
-            workload: tasks_are.into(),
-            tasks: n,
-            events: full.events,
-            wall_s: full_wall,
-            events_per_s: full.events as f64 / full_wall,
-            steady_events_per_s: steady,
-            vs_smallest: steady / b,
-            bytes_per_task: full.task_record_bytes,
-        });
+        }
+        best.expect("SIM_REPEATS > 0")
+    };
+    let (short, short_wall) = fastest(sim_ns / 4, "quarter");
+    let (full, full_wall) = fastest(sim_ns, "full");
+    let extra_wall = (full_wall - short_wall).max(1e-9);
+    let steady = full.events.saturating_sub(short.events) as f64 / extra_wall;
+    let b = *base.get_or_insert(steady);
+    SimRow {
+        policy: kind.name().into(),
+        machine: m.name().into(),
+        cpus: m.ncpus(),
+        workload: tasks_are.into(),
+        tasks: n,
+        events: full.events,
+        wall_s: full_wall,
+        events_per_s: full.events as f64 / full_wall,
+        steady_events_per_s: steady,
+        vs_smallest: steady / b,
+        bytes_per_task: full.task_record_bytes,
     }
-    rows
+}
+
+/// Simulator speed by machine size: the first `n` CPUs of `m` (`Machine::first_cpus`) for
+/// each `n` of `cpus`, every CPU kept busy by `n / 2` pairs of processes passing a byte back
+/// and forth over pipes (`pipechain:groups=n/2,len=2`: wakeups across CPUs, new-idle and
+/// periodic balancing at every level), under `cfs` (2.6.24's domains) and `eevdf:era=6.18`
+/// (6.18's). What a CPU count costs per event shows as `vs 1st` (against the smallest). The
+/// largest machine runs `sim_ns`, a machine of k times fewer CPUs k times longer.
+pub fn sim_cpus(
+    m: &Machine,
+    cpus: &[usize],
+    sim_ns: u64,
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<SimRow>, crate::machine::MachineError> {
+    let machines = cpus
+        .iter()
+        .map(|&n| m.first_cpus(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let most = cpus.iter().copied().max().unwrap_or(1);
+    let mut rows = Vec::new();
+    for kind in [
+        PolicyKind::Cfs,
+        PolicyKind::parse("eevdf:era=6.18").expect("built in"),
+    ] {
+        let mut base = None;
+        for mc in &machines {
+            let pairs = (mc.ncpus() / 2).max(1);
+            let w = builtin::pipechain(pairs as u32, 2, 0);
+            // A smaller machine runs longer, so that every point times about as many events.
+            let ns = sim_ns.saturating_mul((most / mc.ncpus().max(1)) as u64);
+            rows.push(time_point(
+                kind,
+                "pipe pairs",
+                mc,
+                &w,
+                2 * pairs,
+                ns,
+                &mut base,
+                &mut progress,
+            ));
+        }
+    }
+    Ok(rows)
 }
 
 /// Simulator speed with mostly sleeping tasks.
@@ -305,9 +382,23 @@ pub fn ops_table(rows: &[OpsRow]) -> String {
 }
 
 pub fn sim_table(rows: &[SimRow]) -> String {
+    let w = rows
+        .iter()
+        .map(|r| r.policy.len())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let wm = rows
+        .iter()
+        .map(|r| r.machine.len())
+        .max()
+        .unwrap_or(0)
+        .max(7);
     let mut s = format!(
-        "{:<8} {:<9} {:>7} {:>10} {:>8} {:>11} {:>13} {:>8} {:>10}\n",
+        "{:<w$} {:<wm$} {:>4} {:<10} {:>7} {:>10} {:>8} {:>11} {:>13} {:>8} {:>10}\n",
         "policy",
+        "machine",
+        "CPUs",
         "tasks are",
         "tasks",
         "events",
@@ -319,8 +410,10 @@ pub fn sim_table(rows: &[SimRow]) -> String {
     );
     for r in rows {
         s.push_str(&format!(
-            "{:<8} {:<9} {:>7} {:>10} {:>8.3} {:>11.0} {:>13.0} {:>7.2}x {:>10}\n",
+            "{:<w$} {:<wm$} {:>4} {:<10} {:>7} {:>10} {:>8.3} {:>11.0} {:>13.0} {:>7.2}x {:>10}\n",
             r.policy,
+            r.machine,
+            r.cpus,
             r.workload,
             r.tasks,
             r.events,

@@ -241,8 +241,18 @@ pub enum Cpus<'a> {
 pub struct CpuView<'a> {
     pub cpus: Cpus<'a>,
     pub topology: &'a Topology,
+    /// The time as the kernel's CPU selection knows it, `jiffies` (only 6.18's
+    /// `record_wakee` reads it): the simulator's clock; in the runtime, a wakeup's worker's
+    /// last clock reading (its last `schedule()` or tick), the clock itself elsewhere.
     pub now: u64,
     pub hz: u32,
+    /// How many CPUs publish two or more queued tasks (`rq_nr_running`, which counts delayed
+    /// ones; so none has two runnable either when it is 0), where the host keeps that count
+    /// with what it publishes (the simulator's snapshot); `None` where it does not (the
+    /// runtime).
+    /// A balancer may use it to skip a scan that could find nothing to pull; it must decide
+    /// and report the same work as if it had scanned.
+    pub overloaded: Option<usize>,
 }
 
 impl CpuView<'_> {
@@ -383,6 +393,8 @@ pub struct Rq<C> {
     pub nr_running: usize,
     /// The RT class's queue (`rq->rt`); empty for a class that owns its RT tasks.
     pub rt: RtRq,
+    /// The deadline class's queue (`rq->dl`); empty for a class that owns its RT tasks.
+    pub dl: crate::ds::dl_rq::DlRq,
     /// The current task of each CPU this runqueue covers (`rq->curr`), set by the core when a
     /// pick completes; a class only reads it.
     curr: Currs,
@@ -397,6 +409,7 @@ impl<C> Rq<C> {
             cpu,
             nr_running: 0,
             rt: RtRq::default(),
+            dl: Default::default(),
             curr: if ncpus <= 1 {
                 Currs::One([None])
             } else {
@@ -623,6 +636,20 @@ pub trait SchedClass: Send + Sync + 'static {
         cpu: CpuId,
         curr: TaskId,
     ) -> bool;
+    /// Active balancing (`active_load_balance_cpu_stop`, the CPU stopper): `curr`, preempted
+    /// on `cpu` and still runnable, is to leave this CPU before the next pick, as a task whose
+    /// affinity no longer holds it does; the core dequeues it and places it again through
+    /// `select_cpu`. Default: never (every class but one whose balancer asks for it).
+    fn push_running(
+        &self,
+        ctx: &mut Ctx<Self::TaskData>,
+        rq: &mut Rq<Self::Rq>,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        let _ = (ctx, rq, cpu, curr);
+        false
+    }
     /// A timer tick on `cpu` while it runs no task (only for classes with
     /// [`SchedClass::TICKS_WHEN_IDLE`]).
     fn idle_tick(&self, ctx: &mut Ctx<Self::TaskData>, rq: &mut Rq<Self::Rq>, cpu: CpuId) {

@@ -12,8 +12,8 @@
 //! the visitor's entry once per run ([`WithSched::run_external`]); from there on the class's
 //! hooks are called directly, as a built-in's are.
 //!
-//! This module is where an external class meets the hosts, so it names them; the registry
-//! names only this module's type.
+//! This module is where an external class meets the hosts (and the conformance checker's
+//! scripted run of them), so it names them; the registry names only this module's type.
 
 use crate::class::{BuildEnv, SchedClass};
 use crate::metrics::RunResult;
@@ -64,6 +64,10 @@ struct Entries {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     start: fn(&BuildEnv, crate::runtime::Start) -> <crate::runtime::Start as WithSched>::Out,
     bench_ops: fn(&BuildEnv, crate::bench::OpsBench) -> (f64, f64),
+    conform: for<'a> fn(
+        &BuildEnv,
+        crate::conformance::HostRun<'a>,
+    ) -> Result<Vec<String>, crate::sched_core::CoreError>,
 }
 
 /// Builds `C`'s class stack (the RT class in front of it unless it owns its RT tasks) and
@@ -74,6 +78,13 @@ fn entry<C: FromEnv, V: WithSched>(env: &BuildEnv, v: V) -> V::Out {
 }
 
 fn simulate<C: FromEnv>(env: &BuildEnv, v: crate::sim::Run<'_, '_>) -> Result<RunResult, SimError> {
+    entry::<C, _>(env, v)
+}
+
+fn conform<C: FromEnv>(
+    env: &BuildEnv,
+    v: crate::conformance::HostRun<'_>,
+) -> Result<Vec<String>, crate::sched_core::CoreError> {
     entry::<C, _>(env, v)
 }
 
@@ -92,6 +103,7 @@ impl ExternalPolicy {
                 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
                 start: entry::<C, crate::runtime::Start>,
                 bench_ops: entry::<C, crate::bench::OpsBench>,
+                conform: conform::<C>,
             },
         }
     }
@@ -126,6 +138,14 @@ impl ExternalPolicy {
         v: crate::runtime::Start,
     ) -> <crate::runtime::Start as WithSched>::Out {
         (self.entries.start)(env, v)
+    }
+
+    pub(crate) fn conform(
+        &self,
+        env: &BuildEnv,
+        v: crate::conformance::HostRun<'_>,
+    ) -> Result<Vec<String>, crate::sched_core::CoreError> {
+        (self.entries.conform)(env, v)
     }
 
     pub(crate) fn bench_ops(&self, env: &BuildEnv, v: crate::bench::OpsBench) -> (f64, f64) {

@@ -12,6 +12,8 @@
 //! - [`external`]: a class written in another crate, described by an `ExternalPolicy` and
 //!   [registered](registry::register), runs on both hosts as a built-in does
 //!   (`docs/own-class.md`).
+//! - [`conformance`]: the cross-host conformance suite and the golden figures as a library:
+//!   `conformance::check::<MyClass>()` audits a class on both hosts and explains a failure.
 //! - [`sched_core`]: every scheduling path once (`try_to_wake_up`, `schedule`,
 //!   `scheduler_tick`, `load_balance`, RT push/pull), shared by both hosts, as `core.c` is.
 //! - [`sim`]: the simulated machine that hosts a policy; [`machine`]: machine profiles
@@ -52,6 +54,7 @@ macro_rules! check {
 pub mod bench;
 pub mod calibrate;
 pub mod class;
+pub mod conformance;
 pub mod diff;
 pub mod ds;
 pub mod external;

@@ -152,6 +152,9 @@ pub struct Metrics {
     pub tasks_created: u64,
     /// Active RT balancing, and the RT-placement audit (with `--audit-every`).
     pub rt: RtStats,
+    /// The deadline class's figures, where the workload has `SCHED_DEADLINE` tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<DeadlineReport>,
     /// The workload's sleeping locks (semaphores, mutexes, the big kernel lock).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sleep_locks: Vec<SleepLockStats>,
@@ -216,6 +219,22 @@ pub struct PowerReport {
     pub avg_w: Option<f64>,
     /// Busy CPU time at each frequency, as a share of all busy time, ascending by MHz.
     pub busy_at_mhz: Vec<FreqShare>,
+    /// A hybrid machine: per core type, the busy CPU time there and its cores' energy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_core_type: Vec<CoreTypeShare>,
+}
+
+/// Where a hybrid machine's busy time went, by core type.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CoreTypeShare {
+    pub name: String,
+    /// Busy CPU time on this type's CPUs, s, and as a share of all busy CPU time.
+    pub busy_s: f64,
+    pub busy_share: f64,
+    /// Energy of this type's cores, J (the uncore is in the run's total only).
+    pub energy_j: f64,
+    /// The type of most work per clock (the big or P-cores).
+    pub biggest: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -253,6 +272,34 @@ pub struct RtStats {
     /// Audits that found a runnable RT task waiting while a CPU it may use ran less important
     /// work with no reschedule pending.
     pub inversions: u64,
+}
+
+/// What the deadline class did (`policy::deadline`): its push/pull balancing and, per task,
+/// its jobs (a wakeup, or the start, to the next block or exit), the jobs that ended after
+/// their absolute deadline (the job's start plus the relative deadline), and the times its
+/// runtime ran out and it was throttled.
+#[derive(Clone, Debug, Serialize, PartialEq, Default)]
+pub struct DeadlineReport {
+    pub pushes: u64,
+    pub pulls: u64,
+    pub jobs: u64,
+    pub deadline_misses: u64,
+    pub throttles: u64,
+    pub tasks: Vec<DlTaskReport>,
+}
+
+/// One `SCHED_DEADLINE` task's record.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DlTaskReport {
+    /// Its program's name and its index in its group.
+    pub name: String,
+    pub member: u32,
+    pub runtime_us: f64,
+    pub deadline_us: f64,
+    pub period_us: f64,
+    pub jobs: u64,
+    pub deadline_misses: u64,
+    pub throttles: u64,
 }
 
 /// rt-migrate-test's output: per iteration, each thread's start offset from the parent's

@@ -225,7 +225,7 @@ registry! {
         name: "eevdf:era=6.18",
         aliases: ["6.18"],
         hz: 250,
-        about: "EEVDF of Linux 6.18 (the kernel of this project's machine): eevdf's tree and lag with 6.18's features.h defaults: 0.70 ms base slice, DELAY_DEQUEUE/DELAY_ZERO (a sleeper that is not eligible stays queued until picked or woken in place), RUN_TO_PARITY through the protected vruntime vprot, PREEMPT_SHORT and per-task slices, PLACE_REL_DEADLINE, 6.18's yield; wake_wide, wake_affine and select_idle_sibling of 6.18; today's sched_balance_rq (group types, imbalance in tasks or load) with new-idle gating (avg_idle, max_newidle_lb_cost, NI_RANDOM)",
+        about: "EEVDF of Linux 6.18 (the kernel of this project's machine): eevdf's tree and lag with 6.18's features.h defaults: 0.70 ms base slice, DELAY_DEQUEUE/DELAY_ZERO (a sleeper that is not eligible stays queued until picked or woken in place), RUN_TO_PARITY through the protected vruntime vprot, PREEMPT_SHORT and per-task slices, PLACE_REL_DEADLINE, 6.18's yield; wake_wide, wake_affine and select_idle_sibling of 6.18; today's sched_balance_rq (group types, imbalance in tasks or load) with new-idle gating (avg_idle, max_newidle_lb_cost, NI_RANDOM); on a hybrid machine (docs/modern.md) 6.18's capacity- and energy-aware rules: find_energy_efficient_cpu over the Energy Model, select_idle_capacity, misfit tasks, asym packing by ITMT priority, active balance, uclamp",
         build: |env| eevdf::Eevdf::v6_18(env.ncpus),
     }
     Bfs(bfs::BfsTunables = bfs::BfsTunables::DEFAULT, tunables) => {

@@ -50,11 +50,19 @@ pub enum SchedPolicy {
     Fifo,
     /// `SCHED_RR`: real time, round robin among equal priorities.
     Rr,
+    /// `SCHED_DEADLINE` (3.14+): earliest deadline first with a constant-bandwidth server,
+    /// above every RT task; its parameters are the task's [`DlParams`] (`Task::dl`).
+    Deadline,
 }
 
 impl SchedPolicy {
     pub fn is_rt(self) -> bool {
         matches!(self, SchedPolicy::Fifo | SchedPolicy::Rr)
+    }
+
+    /// `dl_policy()`: `SCHED_DEADLINE`.
+    pub fn is_dl(self) -> bool {
+        self == SchedPolicy::Deadline
     }
 
     /// The lowercase name [`SchedPolicy::parse`] reads back.
@@ -66,6 +74,7 @@ impl SchedPolicy {
             SchedPolicy::Iso => "iso",
             SchedPolicy::Fifo => "fifo",
             SchedPolicy::Rr => "rr",
+            SchedPolicy::Deadline => "deadline",
         }
     }
 
@@ -77,6 +86,7 @@ impl SchedPolicy {
             "iso" | "sched_iso" => Some(SchedPolicy::Iso),
             "fifo" | "sched_fifo" => Some(SchedPolicy::Fifo),
             "rr" | "sched_rr" => Some(SchedPolicy::Rr),
+            "deadline" | "sched_deadline" => Some(SchedPolicy::Deadline),
             _ => None,
         }
     }
@@ -187,8 +197,142 @@ pub struct RtEntity {
     pub run_list: Link,
     /// Queued in an RT runqueue (`on_rt_rq`).
     pub on_rq: bool,
-    /// SCHED_RR ticks left (`rt.time_slice`).
-    pub time_slice: i64,
+    /// SCHED_RR ticks left (`rt.time_slice`). (32 bits, as the kernel's `unsigned int`: the
+    /// record keeps its size with the deadline class's pointer beside it.)
+    pub time_slice: i32,
+}
+
+/// `BW_SHIFT` of `kernel/sched/sched.h`: bandwidths are fixed-point fractions of 2^20.
+pub const BW_SHIFT: u32 = 20;
+/// `BW_UNIT`: a bandwidth of one whole CPU.
+pub const BW_UNIT: u64 = 1 << BW_SHIFT;
+/// `DL_SCALE` (`sched.h`): the smallest runtime is 2^10 ns, and `dl_entity_overflow` works in
+/// units of it.
+pub const DL_SCALE: u32 = 10;
+/// `sysctl_sched_dl_period_min` (100 µs) and `_max` (2^22 µs, about 4 s) of `deadline.c`.
+pub const DL_PERIOD_MIN_NS: u64 = 100_000;
+pub const DL_PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
+
+/// `to_ratio(period, runtime)` of `kernel/sched/core.c`: `runtime / period` in `BW_SHIFT`
+/// fixed point.
+pub fn to_ratio(period: u64, runtime: u64) -> u64 {
+    if period == 0 {
+        return 0;
+    }
+    ((runtime as u128) << BW_SHIFT).div_euclid(period as u128) as u64
+}
+
+/// A `SCHED_DEADLINE` task's reservation (`sched_attr.sched_runtime`, `sched_deadline`,
+/// `sched_period`, in ns) and whether it reclaims unused bandwidth (`SCHED_FLAG_RECLAIM`,
+/// GRUB).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DlParams {
+    pub runtime_ns: u64,
+    pub deadline_ns: u64,
+    pub period_ns: u64,
+    #[serde(default)]
+    pub reclaim: bool,
+}
+
+impl DlParams {
+    /// `__checkparam_dl` (`deadline.c`): deadline not 0, runtime at least 2^`DL_SCALE` ns,
+    /// runtime <= deadline <= period, period within `sysctl_sched_dl_period_min..=max`. A
+    /// period of 0 means the deadline, as in `sched_setattr`. The error is the kernel's
+    /// -EINVAL, in words.
+    pub fn check(self) -> Result<DlParams, String> {
+        let period = if self.period_ns == 0 {
+            self.deadline_ns
+        } else {
+            self.period_ns
+        };
+        let p = DlParams {
+            period_ns: period,
+            ..self
+        };
+        if p.deadline_ns == 0 {
+            return Err("SCHED_DEADLINE deadline is 0 (__checkparam_dl: -EINVAL)".into());
+        }
+        if p.runtime_ns < 1 << DL_SCALE {
+            return Err(format!(
+                "SCHED_DEADLINE runtime {} ns is below the kernel's minimum of {} ns (__checkparam_dl: -EINVAL)",
+                p.runtime_ns,
+                1u64 << DL_SCALE
+            ));
+        }
+        if !(p.runtime_ns <= p.deadline_ns && p.deadline_ns <= p.period_ns) {
+            return Err(format!(
+                "SCHED_DEADLINE needs runtime <= deadline <= period, got runtime {} ns, deadline {} ns, period {} ns (__checkparam_dl: -EINVAL)",
+                p.runtime_ns, p.deadline_ns, p.period_ns
+            ));
+        }
+        if !(DL_PERIOD_MIN_NS..=DL_PERIOD_MAX_NS).contains(&p.period_ns) {
+            return Err(format!(
+                "SCHED_DEADLINE period {} ns is outside the kernel's {} ns ..= {} ns (sysctl_sched_dl_period_min/max; __checkparam_dl: -EINVAL)",
+                p.period_ns, DL_PERIOD_MIN_NS, DL_PERIOD_MAX_NS
+            ));
+        }
+        Ok(p)
+    }
+
+    /// `dl_bw`: `to_ratio(dl_period, dl_runtime)`.
+    pub fn bw(&self) -> u64 {
+        to_ratio(self.period_ns, self.runtime_ns)
+    }
+}
+
+/// The deadline class's per-task state (`struct sched_dl_entity`): the reservation, the
+/// current CBS instance (`runtime` left, absolute `deadline`), whether it is throttled, and
+/// the per-job statistics schedkit reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DlEntity {
+    pub params: DlParams,
+    /// Runtime left in this instance, ns (`dl_se->runtime`; negative after an overrun).
+    pub runtime: i64,
+    /// Absolute scheduling deadline, ns (`dl_se->deadline`).
+    pub deadline: u64,
+    /// Runtime exhausted; off the tree until its replenishment (`dl_throttled`).
+    pub throttled: bool,
+    /// On its runqueue's deadline class: in the tree, or throttled there (`on_dl_rq` or
+    /// `dl_throttled` with `p->on_rq`).
+    pub on_rq: bool,
+    /// When its current run was last charged (`se.exec_start`).
+    pub exec_start: u64,
+    /// The tie-break of equal deadlines in the tree (enqueue order).
+    pub seq: u64,
+    /// The bandwidth admitted for it into its root domain (`dl_bw` once `sched_dl_overflow`
+    /// accepted it); 0 when none is held.
+    pub admitted_bw: u64,
+    /// When the current job began (its last wakeup or creation), and its absolute deadline
+    /// (begin + the relative deadline); 0: no job under way.
+    pub job_deadline: u64,
+    /// Jobs completed (a block or exit after a wakeup), of which after their deadline.
+    pub jobs: u64,
+    pub misses: u64,
+    /// Times its runtime ran out (`dl_runtime_exceeded` → throttled).
+    pub throttles: u64,
+}
+
+impl DlEntity {
+    /// The state of a task that never was a deadline task.
+    pub const NONE: DlEntity = DlEntity {
+        params: DlParams {
+            runtime_ns: 0,
+            deadline_ns: 0,
+            period_ns: 0,
+            reclaim: false,
+        },
+        runtime: 0,
+        deadline: 0,
+        throttled: false,
+        on_rq: false,
+        exec_start: 0,
+        seq: 0,
+        admitted_bw: 0,
+        job_deadline: 0,
+        jobs: 0,
+        misses: 0,
+        throttles: 0,
+    };
 }
 
 /// Where a task is in its life, as the host sees it.
@@ -237,6 +381,10 @@ pub struct Task<D> {
     pub policy: SchedPolicy,
     /// 1..=99 for FIFO/RR, 0 otherwise.
     pub rt_priority: u8,
+    /// Utilisation clamps, min and max, in whole percent as cgroup v2's `cpu.uclamp.min` and
+    /// `cpu.uclamp.max` take them ([0, 100]: no clamp). Cold, but in the first line's last
+    /// two bytes of padding, where it costs no space.
+    pub uclamp_pct: [u8; 2],
     // --- the policy's block, from the second cache line ---
     pub data: D,
     // --- colder ---
@@ -249,10 +397,17 @@ pub struct Task<D> {
     /// 6.12+ honours it), none for the default.
     /// (`NonZeroU64`: the option costs no space in a task record.)
     pub slice_ns: Option<std::num::NonZeroU64>,
+    /// The deadline class's state (`struct sched_dl_entity`), for a task that has been
+    /// `SCHED_DEADLINE`; boxed, so that the record of every other task stays as small as it
+    /// was (read it with [`Task::dl`], write it with [`Task::dl_mut`]).
+    pub dl_entity: Option<Box<DlEntity>>,
 }
 
 // The shared hot fields must stay within the first line, so that `data` starts the second.
 const _: () = assert!(std::mem::offset_of!(Task<()>, rt) <= 64);
+// The deadline class's state is one pointer, within the padding the RT entity left: adding it
+// changed no task record's size.
+const _: () = assert!(std::mem::size_of::<RtEntity>() == 16);
 
 impl<D: Default> Task<D> {
     pub fn new(id: TaskId) -> Self {
@@ -267,10 +422,12 @@ impl<D: Default> Task<D> {
             mm: id.0,
             parent: None,
             slice_ns: None,
+            uclamp_pct: [0, 100],
             sum_exec_ns: 0,
             timestamp_ns: 0,
             last_ran_ns: 0,
             rt: RtEntity::default(),
+            dl_entity: None,
             data: D::default(),
         }
     }
@@ -279,6 +436,22 @@ impl<D: Default> Task<D> {
 impl<D> Task<D> {
     pub fn is_rt(&self) -> bool {
         self.policy.is_rt()
+    }
+
+    pub fn is_dl(&self) -> bool {
+        self.policy.is_dl()
+    }
+
+    /// The deadline class's state (all zero for a task that never had one).
+    #[inline]
+    pub fn dl(&self) -> &DlEntity {
+        self.dl_entity.as_deref().unwrap_or(&DlEntity::NONE)
+    }
+
+    /// The deadline class's state, made if the task has none yet.
+    #[inline]
+    pub fn dl_mut(&mut self) -> &mut DlEntity {
+        self.dl_entity.get_or_insert_with(Default::default)
     }
 
     pub fn is_running(&self) -> bool {

@@ -86,6 +86,26 @@ fn rules() -> Vec<Rule> {
             ],
             except: &[],
         },
+        // policy/deadline.rs, the stacked deadline class: as policy/rt.rs.
+        Rule {
+            files: &["policy/deadline.rs"],
+            never: &[
+                "sim",
+                "runtime",
+                "sched_core",
+                "workload",
+                "metrics",
+                "registry",
+                "policy::goodness",
+                "policy::o1",
+                "policy::cfs",
+                "policy::cfs_fair_clock",
+                "policy::eevdf",
+                "policy::bfs",
+                "policy::rt",
+            ],
+            except: &[],
+        },
         // trace/: "Must never depend on sim, runtime, sched_core or a policy."
         Rule {
             files: &["trace"],
@@ -96,6 +116,12 @@ fn rules() -> Vec<Rule> {
         Rule {
             files: &["report"],
             never: &["sim", "runtime", "policy"],
+            except: &[],
+        },
+        // conformance/: "Must never depend on a policy (the RT class included) or metrics".
+        Rule {
+            files: &["conformance"],
+            never: &["policy", "metrics"],
             except: &[],
         },
         // runtime/: "Must not depend on sim, workload programs or metrics."

@@ -273,7 +273,7 @@ fn bad_changes_are_refused_with_the_reason() {
     assert!(err("loops:chpolicy=1s/rr").contains("needs a priority"));
     assert!(err("loops:chpolicy=1s/idle:3").contains("takes no priority"));
     assert!(err("loops:chpolicy=1s/fifo:100").contains("1..=99"));
-    assert!(err("loops:chpolicy=1s/deadline").contains("policy 'deadline'"));
+    assert!(err("loops:chpolicy=1s/deadline").contains("chpolicy to deadline is not supported"));
     assert!(err("loops:start=2s,renice=1s/0").contains("before the tasks start"));
     assert!(err("loops:start=-1s").contains("start"));
     // A renice level written with its sign is not split off as a workload of its own.

@@ -10,6 +10,13 @@
     ...                      "duration": "50ms"})
     >>> len(df)
     8
+    >>> class Fifo(schedkit.Policy):         # a class of your own, in Python
+    ...     def setup(self, ncpus): self.q = [[] for _ in range(ncpus)]
+    ...     def enqueue(self, cpu, task, nice, now, why): self.q[cpu].append(task)
+    ...     def dequeue(self, cpu, task, now, why): self.q[cpu].remove(task)
+    ...     def pick_next(self, cpu, now): return self.q[cpu][0] if self.q[cpu] else None
+    >>> schedkit.simulate(policy=Fifo(), workload="yield:instances=4", duration="10ms")["policy"]
+    'Fifo'
 
 Every run is the pure function of its inputs that ``schedkit sim`` computes: the same point
 gives the same figures, bit for bit, from the CLI, from a local sweep, from here or on a Dask
@@ -25,10 +32,11 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from . import _native
+from .policy import Policy, PolicyError
 
 __version__ = _native.__version__
 
-__all__ = ["simulate", "sweep", "grid_points", "SweepError"]
+__all__ = ["simulate", "sweep", "grid_points", "SweepError", "Policy", "PolicyError"]
 
 GridLike = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
@@ -62,7 +70,7 @@ def _toml_of(d: Mapping[str, Any], what: str) -> str:
 
 
 def simulate(
-    policy: str = "o1",
+    policy: Union[str, Policy] = "o1",
     machine: Union[str, Mapping[str, Any]] = "smp2-2002",
     workload: Union[str, Mapping[str, Any]] = "yield:instances=4",
     seed: int = 1,
@@ -78,9 +86,28 @@ def simulate(
     ``workload`` is a built-in spec (``"chat:rooms=10,messages=100"``), a path, or a dict of a
     workload file's tables (``{"group": [{"name": "w", "program": [...]}]}``). ``duration`` is
     seconds or a string (``"500ms"``). The GIL is released while the simulation runs.
+
+    ``policy`` is a policy's name, or an instance of a :class:`schedkit.Policy` subclass: a
+    scheduling class written in Python, run in the simulator by the same core (holding the GIL,
+    which its hooks need). A hook that raises or returns a value the simulator refuses ends the
+    run with a :class:`schedkit.PolicyError` naming the class, the hook and the problem.
     """
+    if isinstance(policy, Policy):
+        name = policy.name or type(policy).__name__
+        if not isinstance(name, str):
+            raise PolicyError(f"class {type(policy).__name__}: name {name!r} is not a string")
+        missing = [h for h in ("enqueue", "dequeue", "pick_next")
+                   if getattr(type(policy), h) is getattr(Policy, h)]
+        if missing:
+            raise PolicyError(f"class {name}: {', '.join(missing)} not defined (a Policy must "
+                              "define enqueue, dequeue and pick_next)")
+    elif isinstance(policy, str):
+        name = policy
+    else:
+        raise SweepError(f"policy {policy!r}: a policy's name or a schedkit.Policy instance, "
+                         f"not {type(policy).__name__}")
     point = {
-        "policy": policy,
+        "policy": name,
         "machine": machine if isinstance(machine, str) else "machine dict",
         "workload": workload if isinstance(workload, str) else "workload dict",
         "seed": int(seed),
@@ -92,9 +119,17 @@ def simulate(
     machine_toml = None if isinstance(machine, str) else _toml_of(machine, "machine")
     workload_toml = None if isinstance(workload, str) else _toml_of(workload, "workload")
     try:
-        text = _native.simulate_json(json.dumps(point), machine_toml, workload_toml)
+        if isinstance(policy, Policy):
+            text = _native.simulate_class_json(policy, name, json.dumps(point), machine_toml,
+                                               workload_toml)
+        else:
+            text = _native.simulate_json(json.dumps(point), machine_toml, workload_toml)
     except ValueError as e:
         raise SweepError(str(e)) from None
+    except RuntimeError as e:
+        if isinstance(policy, Policy):
+            raise PolicyError(str(e)) from None
+        raise
     return json.loads(text)
 
 
@@ -119,6 +154,12 @@ def _grid_text(grid: GridLike) -> tuple:
     """(TOML text, name for errors, folder machine paths are relative to)."""
     if isinstance(grid, Mapping):
         g = dict(grid)
+        pols = g.get("policies")
+        for p in pols if isinstance(pols, (list, tuple)) else [pols]:
+            if isinstance(p, Policy):
+                # A sweep runs its points on threads without the GIL, or on a cluster.
+                raise SweepError(f"grid: policy {type(p).__name__} is a Python class; sweeps run "
+                                 "named policies only (call schedkit.simulate for each point)")
         for key, what in (("machines", "machine"), ("workloads", "workload")):
             v = g.get(key)
             if isinstance(v, Mapping):

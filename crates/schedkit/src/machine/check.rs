@@ -359,6 +359,92 @@ pub(super) fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineEr
             ));
         }
     }
+    for (field, v) in [
+        ("costs.llc_transfer_ns", c.llc_transfer_ns),
+        ("costs.cross_llc_transfer_ns", c.cross_llc_transfer_ns),
+    ] {
+        if let Some(v) = v {
+            ranged(field, v, 0.0, 10_000.0, "ns")?;
+        }
+    }
+    if let Some(n) = &p.numa {
+        if p.interconnect.is_some() {
+            return Err(bad(
+                "numa",
+                "is not modelled together with [interconnect] (the shared-bus coherence model prices every line itself); give one or the other".into(),
+            ));
+        }
+        let per_node = t.cpus_per_node.unwrap_or(t.cpus);
+        let nodes = t.cpus / per_node.max(1);
+        if n.distance.len() != nodes {
+            return Err(bad(
+                "numa.distance",
+                format!(
+                    "must have one row per node ({nodes}: topology.cpus {} / cpus_per_node {per_node}), got {}",
+                    t.cpus,
+                    n.distance.len()
+                ),
+            ));
+        }
+        for (a, row) in n.distance.iter().enumerate() {
+            if row.len() != nodes {
+                return Err(bad(
+                    &format!("numa.distance[{a}]"),
+                    format!(
+                        "must have {nodes} entries (one per node), got {}",
+                        row.len()
+                    ),
+                ));
+            }
+            for (b, &d) in row.iter().enumerate() {
+                let ok = if a == b {
+                    d == super::LOCAL_DISTANCE
+                } else {
+                    (super::LOCAL_DISTANCE + 1..=254).contains(&d) && n.distance[b][a] == d
+                };
+                if !ok {
+                    return Err(bad(
+                        &format!("numa.distance[{a}][{b}]"),
+                        format!(
+                            "got {d}: a node's distance to itself is 10 (LOCAL_DISTANCE), to another node 11..=254, the same both ways (the ACPI SLIT's rules)"
+                        ),
+                    ));
+                }
+            }
+        }
+        ranged(
+            "numa.remote_mem_latency_ns",
+            n.remote_mem_latency_ns,
+            0.0,
+            10_000.0,
+            "ns",
+        )?;
+        ranged(
+            "numa.remote_mem_read_mb_s",
+            n.remote_mem_read_mb_s,
+            1.0,
+            10_000_000.0,
+            "MB/s",
+        )?;
+        ranged(
+            "numa.remote_transfer_ns",
+            n.remote_transfer_ns,
+            0.0,
+            10_000.0,
+            "ns",
+        )?;
+    }
+    if let Some(e) = &p.era {
+        if e.is_empty() || e.len() > 40 || e.chars().any(|c| c.is_control()) {
+            return Err(bad(
+                "era",
+                "must be a short label (1..=40 characters, no control characters)".into(),
+            ));
+        }
+    }
+    if let Some(types) = &p.core_types {
+        check_core_types(p, types, &bad, &ranged)?;
+    }
     // Consistency: the timer interrupt must leave room for work between ticks.
     let tick_ns = 1e9 / p.clock.hz as f64;
     if c.timer_irq_ns >= tick_ns / 2.0 {
@@ -369,6 +455,132 @@ pub(super) fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineEr
                 c.timer_irq_ns, p.clock.hz
             ),
         ));
+    }
+    Ok(())
+}
+
+/// `[[core_type]]`: the types cover the CPUs, each count divides its type's CPUs, each number
+/// in range, and the sections the hybrid model needs are there.
+fn check_core_types(
+    p: &MachineProfile,
+    types: &[super::CoreTypeSpec],
+    bad: &dyn Fn(&str, String) -> MachineError,
+    ranged: &dyn Fn(&str, f64, f64, f64, &str) -> Result<(), MachineError>,
+) -> Result<(), MachineError> {
+    let t = &p.topology;
+    if types.is_empty() {
+        return Err(bad("core_type", "give at least one [[core_type]]".into()));
+    }
+    let total: usize = types.iter().map(|c| c.cpus).sum();
+    if total != t.cpus {
+        return Err(bad(
+            "core_type.cpus",
+            format!(
+                "the core types' CPUs add up to {total}, but topology.cpus is {}",
+                t.cpus
+            ),
+        ));
+    }
+    if t.threads_per_core != 1 || t.cpus_per_l2.is_some() {
+        return Err(bad(
+            "topology.threads_per_core",
+            "with [[core_type]], give threads_per_core and cpus_per_l2 per core type, not in [topology]".into(),
+        ));
+    }
+    if p.cpufreq.is_none() {
+        return Err(bad(
+            "cpufreq",
+            "a hybrid profile needs [cpufreq] (its transition latency and default governor)".into(),
+        ));
+    }
+    for (i, c) in types.iter().enumerate() {
+        let f = |name: &str| format!("core_type[{i}].{name}");
+        let tpc = c.threads_per_core;
+        let per_l2 = c.cpus_per_l2.unwrap_or(tpc);
+        for (name, v) in [
+            ("threads_per_core", tpc),
+            ("cpus_per_l2", per_l2),
+            ("cpus_per_freq_domain", c.cpus_per_freq_domain),
+        ] {
+            if c.cpus == 0 || v == 0 || !c.cpus.is_multiple_of(v) || !v.is_multiple_of(tpc.max(1)) {
+                return Err(bad(
+                    &f(name),
+                    format!(
+                        "must divide the type's cpus ({}) and be a multiple of its threads_per_core ({tpc}), got {v}",
+                        c.cpus
+                    ),
+                ));
+            }
+        }
+        ranged(&f("perf_per_mhz"), c.perf_per_mhz, 0.01, 10.0, "")?;
+        if let Some(d) = c.capacity_dmips_mhz {
+            ranged(&f("capacity_dmips_mhz"), d as f64, 1.0, 100_000.0, "")?;
+        }
+        if c.pstates_mhz.is_empty() {
+            return Err(bad(&f("pstates_mhz"), "give at least one P-state".into()));
+        }
+        for (k, &m) in c.pstates_mhz.iter().enumerate() {
+            ranged(&f(&format!("pstates_mhz[{k}]")), m, 1.0, 10_000.0, "MHz")?;
+        }
+        if c.pstates_mhz.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad(&f("pstates_mhz"), "must be strictly ascending".into()));
+        }
+        if let Some(v) = &c.volts {
+            if v.len() != c.pstates_mhz.len() {
+                return Err(bad(
+                    &f("volts"),
+                    format!(
+                        "needs one voltage per P-state ({}), got {}",
+                        c.pstates_mhz.len(),
+                        v.len()
+                    ),
+                ));
+            }
+            for (k, &x) in v.iter().enumerate() {
+                ranged(&f(&format!("volts[{k}]")), x, 0.3, 2.0, "V")?;
+            }
+        }
+        if let Some(pr) = &c.itmt_priority {
+            let cores = c.cpus / tpc.max(1);
+            if pr.len() != cores {
+                return Err(bad(
+                    &f("itmt_priority"),
+                    format!("needs one priority per core ({cores}), got {}", pr.len()),
+                ));
+            }
+            if let Some(&x) = pr.iter().find(|&&x| x == 0 || x > 255) {
+                return Err(bad(
+                    &f("itmt_priority"),
+                    format!("each must be 1..=255 (an HWP performance level), got {x}"),
+                ));
+            }
+        }
+        if let Some(dpc) = c.dynamic_power_coefficient {
+            ranged(
+                &f("dynamic_power_coefficient"),
+                dpc as f64,
+                1.0,
+                100_000.0,
+                "uW/MHz/V^2",
+            )?;
+            if c.volts.is_none() {
+                return Err(bad(
+                    &f("volts"),
+                    "a dynamic_power_coefficient needs the P-states' voltages".into(),
+                ));
+            }
+        }
+        if let Some(w) = c.core_active_w {
+            ranged(&f("core_active_w"), w, 0.0, 1000.0, "W")?;
+        }
+        ranged(&f("core_idle_w"), c.core_idle_w, 0.0, 1000.0, "W")?;
+        if p.power.is_some() && c.core_active_w.is_none() && c.dynamic_power_coefficient.is_none() {
+            return Err(bad(
+                &f("core_active_w"),
+                "with [power], each core type needs core_active_w or a dynamic_power_coefficient"
+                    .into(),
+            ));
+        }
     }
     Ok(())
 }

@@ -61,6 +61,7 @@ impl Machine {
                 .unwrap_or(0);
             node.push(n);
         }
+        let nnodes = node.iter().copied().max().map_or(1, |m| m + 1);
         self.topology = Topology {
             ncpus,
             core,
@@ -68,6 +69,8 @@ impl Machine {
             node,
             l2,
             package,
+            node_distance: super::topology::default_distances(nnodes),
+            ..Topology::symmetric(ncpus)
         };
         self.profile.topology.cpus = ncpus;
         self.profile.cpufreq = read_host_cpufreq(&read);

@@ -13,16 +13,18 @@
 
 mod check;
 mod host;
+pub mod hybrid;
 mod profile;
 #[cfg(test)]
 mod tests;
 mod topology;
 
+pub use hybrid::{EmDomain, EmState};
 pub use profile::{
-    CacheSpec, ClockSpec, CostSpec, CpufreqSpec, FreqDomain, Governor, InterconnectSpec,
-    KernelSpec, MachineProfile, PowerSpec, SmtSpec, TopologySpec,
+    CacheSpec, ClockSpec, CoreTypeSpec, CostSpec, CpufreqSpec, FreqDomain, Governor,
+    InterconnectSpec, KernelSpec, MachineProfile, NumaSpec, PowerSpec, SmtSpec, TopologySpec,
 };
-pub use topology::Topology;
+pub use topology::{Topology, LOCAL_DISTANCE, REMOTE_DISTANCE};
 
 use std::path::Path;
 
@@ -58,8 +60,42 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
         "prescott-ht",
         include_str!("../../../../profiles/prescott-ht.toml"),
     ),
+    (
+        "epyc-7763-2s",
+        include_str!("../../../../profiles/epyc-7763-2s.toml"),
+    ),
+    (
+        "spr-8480-2s",
+        include_str!("../../../../profiles/spr-8480-2s.toml"),
+    ),
+    (
+        "alderlake-12900k",
+        include_str!("../../../../profiles/alderlake-12900k.toml"),
+    ),
+    (
+        "exynos5422",
+        include_str!("../../../../profiles/exynos5422.toml"),
+    ),
     ("host", include_str!("../../../../profiles/host.toml")),
 ];
+
+/// The shipped profiles' names grouped by their `era`, the eras in the order of their first
+/// profile in [`BUILTIN_PROFILES`] (a profile without one goes under "other"), for `schedkit
+/// list machines`.
+pub fn builtin_by_era() -> Result<Vec<(String, Vec<&'static str>)>, MachineError> {
+    let mut eras: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for (name, text) in BUILTIN_PROFILES {
+        let era = Machine::from_toml(text, name)?
+            .profile
+            .era
+            .unwrap_or_else(|| "other".into());
+        match eras.iter_mut().find(|(e, _)| *e == era) {
+            Some((_, names)) => names.push(name),
+            None => eras.push((era, vec![name])),
+        }
+    }
+    Ok(eras)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MachineError {
@@ -125,8 +161,54 @@ impl Machine {
             message: e.to_string(),
         })?;
         check::validate(&profile, origin)?;
-        let topology = Topology::from_spec(&profile.topology);
+        let mut topology = Topology::from_spec(&profile.topology);
+        if let Some(numa) = &profile.numa {
+            topology.node_distance = numa.distance.iter().flatten().copied().collect();
+        }
+        hybrid::apply(&mut topology, &profile);
         Ok(Machine { profile, topology })
+    }
+
+    /// The machine cut down to its first `n` CPUs (a smaller machine of the same parts and
+    /// costs: each sharing count capped at `n`, the NUMA table cut to the nodes left, a
+    /// separate L2 merged into the LLC where a single core is left under it), named
+    /// `name:cpus=n`; for measuring how the simulator scales with CPUs (`schedkit bench sim
+    /// --cpus`). An error names `n` where the topology cannot be cut there (`n` must be a
+    /// multiple of every sharing count below it).
+    pub fn first_cpus(&self, n: usize) -> Result<Machine, MachineError> {
+        let mut p = self.profile.clone();
+        let origin = format!("{}:cpus={n}", p.name);
+        let t = &mut p.topology;
+        let cap = |v: Option<usize>| v.map(|v| v.min(n));
+        t.cpus = n;
+        t.threads_per_core = t.threads_per_core.min(n);
+        t.cpus_per_cache = t.cpus_per_cache.min(n);
+        t.cpus_per_l2 = cap(t.cpus_per_l2);
+        t.cpus_per_node = cap(t.cpus_per_node);
+        t.cpus_per_package = cap(t.cpus_per_package);
+        if t.cpus_per_l2.is_some_and(|l2| l2 >= t.cpus_per_cache) {
+            // One core left under its LLC: its L2 and the LLC are one level for it.
+            t.cpus_per_l2 = None;
+            p.cache.l2_kb = None;
+            p.costs.llc_read_mb_s = None;
+        }
+        if let Some(numa) = p.numa.as_mut() {
+            let nodes = n.div_ceil(t.cpus_per_node.unwrap_or(n).max(1));
+            numa.distance.truncate(nodes);
+            for row in &mut numa.distance {
+                row.truncate(nodes);
+            }
+        }
+        p.name = origin.clone();
+        check::validate(&p, &origin)?;
+        let mut topology = Topology::from_spec(&p.topology);
+        if let Some(numa) = &p.numa {
+            topology.node_distance = numa.distance.iter().flatten().copied().collect();
+        }
+        Ok(Machine {
+            profile: p,
+            topology,
+        })
     }
 
     pub fn name(&self) -> &str {

@@ -98,6 +98,15 @@ pub struct CostSpec {
     /// tick ran them).
     #[serde(default)]
     pub timer_wake_exit_ns: Option<f64>,
+    /// A cache line written by one core and then taken by another core under the same
+    /// last-level cache (core-to-core latency within an LLC), ns. Absent: `mem_latency_ns`,
+    /// the price of every line transfer before the server profiles.
+    #[serde(default)]
+    pub llc_transfer_ns: Option<f64>,
+    /// The same between cores of one NUMA node under different last-level caches (across
+    /// CCXs of one EPYC socket), ns. Absent: `mem_latency_ns`.
+    #[serde(default)]
+    pub cross_llc_transfer_ns: Option<f64>,
 }
 
 /// Kernel work the workloads invoke (measured syscall costs with the switch removed).
@@ -260,6 +269,25 @@ pub struct InterconnectSpec {
     pub invalidate_clocks: f64,
 }
 
+/// NUMA: how far the nodes are from each other and what memory and cache lines cost across
+/// them. The node of each CPU is `topology.cpus_per_node`'s. A profile without this section
+/// keeps the kernel's default distances (`LOCAL_DISTANCE` 10, `REMOTE_DISTANCE` 20,
+/// `include/linux/topology.h`) and prices remote memory as local.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NumaSpec {
+    /// `node_distance(a, b)`, the firmware's ACPI SLIT: one row per node, 10 on the diagonal.
+    pub distance: Vec<Vec<u32>>,
+    /// Latency of a load from another node's memory, ns.
+    pub remote_mem_latency_ns: f64,
+    /// One core's sustained read bandwidth from another node's memory, MB/s: a task whose
+    /// memory lives on another node refills its cache at this rate.
+    pub remote_mem_read_mb_s: f64,
+    /// A cache line written on one node and taken by a core of another (cross-socket
+    /// core-to-core latency), ns.
+    pub remote_transfer_ns: f64,
+}
+
 /// A machine profile as written in TOML.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -283,4 +311,61 @@ pub struct MachineProfile {
     /// Shared-bus coherence (absent: kernel data lines are free, as before).
     #[serde(default)]
     pub interconnect: Option<InterconnectSpec>,
+    /// NUMA distances and remote costs (absent: one node, or nodes as near as local memory).
+    #[serde(default)]
+    pub numa: Option<NumaSpec>,
+    /// Which era's machines it belongs with (`schedkit list machines` groups by it), e.g.
+    /// "2002 SMP"; absent: listed under "other".
+    #[serde(default)]
+    pub era: Option<String>,
+    /// Hybrid cores (`[[core_type]]`, absent: every CPU is alike, as before): the CPUs by
+    /// type, in CPU-number order, each type with its own performance per clock, P-states,
+    /// power and (x86) ITMT priorities. `machine/hybrid.rs` derives what the scheduler sees.
+    #[serde(default, rename = "core_type")]
+    pub core_types: Option<Vec<CoreTypeSpec>>,
+}
+
+/// One type of core of a hybrid machine (a P-core or E-core, a big or LITTLE cluster).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CoreTypeSpec {
+    /// Name, for tables ("P-core (Golden Cove)").
+    pub name: String,
+    /// Logical CPUs of this type: the next `cpus` CPU numbers after the previous type's.
+    pub cpus: usize,
+    /// SMT threads per core of this type.
+    #[serde(default = "one")]
+    pub threads_per_core: usize,
+    /// Logical CPUs sharing one L2 (default: a core's threads).
+    #[serde(default)]
+    pub cpus_per_l2: Option<usize>,
+    /// Logical CPUs sharing one frequency (a cpufreq policy: a cluster, or a core).
+    pub cpus_per_freq_domain: usize,
+    /// Work per clock cycle relative to the type whose top P-state is `clock.mhz` (the
+    /// reference, 1.0): a task's work runs `perf_per_mhz * f / clock.mhz` as fast here.
+    pub perf_per_mhz: f64,
+    /// The device tree's `capacity-dmips-mhz` (Arm): the scheduler's capacity is it times the
+    /// top frequency, normalised to 1024 for the biggest (`topology_normalize_cpu_scale`).
+    /// Absent: `perf_per_mhz * 1024`.
+    #[serde(default)]
+    pub capacity_dmips_mhz: Option<u32>,
+    /// P-states (OPPs), MHz, ascending.
+    pub pstates_mhz: Vec<f64>,
+    /// Voltage at each P-state, V (the Energy Model's and the power model's).
+    #[serde(default)]
+    pub volts: Option<Vec<f64>>,
+    /// x86 ITMT: each core's priority as intel_pstate sets it (`sched_set_itmt_core_prio`
+    /// with the core's HWP highest performance), one per core of the type.
+    #[serde(default)]
+    pub itmt_priority: Option<Vec<u32>>,
+    /// The device tree's `dynamic-power-coefficient` (µW/MHz/V²): an Energy Model is
+    /// registered from it (`dev_pm_opp_calc_power`: P = C V² f), and a busy core's dynamic
+    /// power follows it.
+    #[serde(default)]
+    pub dynamic_power_coefficient: Option<u32>,
+    /// Power of one busy core at the top P-state, W, where no coefficient gives it.
+    #[serde(default)]
+    pub core_active_w: Option<f64>,
+    /// Power of one idle core of this type, W (static power, idle state).
+    pub core_idle_w: f64,
 }

@@ -165,3 +165,77 @@ fn topology_from_spec() {
     assert_eq!(t.node[5], 1);
     assert_eq!(t.ncaches(), 2);
 }
+
+/// Hybrid profiles: capacity from capacity-dmips-mhz x top frequency normalised to 1024
+/// (`topology_normalize_cpu_scale`), the Energy Model's power and cost per OPP
+/// (`dev_pm_opp_calc_power`, `em_compute_costs`), x86 with SMT at 1024 with ITMT packing.
+#[test]
+fn hybrid_profiles_derive_capacity_priorities_and_energy_model() {
+    let m = Machine::load("exynos5422").unwrap();
+    let t = &m.topology;
+    // 539 * 1_400_000 << 10 / (1024 * 2_000_000) = 377.3 -> 377.
+    assert_eq!(t.capacity, vec![377, 377, 377, 377, 1024, 1024, 1024, 1024]);
+    assert!(t.asym_capacity && !t.asym_packing);
+    assert_eq!(t.cache, vec![0, 0, 0, 0, 1, 1, 1, 1]);
+    assert_eq!(t.em.len(), 2);
+    assert_eq!(t.em[0].cpus, vec![0, 1, 2, 3]);
+    let top_a15 = t.em[1].states.last().unwrap();
+    // 310 * 1312^2 * 2000 / 10^6 = 1_067_233 µW; cost = 10 * power / 1024.
+    assert_eq!(top_a15.power_uw, 1_067_233);
+    assert_eq!(top_a15.performance, 1024);
+    assert_eq!(top_a15.cost, 10_422);
+    let top_a7 = t.em[0].states.last().unwrap();
+    // 90 * 1275^2 * 1400 / 10^6 = 204_828 µW at performance 377.
+    assert_eq!((top_a7.power_uw, top_a7.performance), (204_828, 377));
+    // The A7 at 200 MHz: performance 377 * 200000 / 1400000 = 53.
+    assert_eq!(t.em[0].states[0].performance, 53);
+
+    let a = Machine::load("alderlake-12900k").unwrap();
+    let t = &a.topology;
+    assert_eq!(t.ncpus, 24);
+    // P-core threads paired, E-cores one each.
+    assert_eq!(t.core[0], t.core[1]);
+    assert_ne!(t.core[16], t.core[17]);
+    assert_eq!(t.ncores(), 16);
+    assert_eq!(t.l2[16], t.l2[19]);
+    assert_ne!(t.l2[19], t.l2[20]);
+    assert!(
+        t.capacity.iter().all(|&c| c == 1024),
+        "SMT: no capacity scaling"
+    );
+    assert!(t.asym_packing && !t.asym_capacity && t.em.is_empty());
+    assert_eq!(
+        (t.asym_prio[4], t.asym_prio[5], t.asym_prio[0]),
+        (66, 66, 65)
+    );
+    assert_eq!(t.asym_prio[16], 39);
+    // The symmetric machines are as before.
+    let i7 = Machine::load("i7-m620").unwrap();
+    assert!(!i7.topology.asym_capacity && !i7.topology.asym_packing);
+    assert!(i7.topology.capacity.iter().all(|&c| c == 1024));
+}
+
+#[test]
+fn bad_core_types_name_their_field() {
+    let text = BUILTIN_PROFILES
+        .iter()
+        .find(|(n, _)| *n == "exynos5422")
+        .unwrap()
+        .1;
+    let e = Machine::from_toml(&text.replacen("cpus = 4 ", "cpus = 3 ", 1), "x").unwrap_err();
+    assert!(e.to_string().contains("core_type"), "{e}");
+    let e = Machine::from_toml(
+        &text.replacen(
+            "dynamic_power_coefficient = 90",
+            "dynamic_power_coefficient = 0",
+            1,
+        ),
+        "x",
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("core_type[0].dynamic_power_coefficient"),
+        "{e}"
+    );
+}

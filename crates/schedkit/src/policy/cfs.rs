@@ -662,10 +662,9 @@ impl SchedClass for Cfs {
         view: &CpuView,
         kind: CpuIdle,
     ) -> Option<Busiest> {
-        let idle = kind.is_idle();
         this.class
             .domains
-            .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
+            .find_busiest(ctx.ops, ctx.now, this_cpu, view, kind)
     }
 
     fn move_tasks(

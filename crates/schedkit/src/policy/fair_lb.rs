@@ -49,7 +49,20 @@
 //! active balancing (the
 //! migration thread pushing a running task), no misfit, asymmetric-packing or SMT-balance
 //! classes, no `migrate_util` case (a local group with spare capacity against an overloaded
-//! one across a domain that shares no cache: fair.c 11146), no NUMA imbalance allowance.
+//! one across a domain that shares no cache: fair.c 11146), no `fbq_type` (NUMA balancing's
+//! preferred-node classes; automatic NUMA balancing is not modelled), no `SD_SERIALIZE`.
+//!
+//! NUMA (a machine of several nodes; `sd_init`'s `SD_NUMA` case): the level spanning the
+//! nodes takes `cache_nice_tries` 2 (its `SD_PREFER_SIBLING` is dropped, which only matters to
+//! the level above); `SD_BALANCE_FORK`/`EXEC` and `SD_WAKE_AFFINE` are dropped only beyond
+//! `node_reclaim_distance` (30, or 32 on every Zen: `init_amd_zen_common`), which no shipped
+//! profile exceeds, so nothing changes there. `imb_numa_nr` (`build_sched_domains`,
+//! topology.c 2548): at the first level above the LLC, the number of LLCs it spans (12.5 % of
+//! its CPUs where it spans one LLC), at least 1; above it, that times how many of the first
+//! NUMA level's spans it covers. `calculate_imbalance`'s `adjust_numa_imbalance` (fair.c 1481,
+//! 11368): when the local group has spare capacity, a NUMA level tolerates an imbalance of up
+//! to `NUMA_IMBALANCE_MIN` (2) tasks while the local group would run no more than
+//! `imb_numa_nr` tasks, so that a pair of communicating tasks stays on its node.
 //!
 //! New-idle gating (`sched_balance_newidle`, fair.c of 6.18.35 12970; `update_newidle_cost`
 //! 12350; `ttwu_do_activate`, core.c 3726), in [`NewIdle`]:
@@ -96,6 +109,10 @@ pub const NR_MIGRATE: usize = 32;
 pub enum GroupType {
     HasSpare,
     FullyBusy,
+    /// A CPU runs a task too big for its capacity (`group_misfit_task`; asymmetric machines).
+    Misfit,
+    /// The group's tasks should move to a CPU of higher ITMT priority (`group_asym_packing`).
+    AsymPacking,
     Overloaded,
 }
 
@@ -106,6 +123,8 @@ pub enum Migration {
     Tasks(u64),
     /// Move this much load.
     Load(u64),
+    /// Move the task that does not fit its CPU (`migrate_misfit`).
+    Misfit,
 }
 
 /// One level of a CPU's 6.18 domains.
@@ -119,6 +138,13 @@ pub struct Level {
     pub min_interval_ms: u64,
     pub max_interval_ms: u64,
     pub cache_nice_tries: u32,
+    /// `SD_NUMA`: the level spans NUMA nodes.
+    pub numa: bool,
+    /// `sd->imb_numa_nr`: tasks a NUMA level lets a node take before it balances the last
+    /// two (0 on a level that is not above the LLC).
+    pub imb_numa_nr: u64,
+    /// `sg->cores` of each group (its physical cores), for a NUMA level's `sibling_imbalance`.
+    pub group_cores: Vec<u64>,
     /// `sd->balance_interval`, ms.
     pub balance_interval_ms: u64,
     /// When it last balanced, ns.
@@ -305,22 +331,60 @@ pub struct Domains {
     /// What the last `find_busiest` decided, for `move_tasks` (the kernel's `lb_env`).
     pub pending: Option<(usize, Migration)>,
     pub newidle: NewIdle,
+    /// Asymmetric machines: what every CPU publishes (utilisation, misfit load, stopper
+    /// requests); `None` on a machine of one kind of CPU, whose balancing is as before.
+    pub asym: Option<std::sync::Arc<super::asym::Published>>,
+    /// The pending pass may push the source's running task if nothing else moves
+    /// (`need_active_balance`: a misfit, or asym packing's `asym_active_balance`).
+    pub active_ok: bool,
 }
 
 impl Domains {
     /// `build_sched_domains` + `sd_init` for `cpu`.
     pub fn build(cpu: CpuId, topology: &Topology, migration_cost: u64) -> Domains {
         let spans = SchedDomains::build(cpu, topology);
+        // SD_SHARE_LLC: every CPU of the span under one last-level cache.
+        let llc = |span: &[CpuId]| {
+            span.iter()
+                .all(|&c| topology.cache[c] == topology.cache[cpu])
+        };
+        let shares_llc: Vec<bool> = spans.levels.iter().map(|l| llc(&l.span)).collect();
+        let is_numa = |l: &super::sched_domains::DomainLevel| {
+            l.span
+                .iter()
+                .any(|&c| topology.node[c] != topology.node[cpu])
+        };
+        // imb_numa_nr (build_sched_domains, topology.c 2548).
+        let mut imb_nr = vec![0u64; spans.levels.len()];
+        let (mut imb, mut imb_span) = (0u64, 1u64);
+        for i in 0..spans.levels.len() {
+            let w = spans.levels[i].span.len() as u64;
+            if !shares_llc[i] && i > 0 && shares_llc[i - 1] {
+                let child = spans.levels[i - 1].span.len() as u64;
+                let nr_llcs = w / child;
+                imb = if nr_llcs == 1 { w >> 3 } else { nr_llcs }.max(1);
+                imb_nr[i] = imb;
+                // The span of the first NUMA domain at or above this one's parent.
+                imb_span = spans.levels[i + 1..]
+                    .iter()
+                    .find(|l| is_numa(l))
+                    .map_or(w, |l| l.span.len() as u64);
+            } else {
+                imb_nr[i] = imb * (w / imb_span).max(1);
+            }
+        }
         let levels = spans
             .levels
             .into_iter()
-            .map(|l| {
+            .zip(imb_nr)
+            .map(|(l, imb_numa_nr)| {
                 let weight = l.span.len() as u64;
                 // sd_init: imbalance_pct 117 for every level but SMT siblings' (110);
                 // cache_nice_tries 1, 2 across NUMA nodes, 0 between SMT siblings.
+                let numa = is_numa(&l);
                 let (pct, tries) = match l.name {
                     "SMT" => (110, 0),
-                    "NUMA" => (117, 2),
+                    _ if numa => (117, 2),
                     _ => (117, 1),
                 };
                 Level {
@@ -330,6 +394,19 @@ impl Domains {
                     min_interval_ms: weight,
                     max_interval_ms: 2 * weight,
                     cache_nice_tries: tries,
+                    numa,
+                    imb_numa_nr,
+                    group_cores: l
+                        .groups
+                        .iter()
+                        .map(|g| {
+                            let mut cores: Vec<usize> =
+                                g.iter().map(|&c| topology.core[c]).collect();
+                            cores.sort_unstable();
+                            cores.dedup();
+                            cores.len() as u64
+                        })
+                        .collect(),
                     balance_interval_ms: weight,
                     last_balance: 0,
                     nr_balance_failed: 0,
@@ -347,6 +424,8 @@ impl Domains {
             levels,
             pending: None,
             newidle: NewIdle::new(cpu, migration_cost),
+            asym: None,
+            active_ok: false,
         }
     }
 
@@ -429,7 +508,11 @@ impl Domains {
         };
         // get_rd_overloaded: one read of the root domain's flag.
         ops.remote_touches += 1;
-        let overloaded = root.span.iter().any(|&c| view.cpu(c).rq_nr_running() >= 2);
+        // The root level spans every CPU: a host's count of such CPUs answers at once.
+        let overloaded = match view.overloaded {
+            Some(n) if root.span.len() == view.ncpus() => n > 0,
+            _ => root.span.iter().any(|&c| view.cpu(c).rq_nr_running() >= 2),
+        };
         if !overloaded || self.newidle.avg_idle < first.max_newidle_lb_cost {
             return None;
         }
@@ -504,16 +587,25 @@ impl Domains {
         view: &CpuView,
         idle: CpuIdle,
     ) -> Option<Busiest> {
-        let found = find_src(ops, &self.levels[i], this_cpu, view, idle);
+        let found = find_src(
+            ops,
+            &self.levels[i],
+            this_cpu,
+            view,
+            idle,
+            self.asym.as_deref(),
+        );
         let lvl = &mut self.levels[i];
         match found {
-            Some((cpu, m)) => {
+            Some((cpu, m, active_ok)) => {
+                self.active_ok = active_ok;
                 // "We were unbalanced, so reset the balancing interval" (whether or not
                 // the pass then moves anything).
                 lvl.balance_interval_ms = lvl.min_interval_ms;
                 self.pending = Some((i, m));
                 let imbalance = match m {
                     Migration::Tasks(n) | Migration::Load(n) => n as usize,
+                    Migration::Misfit => 1,
                 };
                 Some(Busiest { cpu, imbalance })
             }
@@ -554,9 +646,57 @@ impl Domains {
     }
 }
 
+/// `sibling_imbalance` (fair.c 10460): the running tasks to move so that both groups run as
+/// many per core; (tasks, cores) of the busiest and the local group.
+fn sibling_imbalance(idle: CpuIdle, busiest: (u64, u64), local: (u64, u64)) -> u64 {
+    let ((b_nr, b_cores), (l_nr, l_cores)) = (busiest, local);
+    if !idle.is_idle() || b_nr == 0 {
+        return 0;
+    }
+    if b_cores == l_cores {
+        return b_nr.saturating_sub(l_nr);
+    }
+    let imb = (l_cores * b_nr).saturating_sub(b_cores * l_nr);
+    let imb = (2 * imb + l_cores + b_cores) / (l_cores + b_cores);
+    if imb <= 1 && l_nr == 0 && b_nr > 1 {
+        return 2;
+    }
+    imb
+}
+
+/// `NUMA_IMBALANCE_MIN` (fair.c 1478).
+const NUMA_IMBALANCE_MIN: u64 = 2;
+
+/// `adjust_numa_imbalance` (fair.c 1481): no imbalance of `NUMA_IMBALANCE_MIN` tasks or fewer
+/// while the destination would run at most `imb_numa_nr`.
+pub fn adjust_numa_imbalance(imbalance: u64, dst_running: u64, imb_numa_nr: u64) -> u64 {
+    if dst_running > imb_numa_nr {
+        return imbalance;
+    }
+    if imbalance <= NUMA_IMBALANCE_MIN {
+        return 0;
+    }
+    imbalance
+}
+
 /// `update_sd_lb_stats` + `sched_balance_find_src_group` + `calculate_imbalance` +
 /// `sched_balance_find_src_rq` within one level.
 fn find_src(
+    ops: &mut OpCounter,
+    lvl: &Level,
+    this_cpu: CpuId,
+    view: &CpuView,
+    idle: CpuIdle,
+    asym: Option<&super::asym::Published>,
+) -> Option<(CpuId, Migration, bool)> {
+    match asym {
+        Some(p) => capacity::find_src(ops, lvl, this_cpu, view, idle, p),
+        None => find_src_sym(ops, lvl, this_cpu, view, idle).map(|(c, m)| (c, m, false)),
+    }
+}
+
+/// `find_src` on a machine whose CPUs are all alike.
+fn find_src_sym(
     ops: &mut OpCounter,
     lvl: &Level,
     this_cpu: CpuId,
@@ -604,7 +744,10 @@ fn find_src(
                     gt > bt
                 } else {
                     match gt {
-                        GroupType::Overloaded | GroupType::FullyBusy => st.avg_load > b.avg_load,
+                        GroupType::Overloaded
+                        | GroupType::FullyBusy
+                        | GroupType::Misfit
+                        | GroupType::AsymPacking => st.avg_load > b.avg_load,
                         GroupType::HasSpare => {
                             st.idle_cpus < b.idle_cpus
                                 || (st.idle_cpus == b.idle_cpus && st.nr_running > b.nr_running)
@@ -643,7 +786,16 @@ fn find_src(
     }
     // calculate_imbalance
     let m = if lt == GroupType::HasSpare {
-        let n = if b.weight == 1 {
+        let n = if lvl.numa {
+            // A NUMA level's groups carry their child's SD_PREFER_SIBLING (every level
+            // below a NUMA one has it): sibling_imbalance, fair.c 10460.
+            let li = lvl.groups.iter().position(|g| g.contains(&this_cpu));
+            sibling_imbalance(
+                idle,
+                (b.nr_running, lvl.group_cores[bi]),
+                (l.nr_running, li.map_or(1, |i| lvl.group_cores[i])),
+            )
+        } else if b.weight == 1 {
             // sibling_imbalance with one core each side: the difference in running tasks.
             if !idle.is_idle() {
                 0
@@ -652,6 +804,12 @@ fn find_src(
             }
         } else {
             l.idle_cpus.saturating_sub(b.idle_cpus)
+        };
+        // "Consider allowing a small imbalance between NUMA groups"
+        let n = if lvl.numa {
+            adjust_numa_imbalance(n, l.nr_running + 1, lvl.imb_numa_nr)
+        } else {
+            n
         };
         Migration::Tasks(n >> 1)
     } else {
@@ -667,6 +825,7 @@ fn find_src(
     };
     let amount = match m {
         Migration::Tasks(n) | Migration::Load(n) => n,
+        Migration::Misfit => 1,
     };
     if amount == 0 {
         return None;
@@ -679,12 +838,15 @@ fn find_src(
         .max_by_key(|&c| {
             let cs = view.cpu(c);
             match m {
-                Migration::Tasks(_) => (cs.nr_running as u64, std::cmp::Reverse(c)),
+                Migration::Tasks(_) | Migration::Misfit => {
+                    (cs.nr_running as u64, std::cmp::Reverse(c))
+                }
                 Migration::Load(_) => (cs.load, std::cmp::Reverse(c)),
             }
         })?;
     Some((cpu, m))
 }
 
+mod capacity;
 #[cfg(test)]
 mod tests;

@@ -118,6 +118,25 @@ impl Pelt {
         self.load_sum = self.load_sum.max(self.load_avg * PELT_MIN_DIVIDER);
     }
 
+    /// A utilisation signal that starts at `avg` at `now_ns` (`post_init_entity_util_avg`: a
+    /// new task's `util_avg`).
+    pub fn util_at(now_ns: u64, avg: u64) -> Pelt {
+        Pelt {
+            load_avg: avg,
+            load_sum: avg * PELT_MIN_DIVIDER,
+            period_contrib: 0,
+            last_update_us: now_ns >> 10,
+        }
+    }
+
+    /// A task's utilisation joins this runqueue's (`attach_entity_load_avg`'s util part:
+    /// `cfs_rq->avg.util_avg += se->avg.util_avg`, its sum by the runqueue's divider).
+    pub fn add_avg(&mut self, avg: u64) {
+        let divider = self.divider();
+        self.load_avg += avg;
+        self.load_sum += avg * divider;
+    }
+
     /// `___update_load_sum`: adds `load` for every µs since the last update; false when no
     /// time passed (then nothing changes).
     fn accumulate(&mut self, now_ns: u64, load: u64) -> bool {

@@ -136,7 +136,7 @@ impl RtClass {
             p.timestamp_ns = now;
         }
         if p.rt.time_slice <= 0 {
-            p.rt.time_slice = rr_slice;
+            p.rt.time_slice = rr_slice.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         }
         let prio = rt_prio(p);
         let mig = migratory(p, ctx.ncpus);
@@ -199,7 +199,7 @@ impl RtClass {
         if p.rt.time_slice > 0 {
             return false;
         }
-        p.rt.time_slice = rr_slice;
+        p.rt.time_slice = rr_slice.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
         let prio = rt_prio(p);
         rq.rt.requeue(&mut ctx.tasks, curr, prio, ctx.ops);
         true
@@ -261,6 +261,7 @@ impl RtClass {
     /// `pre_schedule_rt`'s test and `pull_rt_task`'s walk of the overload mask: an RT `prev`
     /// whose runqueue now offers only worse work pulls from every overloaded runqueue.
     /// Returns those CPUs (empty: no pull).
+    #[inline]
     pub fn overloaded_to_pull<C, D>(
         &self,
         ctx: &mut Ctx<D>,

@@ -9,8 +9,18 @@
 //!
 //! Constants, from the 2.6.2x `include/linux/topology.h` initialisers (designs.md §2.8 gives
 //! SD_CPU_INIT's): SMT `SD_SIBLING_INIT` (intervals 1..2 ms, busy factor 64, imbalance_pct
-//! 110); MC `SD_MC_INIT` (1..4 ms, 64, 125); CPU `SD_CPU_INIT` (1..4 ms, 64, 125). A NUMA level
-//! takes SD_CPU_INIT's values here (the arch-specific SD_NODE_INIT is not modelled).
+//! 110); MC `SD_MC_INIT` (1..4 ms, 64, 125); CPU `SD_CPU_INIT` (1..4 ms, 64, 125), spanning a
+//! node (2.6.24's `phys_domains`). On a machine of several NUMA nodes a NUMA level above it
+//! spans the machine (2.6.24's `node_domains`, `sched_domain_node_span`: the node and its
+//! nearest, up to `SD_NODES_PER_DOMAIN` = 16 nodes; `allnodes_domains` only where there are
+//! more) with x86's `SD_NODE_INIT` of `include/asm-x86/topology.h` (2.6.24, the x86-64
+//! branch): intervals 8..32 ms, busy factor 32, imbalance_pct 125, `cache_nice_tries` 2, and
+//! no `SD_BALANCE_NEWIDLE` (a CPU going idle does not pull across nodes; `idle_balance` walks
+//! only the domains with that flag); its interval applies to an idle CPU's periodic balance
+//! too (`rebalance_domains`: `balance_interval`, times `busy_factor` when busy). Not modelled:
+//! `SD_SERIALIZE` (one CPU at a time balances the NUMA levels), `SD_WAKE_BALANCE`/`wake_idx`.
+//! `eevdf:era=6.6` balances through these domains too, with these 2.6.2x constants (a
+//! simplification of that era's, said in `eevdf/smp.rs`).
 //!
 //! `load_balance` per level, as 2.6.2x's `rebalance_domains` ran it, simplified (said so):
 //! - due every `balance_interval × busy_factor` ms on a busy CPU (the core asks no more
@@ -34,7 +44,7 @@
 //! detaches and attaches. Shared machinery: must never depend on a design (the fair classes
 //! use it, not the other way), the stacked RT class, a host, the core or the registry.
 
-use crate::class::{Busiest, CpuView, Ctx, PullOutcome, Rq, WakeKind};
+use crate::class::{Busiest, CpuIdle, CpuView, Ctx, PullOutcome, Rq, WakeKind};
 use crate::ds::rbtree::{RbEntry, RbTree};
 use crate::ds::work::OpCounter;
 use crate::machine::Topology;
@@ -71,6 +81,8 @@ pub struct DomainLevel {
     pub busy_factor: u64,
     pub min_interval_ms: u64,
     pub max_interval_ms: u64,
+    /// `SD_BALANCE_NEWIDLE`: a CPU about to go idle balances at this level.
+    pub newidle: bool,
 }
 
 /// A CPU's domains, lowest first, and their balancing state.
@@ -91,11 +103,22 @@ pub enum IdleSiblings {
     Llc,
 }
 
-/// The CPUs sharing `cpu`'s value of `key`, sorted.
-fn peers(topology: &Topology, cpu: CpuId, key: &[usize]) -> Vec<CpuId> {
-    (0..topology.ncpus)
-        .filter(|&c| key[c] == key[cpu])
-        .collect()
+/// The CPUs by their value of `key`: each class sorted, the classes in the order of their
+/// first CPU, and the class of each CPU. One pass over the CPUs (it was a pass per CPU, whose
+/// cost at 256 CPUs, times each CPU's build, was most of a short run's time).
+fn partition(key: &[usize]) -> (Vec<Vec<CpuId>>, Vec<usize>) {
+    let mut parts: Vec<Vec<CpuId>> = Vec::new();
+    let mut index: std::collections::HashMap<usize, usize> = Default::default();
+    let mut of_cpu = Vec::with_capacity(key.len());
+    for (c, &k) in key.iter().enumerate() {
+        let i = *index.entry(k).or_insert_with(|| {
+            parts.push(Vec::new());
+            parts.len() - 1
+        });
+        parts[i].push(c);
+        of_cpu.push(i);
+    }
+    (parts, of_cpu)
 }
 
 impl SchedDomains {
@@ -108,30 +131,27 @@ impl SchedDomains {
         }
         let all: Vec<usize> = vec![0; n];
         let lo = MIN_INTERVAL_MS;
-        let tiers: [(&'static str, &[usize], u64, u64, u64); 4] = [
-            ("SMT", &topology.core, 110, lo, 2),
-            ("MC", &topology.cache, 125, lo, 4),
-            ("CPU", &topology.node, 125, lo, 4),
-            ("NUMA", &all, 125, lo, 4),
+        // (name, key, imbalance_pct, min and max interval ms, busy_factor, newidle)
+        type Tier<'t> = (&'static str, &'t [usize], u64, u64, u64, u64, bool);
+        let tiers: [Tier; 4] = [
+            ("SMT", &topology.core, 110, lo, 2, BUSY_FACTOR, true),
+            ("MC", &topology.cache, 125, lo, 4, BUSY_FACTOR, true),
+            ("CPU", &topology.node, 125, lo, 4, BUSY_FACTOR, true),
+            // SD_NODE_INIT (x86-64, 2.6.24).
+            ("NUMA", &all, 125, 8, 32, 32, false),
         ];
         // The partition of the machine at the tier below, as group lists.
         let mut below: Vec<Vec<CpuId>> = (0..n).map(|c| vec![c]).collect();
         let mut levels = Vec::new();
-        for (name, key, pct, lo, hi) in tiers {
-            let span = peers(topology, cpu, key);
-            let prev_len = levels.last().map_or(1, |l: &DomainLevel| l.span.len());
+        for (name, key, pct, lo, hi, busy_factor, newidle) in tiers {
             // This tier's partition: every CPU's peers (for the next level's groups).
-            let mut partition: Vec<Vec<CpuId>> = Vec::new();
-            for c in 0..n {
-                let p = peers(topology, c, key);
-                if !partition.contains(&p) {
-                    partition.push(p);
-                }
-            }
+            let (partition, of_cpu) = partition(&key[..n]);
+            let span = partition[of_cpu[cpu]].clone();
+            let prev_len = levels.last().map_or(1, |l: &DomainLevel| l.span.len());
             if span.len() > prev_len {
                 let groups: Vec<Vec<CpuId>> = below
                     .iter()
-                    .filter(|g| g.iter().all(|c| span.contains(c)))
+                    .filter(|g| g.iter().all(|&c| key[c] == key[cpu]))
                     .cloned()
                     .collect();
                 levels.push(DomainLevel {
@@ -139,9 +159,10 @@ impl SchedDomains {
                     span,
                     groups,
                     imbalance_pct: pct,
-                    busy_factor: BUSY_FACTOR,
+                    busy_factor,
                     min_interval_ms: lo,
                     max_interval_ms: hi,
+                    newidle,
                 });
             }
             // A tier that does not widen the span keeps the finer partition below.
@@ -158,25 +179,45 @@ impl SchedDomains {
     }
 
     /// `rebalance_domains` / `idle_balance` for `this_cpu`, lowest level first: the first
-    /// level that is due and finds an imbalance names the runqueue to pull from.
+    /// level that is due and finds an imbalance names the runqueue to pull from. A new-idle
+    /// pass skips the levels without `SD_BALANCE_NEWIDLE`.
     pub fn find_busiest(
         &mut self,
         ops: &mut OpCounter,
         now: u64,
         this_cpu: CpuId,
         view: &CpuView,
-        idle: bool,
+        kind: CpuIdle,
     ) -> Option<Busiest> {
+        let idle = kind.is_idle();
         for i in 0..self.levels.len() {
             let sd = &self.levels[i];
+            if kind == CpuIdle::NewlyIdle && !sd.newidle {
+                continue;
+            }
             if !idle {
                 let every = self.interval_ms[i] * sd.busy_factor * 1_000_000;
                 if now < self.last_balance[i].saturating_add(every) {
                     continue;
                 }
+            } else if kind == CpuIdle::Idle && sd.min_interval_ms > MIN_INTERVAL_MS {
+                // A level slower than the 1 ms an idle CPU is called at (SD_NODE_INIT's
+                // 8 ms) waits for its own interval; the lower levels' is the call itself.
+                let every = self.interval_ms[i] * 1_000_000;
+                if now < self.last_balance[i].saturating_add(every) {
+                    continue;
+                }
             }
             self.last_balance[i] = now;
-            match find_busiest_group(ops, sd, this_cpu, view, idle) {
+            // No CPU with two tasks: no group can be the busiest. The scan's reads are
+            // counted as if made (the work is the kernel's), the host skips making them.
+            let found = if view.overloaded == Some(0) {
+                ops.remote_touches += sd.groups.iter().map(|g| g.len() as u64).sum::<u64>();
+                None
+            } else {
+                find_busiest_group(ops, sd, this_cpu, view, idle)
+            };
+            match found {
                 Some(b) => {
                     self.interval_ms[i] = sd.min_interval_ms;
                     return Some(b);
@@ -428,6 +469,7 @@ pub fn select_cpu_v6_18<D>(
     task_load: u64,
     waker_load: u64,
     wake_wide: bool,
+    fit: Option<(u64, super::asym::Uclamp, bool)>,
 ) -> CpuId {
     let WakeKind::Wakeup { sync } = kind else {
         return select_cpu(
@@ -488,12 +530,23 @@ pub fn select_cpu_v6_18<D>(
             target = waker_cpu;
         }
     }
-    // select_idle_sibling
-    if idle(target) {
+    // select_idle_sibling; on an asymmetric machine (`fit`: the task's utilisation and
+    // clamps) an idle target or prev only where the task fits (`asym_fits_cpu`), then
+    // `select_idle_capacity` over every CPU (`sd_asym_cpucapacity` spans the machine).
+    let fits =
+        |c: CpuId| fit.is_none_or(|(u, cl, used)| super::asym::asym_fits_cpu(topo, u, cl, used, c));
+    if idle(target) && fits(target) {
         return target;
     }
-    if prev != target && share_cache(prev, target) && idle(prev) {
+    if prev != target && share_cache(prev, target) && idle(prev) && fits(prev) {
         return prev;
+    }
+    if let Some((u, cl, used)) = fit.filter(|_| topo.asym_capacity) {
+        let span: Vec<CpuId> = (0..n).collect();
+        return super::asym::select_idle_capacity(
+            topo, &span, target, u, cl, used, &idle, &allowed,
+        )
+        .unwrap_or(target);
     }
     let near = |c: CpuId| share_cache(c, target);
     let smt = (0..n).any(|c| topo.core.iter().filter(|&&k| k == topo.core[c]).count() > 1);

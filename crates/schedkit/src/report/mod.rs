@@ -47,6 +47,11 @@ const COUNT_ROWS: &[&str] = &[
     "RT pushes",
     "RT pulls",
     "RT inversions seen by audit",
+    "deadline jobs",
+    "  past their deadline",
+    "  throttles",
+    "  DL pushes",
+    "  DL pulls",
     "sim events",
 ];
 
@@ -105,6 +110,16 @@ pub fn table(runs: &[RunResult]) -> String {
         ("mean busy MHz".into(), |r| {
             let p = r.metrics.power.as_ref()?;
             (!p.busy_at_mhz.is_empty()).then(|| p.busy_at_mhz.iter().map(|f| f.mhz * f.share).sum())
+        }),
+        ("busy time on big/P cores".into(), |r| {
+            let p = r.metrics.power.as_ref()?;
+            (!p.by_core_type.is_empty()).then(|| {
+                p.by_core_type
+                    .iter()
+                    .filter(|t| t.biggest)
+                    .map(|t| t.busy_share)
+                    .sum()
+            })
         }),
         ("context switches/s".into(), |r| {
             Some(r.metrics.context_switches_per_s)
@@ -240,6 +255,24 @@ pub fn table(runs: &[RunResult]) -> String {
         }),
         ("RT inversions seen by audit".into(), |r| {
             (r.metrics.rt.audits > 0).then_some(r.metrics.rt.inversions as f64)
+        }),
+        ("deadline jobs".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.jobs as f64)
+        }),
+        ("  past their deadline".into(), |r| {
+            r.metrics
+                .deadline
+                .as_ref()
+                .map(|d| d.deadline_misses as f64)
+        }),
+        ("  throttles".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.throttles as f64)
+        }),
+        ("  DL pushes".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.pushes as f64)
+        }),
+        ("  DL pulls".into(), |r| {
+            r.metrics.deadline.as_ref().map(|d| d.pulls as f64)
         }),
         ("simulated (s)".into(), |r| Some(r.simulated_s)),
         ("sim events".into(), |r| Some(r.metrics.sim.events as f64)),

@@ -22,7 +22,22 @@ impl<P: SchedClass> Shared<P> {
     /// The core's view of this host, for a path run by `cpu`'s worker or any other thread;
     /// `now`: the time already read for the whole path (one clock read per `schedule()`).
     pub(super) fn host(&self, now: Option<u64>) -> WorkerHost<'_, P> {
-        WorkerHost { sh: self, now }
+        WorkerHost {
+            sh: self,
+            now,
+            waker: None,
+        }
+    }
+
+    /// The core's view for a wakeup from `waker`'s worker (None: a thread that is no worker
+    /// of this runtime): the clock is read per section, under the runqueue lock, and the CPU
+    /// selection sees the worker's last reading of it (`WorkerSlot::clock_ns`).
+    pub(super) fn waker_host(&self, waker: Option<CpuId>) -> WorkerHost<'_, P> {
+        WorkerHost {
+            sh: self,
+            now: None,
+            waker,
+        }
     }
 }
 
@@ -32,11 +47,24 @@ pub(crate) struct WorkerHost<'a, P: SchedClass> {
     pub(super) sh: &'a Shared<P>,
     /// The time read once for the whole path, or `None` to read the clock per section.
     pub(super) now: Option<u64>,
+    /// The worker a wakeup runs on: its CPU selection reads the time as of that worker's
+    /// last clock reading, as the kernel's reads `jiffies`.
+    pub(super) waker: Option<CpuId>,
 }
 
 impl<P: SchedClass> WorkerHost<'_, P> {
     fn now(&self) -> u64 {
         self.now.unwrap_or_else(|| self.sh.now())
+    }
+
+    /// The time a CPU selection sees: the path's, else the waker's worker's last reading
+    /// (a tick or a `schedule()` ago at most, as `jiffies`), else the clock.
+    fn view_now(&self) -> u64 {
+        match (self.now, self.waker) {
+            (Some(now), _) => now,
+            (None, Some(cpu)) => self.sh.workers[cpu].clock_ns.load(Relaxed),
+            (None, None) => self.sh.now(),
+        }
     }
 }
 
@@ -73,7 +101,9 @@ impl<P: SchedClass> Host for WorkerHost<'_, P> {
     ) -> R {
         let sh = self.sh;
         let now = self.now();
-        sh.with_cpu_view(|view| sh.with_rq_at(cpu, now, |s, ctx, rq| f(s, ctx, rq, view)))
+        sh.with_cpu_view(now, |view| {
+            sh.with_rq_at(cpu, now, |s, ctx, rq| f(s, ctx, rq, view))
+        })
     }
 
     /// Both runqueues locked in domain order, as the kernel's `double_rq_lock` does, so two
@@ -113,7 +143,7 @@ impl<P: SchedClass> Host for WorkerHost<'_, P> {
         f: impl FnOnce(&Sched<P>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
     ) -> R {
         let sh = self.sh;
-        sh.with_cpu_view(|view| {
+        sh.with_cpu_view(self.view_now(), |view| {
             let mut ops = OpCounter::default();
             f(&sh.sched, &sh.view(), view, &mut Work::new(&mut ops))
         })

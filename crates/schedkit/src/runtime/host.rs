@@ -257,15 +257,16 @@ impl<P: SchedClass> Shared<P> {
         std::process::abort()
     }
 
-    /// Runs `f` with a view of this runtime's CPUs that reads what each published when the
-    /// policy asks.
+    /// Runs `f` with a view of this runtime's CPUs, at time `now`, that reads what each
+    /// published when the policy asks.
     #[inline(always)]
-    pub(super) fn with_cpu_view<R>(&self, f: impl FnOnce(&CpuView) -> R) -> R {
+    pub(super) fn with_cpu_view<R>(&self, now: u64, f: impl FnOnce(&CpuView) -> R) -> R {
         f(&CpuView {
             cpus: Cpus::Live(&self.status),
             topology: &self.topology,
-            now: self.now(),
+            now,
             hz: self.cfg.hz,
+            overloaded: None,
         })
     }
 
@@ -274,9 +275,14 @@ impl<P: SchedClass> Shared<P> {
     /// A waker (task, worker or foreign thread) wakes `t`. The core's `try_to_wake_up` runs
     /// the handshake first (`WorkerHost::claim_wakee`): only a task this waker wins is queued.
     pub fn wake(&self, t: TaskId, waker_cpu: Option<CpuId>, sync: bool, irq: bool) {
-        if let Err(e) =
-            core::wake::try_to_wake_up(&mut self.host(None), t, waker_cpu, sync, irq, false)
-        {
+        if let Err(e) = core::wake::try_to_wake_up(
+            &mut self.waker_host(waker_cpu),
+            t,
+            waker_cpu,
+            sync,
+            irq,
+            false,
+        ) {
             self.fatal(e)
         }
     }
@@ -371,7 +377,18 @@ impl<P: SchedClass> Shared<P> {
 
     /// Wakes the sleepers whose deadline has passed (`timers::fire`). Run by worker `cpu` at
     /// each `schedule()` and at a preemption point after a tick or its timer's signal.
+    #[inline(always)]
     pub(super) fn fire_timers(&self, cpu: CpuId, now: u64) {
+        // The usual switch: no expiry signalled and nothing due (the test `timers::fire`
+        // starts with), without a call.
+        if !self.workers[cpu].timer_pending.load(Relaxed) && self.timers.hint() > now {
+            return;
+        }
+        self.fire_due_timers(cpu, now)
+    }
+
+    #[inline(never)]
+    fn fire_due_timers(&self, cpu: CpuId, now: u64) {
         let slot = &self.workers[cpu];
         let mut due = Vec::new();
         // SAFETY: the worker's own field, on its thread.
@@ -564,6 +581,7 @@ impl<P: SchedClass> Shared<P> {
             slot.need_resched.store(false, Relaxed);
         }
         let now = self.now();
+        slot.clock_ns.store(now, Relaxed);
         // Only this thread's tick handler adds to the count: look before taking it, so that
         // the usual switch, with no tick pending, pays no locked exchange.
         let ticks = if slot.ticks_pending.load(Relaxed) > 0 {
@@ -615,7 +633,7 @@ impl<P: SchedClass> Shared<P> {
             *slot.switched_in_ns.get() = now;
             slot.preempt_count.store(*ctl.saved_count.get(), Relaxed);
             slot.running.store(t.0, Release);
-            arch::switch(slot.sched_sp.get(), *ctl.sp.get());
+            arch::resume(slot.sched_sp.get(), *ctl.sp.get());
             slot.running.store(u32::MAX, Release);
             slot.preempt_count.store(1, Relaxed);
             *slot.reason.get()

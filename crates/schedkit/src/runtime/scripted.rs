@@ -1,14 +1,14 @@
-//! The runtime host driven step by step by the core's tests (`sched_core::tests`): the task
-//! table, locks and published state of a real runtime, with no worker threads and no stacks;
-//! the test is the only thread and the clock. Test-only (`#[cfg(test)]` in `runtime/mod.rs`);
-//! it stands on `host` and `core_host`, and nothing of the runtime proper may depend on it.
+//! The runtime host driven step by step by the conformance suite (`crate::conformance`) and
+//! the core's tests: the task table, locks and published state of a real runtime, with no
+//! worker threads and no stacks; the caller is the only thread and the clock. It stands on
+//! `host` and `core_host`, and nothing of the runtime proper may depend on it.
 
 use super::core_host::WorkerHost;
 use super::handshake;
 use super::host::{lock, Config, Shared};
 use crate::class::SchedClass;
 use crate::machine::Topology;
-use crate::sched_core::tests::{Scripted, TaskSpecT};
+use crate::sched_core::scripted::{Scripted, TaskSpecT};
 use crate::sched_core::{self as core, CoreError, Leave, Sched, Wakee};
 use crate::task::{CpuId, Task, TaskId, TaskState};
 use std::sync::atomic::Ordering::*;

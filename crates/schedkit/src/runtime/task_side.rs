@@ -28,6 +28,7 @@ impl<P: SchedClass> WorkerOps for Shared<P> {
         };
         if n > 0 || slot.timer_pending.load(Relaxed) {
             let now = self.now();
+            slot.clock_ns.store(now, Relaxed);
             if let (Some(t), true) = (self.running(cpu), n > 0) {
                 self.tick(cpu, t, n, now);
             }

@@ -46,6 +46,12 @@ pub(crate) struct WorkerSlot {
     /// Ticks this worker has taken, for the balancing interval.
     pub jiffies: UnsafeCell<u64>,
     pub switched_in_ns: UnsafeCell<u64>,
+    /// This worker's last reading of the runtime's clock (at its last `schedule()` or tick):
+    /// the runtime's `jiffies`, the time a wakeup from this worker hands its policy's CPU
+    /// selection (the kernel's `record_wakee` reads `jiffies`, not a clock), so a wakeup
+    /// reads the clock only under the runqueue lock, where it charges time. Written by this
+    /// worker only; an atomic because a task that reads it may be moved to another worker.
+    pub clock_ns: AtomicU64,
     /// This worker's context switches, migrations in and preemptions (summed by `stats`;
     /// per worker so that counting a switch never bounces a shared cache line).
     pub switches: AtomicU64,
@@ -172,6 +178,7 @@ impl WorkerSlot {
             tid: AtomicI32::new(0),
             jiffies: UnsafeCell::new(0),
             switched_in_ns: UnsafeCell::new(0),
+            clock_ns: AtomicU64::new(0),
             switches: AtomicU64::new(0),
             migrations: AtomicU64::new(0),
             preemptions: AtomicU64::new(0),

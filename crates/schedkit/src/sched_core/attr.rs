@@ -30,10 +30,19 @@ pub fn fork<H: Host>(
     child: TaskId,
     waker: Option<CpuId>,
 ) -> Result<(), CoreError> {
-    let parent_resched = with_rq(h, cpu, |s, ctx, rq, _| {
+    let (parent_resched, dl_parent) = with_rq(h, cpu, |s, ctx, rq, _| {
+        if let Some(p) = parent.filter(|&p| s.in_dl(&ctx.tasks[p])) {
+            return (false, Some(p));
+        }
         ctx.tasks[child].cpu = cpu;
-        s.class.task_fork(ctx, rq, cpu, parent, child)
+        (s.class.task_fork(ctx, rq, cpu, parent, child), None)
     });
+    if let Some(p) = dl_parent {
+        return Err(CoreError::new(format!(
+            "{p} is SCHED_DEADLINE and forked: sched_fork refuses it (-EAGAIN) unless the \
+             task set SCHED_FLAG_RESET_ON_FORK, which is not modelled"
+        )));
+    }
     if parent_resched && parent.is_some() {
         h.set_need_resched(cpu);
     }
@@ -46,8 +55,14 @@ pub fn fork<H: Host>(
 pub fn task_dead<H: Host>(h: &mut H, cpu: CpuId, x: TaskId) -> Result<(), CoreError> {
     let parent = h.live_parent(x);
     match parent {
-        Some(p) => task_rq_lock(h, p, |s, ctx, rq| s.class.task_exit(ctx, rq, x, parent)),
-        None => with_rq(h, cpu, |s, ctx, rq, _| s.class.task_exit(ctx, rq, x, None)),
+        Some(p) => task_rq_lock(h, p, |s, ctx, rq| {
+            s.dl.release(&mut ctx.tasks[x]);
+            s.class.task_exit(ctx, rq, x, parent)
+        }),
+        None => with_rq(h, cpu, |s, ctx, rq, _| {
+            s.dl.release(&mut ctx.tasks[x]);
+            s.class.task_exit(ctx, rq, x, None)
+        }),
     }
     h.release_task(cpu, x, parent)
 }
@@ -73,12 +88,16 @@ pub fn change_attr<H: Host, R>(
     f: impl FnOnce(&mut crate::task::Task<TaskData<H>>) -> R,
 ) -> Result<R, CoreError> {
     let (r, rt) = with_rq(h, cpu, |s, ctx, rq, _| {
-        let was_rt = s.in_rt(&ctx.tasks[t]);
+        let was_rt = s.in_stacked(&ctx.tasks[t]);
         let was = rt_prio_of(s, &ctx.tasks[t]);
         let running = rq.curr_on(cpu) == Some(t);
         s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
         let r = f(&mut ctx.tasks[t]);
-        if !was_rt && s.in_rt(&ctx.tasks[t]) && running {
+        if !s.in_dl(&ctx.tasks[t]) {
+            // switched_from_dl: its bandwidth leaves the root domain.
+            s.dl.release(&mut ctx.tasks[t]);
+        }
+        if !was_rt && s.in_stacked(&ctx.tasks[t]) && running {
             // It leaves the per-CPU class while running on it: that class lets go of it now
             // (`put_prev_task` under the old class, as `__sched_setscheduler` does), or it
             // would keep pointing at it as its current task.
@@ -171,12 +190,15 @@ pub fn set_task_attr<H: Host>(
         }
         match ctx.tasks[t].state {
             TaskState::Queued | TaskState::Running(_) => {
-                let was_rt = s.in_rt(&ctx.tasks[t]);
+                let was_rt = s.in_stacked(&ctx.tasks[t]);
                 let was = rt_prio_of(s, &ctx.tasks[t]);
                 let running = rq.curr_on(cpu) == Some(t);
                 s.dequeue(ctx, rq, cpu, t, DequeueKind::Save);
                 change(&mut ctx.tasks[t]);
-                if !was_rt && s.in_rt(&ctx.tasks[t]) && running {
+                if !s.in_dl(&ctx.tasks[t]) {
+                    s.dl.release(&mut ctx.tasks[t]);
+                }
+                if !was_rt && s.in_stacked(&ctx.tasks[t]) && running {
                     // It leaves the per-CPU class while running on it (as in change_attr).
                     s.class.put_prev(ctx, rq, cpu, t);
                 }
@@ -189,6 +211,9 @@ pub fn set_task_attr<H: Host>(
             }
             TaskState::Sleeping { .. } => {
                 change(&mut ctx.tasks[t]);
+                if !s.in_dl(&ctx.tasks[t]) {
+                    s.dl.release(&mut ctx.tasks[t]);
+                }
                 s.class.attr_changed_asleep(ctx, rq, cpu, t);
                 Some((cpu, false, ClassChanged::Nothing))
             }

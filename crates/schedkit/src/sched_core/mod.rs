@@ -30,12 +30,14 @@
 
 pub mod attr;
 pub mod balance;
+pub mod deadline;
 pub mod schedule;
 pub mod tick;
 pub mod wake;
 
 use crate::class::*;
 use crate::ds::work::Work;
+use crate::policy::deadline::DlClass;
 use crate::policy::rt::RtClass;
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
 
@@ -63,6 +65,10 @@ pub enum CoreEvent {
     RtPush,
     /// RT tasks were pulled from another runqueue.
     RtPull(usize),
+    /// A deadline task was pushed to another runqueue.
+    DlPush,
+    /// A deadline task was pulled from another runqueue.
+    DlPull,
 }
 
 /// What a host found of a task it was asked to wake ([`Host::claim_wakee`]), the first step of
@@ -220,12 +226,16 @@ pub trait Host {
     }
 }
 
-/// The class stack a host runs: the RT class in front of the policy's class (unless the class
-/// owns its RT tasks). The core routes each task's hooks to its class and walks the classes in
+/// The class stack a host runs: the deadline class, then the RT class, in front of the
+/// policy's class (unless the class owns its RT tasks), as `dl_sched_class` precedes
+/// `rt_sched_class`. The core routes each task's hooks to its class and walks the classes in
 /// order for pick.
 pub struct Sched<C: SchedClass> {
     pub class: C,
     pub rt: RtClass,
+    /// The deadline class (`SCHED_DEADLINE`, `policy::deadline`); it costs nothing until a
+    /// deadline task is admitted.
+    pub dl: DlClass,
 }
 
 impl<C: SchedClass> Sched<C> {
@@ -238,6 +248,7 @@ impl<C: SchedClass> Sched<C> {
         Sched {
             class,
             rt: RtClass::new(rt_balance, ncpus),
+            dl: DlClass::new(ncpus),
         }
     }
 
@@ -266,6 +277,15 @@ impl<C: SchedClass> Sched<C> {
     /// Whether this stack can schedule tasks of `policy` (the RT class takes FIFO/RR; only
     /// classes with [`SchedClass::HAS_SCHED_IDLE`] take `SCHED_IDLE`). The error says why.
     pub fn check_policy(&self, policy: crate::task::SchedPolicy) -> Result<(), String> {
+        if policy == crate::task::SchedPolicy::Deadline
+            && (C::OWNS_RT || self.layout() != LockLayout::PerCpu)
+        {
+            return Err(format!(
+                "policy deadline (SCHED_DEADLINE, Linux 3.14) needs the stacked classes over \
+                 per-CPU runqueues, which the design '{}' does not have; use eevdf or cfs",
+                self.name()
+            ));
+        }
         if policy == crate::task::SchedPolicy::Iso && !C::HAS_SCHED_ISO {
             return Err(format!(
                 "policy iso (SCHED_ISO, Con Kolivas' BFS) is not part of the design '{}' models; bfs has it",
@@ -313,6 +333,30 @@ impl<C: SchedClass> Sched<C> {
         !C::OWNS_RT && t.is_rt()
     }
 
+    /// Does `t` belong to the deadline class (by its policy now)?
+    #[inline]
+    pub(crate) fn in_dl<D>(&self, t: &Task<D>) -> bool {
+        !C::OWNS_RT && t.is_dl()
+    }
+
+    /// Does `t` belong to one of the classes stacked in front of the policy's?
+    #[inline]
+    pub(crate) fn in_stacked<D>(&self, t: &Task<D>) -> bool {
+        self.in_rt(t) || self.in_dl(t)
+    }
+
+    /// The rank of `t`'s class in the stack: deadline 2, RT 1, the policy's class 0.
+    #[inline]
+    fn class_rank<D>(&self, t: &Task<D>) -> u8 {
+        if self.in_dl(t) {
+            2
+        } else if self.in_rt(t) {
+            1
+        } else {
+            0
+        }
+    }
+
     /// After a class changed what `rq` holds: the RT class's lock-free state follows.
     #[inline]
     pub(crate) fn publish(&self, rq: &mut Rq<C::Rq>) {
@@ -338,7 +382,10 @@ impl<C: SchedClass> Sched<C> {
         kind: EnqueueKind,
     ) {
         lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks, t);
-        if self.in_rt(&ctx.tasks[t]) {
+        if self.in_dl(&ctx.tasks[t]) {
+            self.dl.enqueue(ctx, rq, t, kind);
+            self.publish(rq);
+        } else if self.in_rt(&ctx.tasks[t]) {
             let slice = self.rr_slice(ctx, t);
             self.rt.enqueue(ctx, rq, t, kind, slice);
         } else {
@@ -358,7 +405,10 @@ impl<C: SchedClass> Sched<C> {
     ) {
         lockdep::assert_task_rq(self.layout(), rq, &ctx.tasks, t);
         // By where the task is queued: its policy may just have changed (dequeue SAVE).
-        if !C::OWNS_RT && ctx.tasks[t].rt.on_rq {
+        if !C::OWNS_RT && ctx.tasks[t].dl().on_rq {
+            self.dl.dequeue(ctx, rq, t, kind);
+            self.publish(rq);
+        } else if !C::OWNS_RT && ctx.tasks[t].rt.on_rq {
             self.rt.dequeue(ctx, rq, t, kind);
         } else {
             self.class.dequeue(ctx, rq, cpu, t, kind);
@@ -374,7 +424,11 @@ impl<C: SchedClass> Sched<C> {
         cpu: CpuId,
         prev: TaskId,
     ) {
-        if self.in_rt(&ctx.tasks[prev]) {
+        if self.in_dl(&ctx.tasks[prev]) {
+            if self.dl.put_prev(ctx, rq, prev) {
+                self.publish(rq);
+            }
+        } else if self.in_rt(&ctx.tasks[prev]) {
             self.rt.put_prev(ctx, prev);
         } else {
             self.class.put_prev(ctx, rq, cpu, prev);
@@ -390,6 +444,11 @@ impl<C: SchedClass> Sched<C> {
         cpu: CpuId,
     ) -> Option<TaskId> {
         if !C::OWNS_RT {
+            if rq.dl.nr_running() > 0 {
+                if let Some(t) = self.dl.pick(ctx, rq) {
+                    return Some(t);
+                }
+            }
             if let Some(t) = self.rt.pick(ctx, rq, cpu) {
                 return Some(t);
             }
@@ -412,12 +471,28 @@ impl<C: SchedClass> Sched<C> {
         cpu: CpuId,
         curr: TaskId,
     ) -> bool {
-        if self.in_rt(&ctx.tasks[curr]) {
+        if self.in_dl(&ctx.tasks[curr]) {
+            let r = self.dl.task_tick(ctx, rq, curr);
+            self.publish(rq);
+            r
+        } else if self.in_rt(&ctx.tasks[curr]) {
             let slice = self.rr_slice(ctx, curr);
             self.rt.task_tick(ctx, rq, curr, slice)
         } else {
             self.class.task_tick(ctx, rq, cpu, curr)
         }
+    }
+
+    /// `SchedClass::push_running` for a fair task (never for an RT task).
+    #[inline]
+    pub fn push_running(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        !self.in_rt(&ctx.tasks[curr]) && self.class.push_running(ctx, rq, cpu, curr)
     }
 
     #[inline]
@@ -428,7 +503,10 @@ impl<C: SchedClass> Sched<C> {
         cpu: CpuId,
         curr: TaskId,
     ) -> bool {
-        if self.in_rt(&ctx.tasks[curr]) {
+        if self.in_dl(&ctx.tasks[curr]) {
+            // yield_task_dl's skip to the next period is not modelled: it only reschedules.
+            true
+        } else if self.in_rt(&ctx.tasks[curr]) {
             self.rt.yield_task(ctx, rq, curr)
         } else {
             self.class.yield_task(ctx, rq, cpu, curr)
@@ -449,18 +527,25 @@ impl<C: SchedClass> Sched<C> {
         let Some(curr) = rq.curr_on(cpu) else {
             return false;
         };
-        match (self.in_rt(&ctx.tasks[woken]), self.in_rt(&ctx.tasks[curr])) {
-            (true, false) => true,
-            (false, true) => false,
-            (true, true) => self.rt.check_preempt(ctx, curr, woken),
-            (false, false) => self.class.check_preempt_wakeup(ctx, rq, cpu, woken, sync),
+        match (
+            self.class_rank(&ctx.tasks[woken]),
+            self.class_rank(&ctx.tasks[curr]),
+        ) {
+            (w, c) if w > c => true,
+            (w, c) if w < c => false,
+            (2, _) => self.dl.check_preempt(ctx, curr, woken),
+            (1, _) => self.rt.check_preempt(ctx, curr, woken),
+            _ => self.class.check_preempt_wakeup(ctx, rq, cpu, woken, sync),
         }
     }
 
     /// The rule the class stack picks `task` by (`schedkit diff`): the RT class's for a task
     /// it holds, else the policy's class's [`SchedClass::pick_rule`].
     pub fn pick_rule<D>(&self, task: &Task<D>) -> &'static str {
-        if self.in_rt(task) {
+        if self.in_dl(task) {
+            "the deadline class: the earliest absolute deadline queued (deadline.c \
+             pick_next_dl_entity, the leftmost of the dl_rq); it goes before every other class"
+        } else if self.in_rt(task) {
             "the RT class: the highest RT priority queued, first in first out within it (2.6.25 \
              sched_rt.c pick_next_rt_entity); it goes before every other class"
         } else {
@@ -471,7 +556,18 @@ impl<C: SchedClass> Sched<C> {
     /// What the class holding `task` says of it ([`SchedClass::describe_task`]; for an RT
     /// task under the stacked RT class, its kernel `prio`).
     pub fn describe_task(&self, rq: &Rq<C::Rq>, task: &Task<C::TaskData>) -> String {
-        if self.in_rt(task) {
+        if self.in_dl(task) {
+            format!(
+                "deadline {} ns, runtime left {} ns{}",
+                task.dl().deadline,
+                task.dl().runtime,
+                if task.dl().throttled {
+                    ", throttled"
+                } else {
+                    ""
+                }
+            )
+        } else if self.in_rt(task) {
             format!("rt prio {}", 99 - task.rt_priority as i32)
         } else {
             self.class.describe_task(rq, task)
@@ -485,6 +581,12 @@ impl<C: SchedClass> Sched<C> {
         f: &mut dyn FnMut(TaskId),
     ) {
         if !C::OWNS_RT {
+            for (_, t) in rq.dl.iter() {
+                f(t);
+            }
+            for &(_, t) in &rq.dl.throttled {
+                f(t);
+            }
             self.rt.for_each_queued(rq, tasks, f);
         }
         self.class.for_each_queued(rq, tasks, f);
@@ -504,18 +606,16 @@ impl<C: SchedClass> Sched<C> {
     /// each queued RT task (2.6.23's `2 * 88761`).
     #[inline]
     pub fn load(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> u64 {
-        let rt = if C::OWNS_RT {
-            0
-        } else {
-            rq.rt.rt_nr_running as u64 * 2 * 88761
-        };
+        // Deadline tasks count as RT ones do (throttled ones included: they stay in
+        // nr_running here).
+        let stacked =
+            rq.rt.rt_nr_running as u64 + (rq.dl.nr_running() + rq.dl.throttled.len()) as u64;
+        let rt = if C::OWNS_RT { 0 } else { stacked * 2 * 88761 };
         let own = if C::OWNS_RT {
             self.class.load(rq, cpu)
         } else {
             // The class's own tasks only: nr_running counts the RT ones too.
-            self.class
-                .load(rq, cpu)
-                .saturating_sub(rq.rt.rt_nr_running as u64 * 1024)
+            self.class.load(rq, cpu).saturating_sub(stacked * 1024)
         };
         own + rt
     }
@@ -561,8 +661,8 @@ pub mod lockdep {
     }
 
     /// Forgets every domain this thread was marked as holding (a test fixture that stands in
-    /// for the core and is replaced by the next one).
-    #[cfg(test)]
+    /// for the core and is replaced by the next one; the conformance checker after a class
+    /// panicked inside a section).
     pub fn forget_held() {
         #[cfg(any(debug_assertions, feature = "checks"))]
         HELD.with(|h| h.borrow_mut().clear());
@@ -697,5 +797,6 @@ pub(crate) fn check_cpu(
     Ok(cpu)
 }
 
+pub(crate) mod scripted;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -44,6 +44,8 @@ enum FirstLock<P> {
     PullFrom(Vec<CpuId>),
     /// prev left and the runqueue ran dry: a new-idle balance before the pick.
     NewIdle,
+    /// A deadline prev left the deadline tree: `balance_dl` → `pull_dl_task` first.
+    PullDlFrom(Vec<CpuId>),
 }
 
 /// `schedule()` on `cpu`, whose current task `prev` (if any) stops running for `leave`.
@@ -98,14 +100,30 @@ pub fn schedule<H: Host>(
                     fate.exited = true;
                 }
             }
-            if !fate.left && !ctx.tasks[p].cpus_allowed.contains(cpu) {
-                // Its affinity no longer includes this CPU: it leaves before this CPU picks
-                // (2.6's migration thread) and is re-placed after the switch.
+            if !fate.left
+                && (!ctx.tasks[p].cpus_allowed.contains(cpu)
+                    || (leave == Leave::Runnable && s.push_running(ctx, rq, cpu, p)))
+            {
+                // Its affinity no longer includes this CPU, or its class's balancer asked the
+                // stopper to move it (active balance): it leaves before this CPU picks (2.6's
+                // migration thread) and is re-placed after the switch.
                 s.dequeue(ctx, rq, cpu, p, DequeueKind::Migrate);
                 ctx.tasks[p].state = TaskState::Sleeping {
                     uninterruptible: false,
                 };
                 fate.evicted = true;
+            }
+        }
+        // balance_dl: a deadline prev no longer on the tree (blocked, exited, throttled)
+        // pulls (need_pull_dl_task); the balance of prev's class only, as prev_balance stops
+        // at the first class that has something runnable.
+        if let Some(p) = prev.filter(|&p| s.in_dl(&ctx.tasks[p])) {
+            let off = !ctx.tasks[p].dl().on_rq || ctx.tasks[p].dl().throttled;
+            if off && ctx.ncpus > 1 {
+                let sources = super::deadline::pull_sources(s, cpu);
+                if !sources.is_empty() {
+                    return (fate, FirstLock::PullDlFrom(sources));
+                }
             }
         }
         let sources = if s.push_pull() {
@@ -126,6 +144,15 @@ pub fn schedule<H: Host>(
     });
     let next = match first {
         FirstLock::Picked(picked) => picked?,
+        FirstLock::PullDlFrom(sources) => {
+            super::deadline::pull_dl_tasks(h, cpu, sources)?;
+            if newidle_applies && h.published_nr_running(cpu) == 0 {
+                super::balance::load_balance(h, cpu, CpuIdle::NewlyIdle)?;
+            }
+            with_rq(h, cpu, |s, ctx, rq, inside| {
+                pick::<H>(s, ctx, rq, inside, cpu, prev, fate)
+            })?
+        }
         FirstLock::PullFrom(sources) => {
             super::balance::pull_rt_tasks(h, cpu, sources)?;
             if newidle_applies && h.published_nr_running(cpu) == 0 {
@@ -146,6 +173,10 @@ pub fn schedule<H: Host>(
 
     if fate.exited {
         super::attr::task_dead(h, cpu, prev.expect("exited implies prev"))?;
+    }
+    // The push balance callback of set_next_task_dl: an overloaded runqueue pushes.
+    if h.sched().dl.rd.is_overloaded(cpu) {
+        super::deadline::push_dl_tasks(h, cpu, None, cpu)?;
     }
     // post_schedule_rt: an overloaded runqueue pushes what it cannot run.
     if h.sched().rt.has_pushable_tasks(cpu) {

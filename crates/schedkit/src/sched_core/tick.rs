@@ -16,6 +16,8 @@ pub fn scheduler_tick<H: Host>(
     n: u32,
     jiffies: u64,
 ) -> Result<(), CoreError> {
+    // dl_task_timer: the replenishment timers due on this CPU (lock-free test first).
+    super::deadline::dl_timers(h, cpu)?;
     if let Some(curr) = curr {
         let resched = with_rq(h, cpu, |s, ctx, rq, _| {
             let mut r = false;

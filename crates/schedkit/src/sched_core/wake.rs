@@ -17,7 +17,11 @@ pub fn select_task_rq<H: Host>(
 ) -> Result<CpuId, CoreError> {
     let ncpus = h.ncpus();
     let cpu = h.select_view(|s, tasks, view, ops| {
-        let rt = if s.rt_stacked() && tasks[t].is_rt() && kind != WakeKind::Fork {
+        let rt = if s.in_dl(&tasks[t]) {
+            // select_task_rq_dl (also for a new task: sched_fork refuses a deadline parent,
+            // so a new deadline task is one the host created).
+            Some(s.dl.select_cpu(tasks, view, ops, t))
+        } else if s.rt_stacked() && tasks[t].is_rt() && kind != WakeKind::Fork {
             s.rt.select_cpu(tasks, view, ops, t, waker_cpu)
         } else {
             None
@@ -86,7 +90,7 @@ pub fn wake_delayed<H: Host>(
     }
     let woke = task_rq_lock(h, t, |s, ctx, rq| {
         let cpu = ctx.tasks[t].cpu;
-        if s.in_rt(&ctx.tasks[t]) || !s.class.requeue_delayed(ctx, rq, cpu, t) {
+        if s.in_stacked(&ctx.tasks[t]) || !s.class.requeue_delayed(ctx, rq, cpu, t) {
             return None;
         }
         ctx.tasks[t].state = crate::task::TaskState::Queued;
@@ -151,6 +155,10 @@ pub fn activate<H: Host>(
         h.resched(target, waker_cpu);
     } else if layout == LockLayout::PerCpu && nr >= 2 {
         h.kick_idle_balancer(target, false);
+    }
+    // task_woken_dl: a deadline task queued behind an earlier one is pushed.
+    if h.sched().dl.rd.is_overloaded(target) {
+        super::deadline::push_dl_tasks(h, target, Some(t), waker_cpu.unwrap_or(target))?;
     }
     // task_woken_rt: a task queued behind a better one on an overloaded runqueue is pushed.
     if h.sched().rt.has_pushable_tasks(target) {

@@ -14,6 +14,14 @@
 //! already priced), the rest from the LLC. The levels are treated as inclusive — a
 //! simplification for exclusive designs such as AMD's victim L3. A machine without `l2_kb`
 //! has one level, exactly as before the L2 existed.
+//!
+//! On a machine with NUMA nodes, a task's memory lives on the node where it first ran after
+//! it was created or exec'd (first touch; a forked child shares its parent's pages and so its
+//! node); nothing moves pages afterwards (automatic NUMA balancing is not modelled). The part
+//! of a refill that comes from memory streams at the profile's remote bandwidth
+//! (`numa.remote_mem_read_mb_s`) when the task runs on another node. So a move within an LLC
+//! refills the L2 from the LLC, a move to another LLC of the same node refills from local
+//! memory, and a move to another node refills from remote memory: dearer at each step.
 
 /// One level: each cache of it counts the KB loaded into it.
 #[derive(Clone, Debug)]
@@ -41,6 +49,8 @@ pub struct CacheModel {
     l2: Option<(Level, f64)>,
     /// ns per KB refilled from memory.
     ns_per_kb: f64,
+    /// ns per KB refilled from another node's memory.
+    remote_ns_per_kb: f64,
 }
 
 /// Where a task's data was left (24 bytes: it sits in the hot part of a task's state).
@@ -48,12 +58,16 @@ pub struct CacheModel {
 pub struct Warmth {
     mark: u64,
     l2_mark: u64,
-    /// The LLC and the L2 it was left in (`NOWHERE`: cold everywhere).
+    /// The LLC and the L2 it was left in (`NOWHERE`: cold everywhere; an L2 number fits 16
+    /// bits: a machine has at most `CpuMask::MAX_CPUS` CPUs).
     cache: u32,
-    l2: u32,
+    l2: u16,
+    /// The NUMA node its memory lives on (`NOWHERE16`: none yet).
+    home: u16,
 }
 
 const NOWHERE: u32 = u32::MAX;
+const NOWHERE16: u16 = u16::MAX;
 
 impl Default for Warmth {
     fn default() -> Self {
@@ -61,17 +75,19 @@ impl Default for Warmth {
             mark: 0,
             l2_mark: 0,
             cache: NOWHERE,
-            l2: NOWHERE,
+            l2: NOWHERE16,
+            home: NOWHERE16,
         }
     }
 }
 
-/// What a task must bring back when it runs: KB from memory, and KB its L2 must take from the
-/// last-level cache.
+/// What a task must bring back when it runs: KB from memory (of which `remote_kb` from another
+/// node's), and KB its L2 must take from the last-level cache.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Refill {
     pub mem_kb: u64,
     pub llc_kb: u64,
+    pub remote_kb: u64,
 }
 
 impl Refill {
@@ -95,6 +111,17 @@ fn ns_per_kb(mb_s: f64) -> f64 {
 
 impl CacheModel {
     pub fn new(ncaches: usize, size_kb: u64, mem_read_mb_s: f64, l2: Option<L2Spec>) -> Self {
+        Self::with_remote(ncaches, size_kb, mem_read_mb_s, mem_read_mb_s, l2)
+    }
+
+    /// As `new`, with memory on another NUMA node read at `remote_mb_s`.
+    pub fn with_remote(
+        ncaches: usize,
+        size_kb: u64,
+        mem_read_mb_s: f64,
+        remote_mb_s: f64,
+        l2: Option<L2Spec>,
+    ) -> Self {
         CacheModel {
             llc: Level {
                 size_kb,
@@ -110,12 +137,24 @@ impl CacheModel {
                 )
             }),
             ns_per_kb: ns_per_kb(mem_read_mb_s),
+            remote_ns_per_kb: ns_per_kb(remote_mb_s),
         }
     }
 
-    /// A task with `wss_kb` starts running under LLC `cache` and L2 `l2`: returns what it
-    /// must refill and updates its warmth.
-    pub fn dispatch(&mut self, w: &mut Warmth, cache: usize, l2: usize, wss_kb: u64) -> Refill {
+    /// A task with `wss_kb` starts running under LLC `cache` and L2 `l2` on NUMA node
+    /// `node`: returns what it must refill and updates its warmth.
+    pub fn dispatch(
+        &mut self,
+        w: &mut Warmth,
+        cache: usize,
+        l2: usize,
+        node: usize,
+        wss_kb: u64,
+    ) -> Refill {
+        if w.home == NOWHERE16 {
+            // First touch: its memory is allocated where it first runs.
+            w.home = node as u16;
+        }
         let wss = wss_kb.min(self.llc.size_kb);
         if wss == 0 {
             return Refill::default();
@@ -127,12 +166,13 @@ impl CacheModel {
         let mut r = Refill {
             mem_kb: cold,
             llc_kb: 0,
+            remote_kb: if w.home as usize == node { 0 } else { cold },
         };
         if let Some((level, _)) = &mut self.l2 {
             let wss2 = wss_kb.min(level.size_kb);
-            let cold2 = level.cold(w.l2, w.l2_mark, l2, wss2);
+            let cold2 = level.cold(u32::from(w.l2), w.l2_mark, l2, wss2);
             level.traffic[l2] += cold2;
-            w.l2 = l2 as u32;
+            w.l2 = l2 as u16;
             w.l2_mark = level.traffic[l2];
             // The L2's missing lines that the LLC still holds come from it.
             let from_memory = (cold2 as u128 * cold as u128 / wss as u128) as u64;
@@ -144,7 +184,13 @@ impl CacheModel {
     /// The time a refill takes at the memory and LLC bandwidths (a bus shared with other
     /// streaming CPUs may make the memory part longer: `Interconnect::stream_ns`).
     pub fn price(&self, r: Refill) -> u64 {
-        (r.mem_kb as f64 * self.ns_per_kb + self.llc_ns(r)) as u64
+        if r.remote_kb == 0 {
+            return (r.mem_kb as f64 * self.ns_per_kb + self.llc_ns(r)) as u64;
+        }
+        let local = r.mem_kb - r.remote_kb;
+        (local as f64 * self.ns_per_kb
+            + r.remote_kb as f64 * self.remote_ns_per_kb
+            + self.llc_ns(r)) as u64
     }
 
     /// The LLC-to-L2 part of a refill, ns.
@@ -168,7 +214,7 @@ mod tests {
     impl CacheModel {
         /// `dispatch` priced at the bandwidths alone.
         fn refill(&mut self, w: &mut Warmth, cache: usize, l2: usize, wss_kb: u64) -> u64 {
-            let r = self.dispatch(w, cache, l2, wss_kb);
+            let r = self.dispatch(w, cache, l2, 0, wss_kb);
             self.price(r)
         }
     }

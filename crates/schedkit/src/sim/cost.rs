@@ -3,7 +3,47 @@
 //! C code it models; the memory part is the machine profile's measured latency.
 
 use crate::ds::work::OpCounter;
-use crate::machine::Machine;
+use crate::machine::{Machine, Topology};
+use crate::task::CpuId;
+
+/// What a cache line written by one CPU costs another to take (the runqueue lock's line in
+/// the lock model), by how far apart they are: within a last-level cache
+/// (`costs.llc_transfer_ns`), between LLCs of one NUMA node (`costs.cross_llc_transfer_ns`),
+/// across nodes (`numa.remote_transfer_ns`). A profile that gives none of them pays
+/// `costs.mem_latency_ns` for every transfer, as every profile did before the server ones.
+#[derive(Clone, Copy, Debug)]
+pub struct LineCosts {
+    pub llc: u64,
+    pub node: u64,
+    pub remote: u64,
+}
+
+impl LineCosts {
+    pub fn new(m: &Machine) -> LineCosts {
+        let c = &m.profile.costs;
+        let mem = c.mem_latency_ns;
+        LineCosts {
+            llc: c.llc_transfer_ns.unwrap_or(mem) as u64,
+            node: c.cross_llc_transfer_ns.unwrap_or(mem) as u64,
+            remote: m
+                .profile
+                .numa
+                .as_ref()
+                .map_or(mem, |n| n.remote_transfer_ns) as u64,
+        }
+    }
+
+    /// The transfer from `from` (the line's last writer; none: no transfer is charged by the
+    /// lock model anyway) to `to`.
+    pub fn between(&self, t: &Topology, from: Option<CpuId>, to: CpuId) -> u64 {
+        match from {
+            Some(f) if t.cache[f] == t.cache[to] => self.llc,
+            Some(f) if t.node[f] == t.node[to] => self.node,
+            Some(_) => self.remote,
+            None => self.llc,
+        }
+    }
+}
 
 /// ns per reported unit of work, for one machine.
 #[derive(Clone, Copy, Debug)]

@@ -23,6 +23,14 @@
 //!   the CPU's PELT running average; not frequency-invariant, the formula's `cur` form),
 //!   the lowest table frequency at or above it.
 //!
+//! Hybrid machines (`[[core_type]]`): each core type has its own P-states, voltages and power,
+//! and runs work `perf_per_mhz` as fast per clock as the reference type; a policy covers a
+//! type's `cpus_per_freq_domain` CPUs (a cluster, or a core). schedutil there reads a
+//! frequency- and capacity-invariant utilisation (the CPU's work rate over the reference
+//! type's at `clock.mhz`, x 1024) and asks, as v6.18's `get_next_freq`, `1.25 * f_max * util /
+//! cap` (cap: the type's top work rate, the same scale), the lowest table frequency at or above
+//! it. Busy time and core energy are kept per type (`by_type`). No turbo bins there.
+//!
 //! A request takes effect `transition_latency` later. BFS is told which CPUs run below the
 //! maximum (`cpu_scaling`), as the 2.6.38 governors patched by BFS told it.
 //!
@@ -109,6 +117,18 @@ pub fn schedutil_next(util: u64, cur: usize, table_khz: &[u64]) -> Option<usize>
     (idx != cur).then_some(idx)
 }
 
+/// schedutil on a hybrid machine, as v6.18's `get_next_freq` (cpufreq_schedutil.c) with a
+/// frequency- and capacity-invariant `util`: `map_util_perf` adds a quarter
+/// (`util + util >> 2`), `map_util_freq` scales the top frequency by it over the CPU's capacity
+/// (`max_freq * util / cap`), and the driver resolves it to the lowest table frequency at or
+/// above (CPUFREQ_RELATION_L). The P-state index.
+pub fn schedutil_invariant(util: u64, cap: u64, table_khz: &[u64]) -> usize {
+    let top = table_khz.len() - 1;
+    let perf = util + (util >> 2);
+    let target = table_khz[top] * perf / cap.max(1);
+    table_khz.iter().position(|&f| f >= target).unwrap_or(top)
+}
+
 /// The frequency a busy core runs at: its P-state's, or at the top P-state the turbo bin for
 /// the number of busy cores in its package.
 pub fn actual_mhz(spec: &CpufreqSpec, pstate: usize, busy_cores_in_pkg: usize) -> f64 {
@@ -170,6 +190,21 @@ struct CpuLoad {
     util: Pelt,
 }
 
+/// One core type of a hybrid machine, as the speed and power model sees it.
+#[derive(Clone, Debug)]
+struct TypeFreq {
+    /// Its P-states and voltages (no turbo bins), as a `CpufreqSpec`.
+    spec: CpufreqSpec,
+    /// Its busy and idle power (uncore 0: the machine's is counted once).
+    power: PowerSpec,
+    /// Work per clock relative to the reference type.
+    perf: f64,
+    table_khz: Vec<u64>,
+    /// Its capacity at the top P-state on the reference scale (1024: the reference type at
+    /// `clock.mhz`), which schedutil's invariant utilisation is measured against.
+    cap: u64,
+}
+
 /// One governor policy: the CPUs it samples and sets.
 #[derive(Clone, Debug)]
 struct Domain {
@@ -181,6 +216,8 @@ struct Domain {
     pending: Option<usize>,
     window_start: u64,
     last_schedutil: Option<u64>,
+    /// Hybrid: the core type of its CPUs.
+    ty: usize,
 }
 
 /// What a change asks the simulator to do.
@@ -222,6 +259,13 @@ pub(crate) struct FreqModel {
     core_joules: Vec<f64>,
     /// Time spent per P-state, summed over busy CPUs (for the result's residency table).
     pub busy_ns_at_mhz: Vec<(f64, u64)>,
+    /// Hybrid machines (`[[core_type]]`): each type's tables and power, and each core's type
+    /// (`None`: every core alike, as before).
+    types: Option<Vec<TypeFreq>>,
+    core_type: Vec<usize>,
+    /// Hybrid: busy ns per core type (for where tasks ran), and the types' names.
+    type_busy_ns: Vec<u64>,
+    type_names: Vec<String>,
 }
 
 impl FreqModel {
@@ -251,13 +295,65 @@ impl FreqModel {
             .as_ref()
             .map(|s| governor.unwrap_or(s.default_governor));
         let kind = spec.as_ref().map_or(FreqDomain::Core, |s| s.domain);
-        let cpu_domain: Vec<usize> = (0..n)
+        let mut cpu_domain: Vec<usize> = (0..n)
             .map(|c| match kind {
                 FreqDomain::Package => core_pkg[t.core[c]],
                 FreqDomain::Core => t.core[c],
                 FreqDomain::Hw => c,
             })
             .collect();
+        let mut core_type = vec![0; ncores];
+        let types = p.core_types.as_ref().map(|ts| {
+            // Each type's CPUs in groups of its `cpus_per_freq_domain`, one policy each.
+            let ranges = crate::machine::hybrid::type_ranges(ts);
+            let mut d = 0;
+            for (ti, (ct, r)) in ts.iter().zip(&ranges).enumerate() {
+                let per = ct.cpus_per_freq_domain.max(1);
+                for c in r.clone() {
+                    cpu_domain[c] = d + (c - r.start) / per;
+                    core_type[t.core[c]] = ti;
+                }
+                d += ct.cpus.div_ceil(per);
+            }
+            ts.iter()
+                .map(|ct| {
+                    let base = p
+                        .cpufreq
+                        .clone()
+                        .expect("checked: a hybrid profile has [cpufreq]");
+                    let spec = CpufreqSpec {
+                        pstates_mhz: ct.pstates_mhz.clone(),
+                        volts: ct.volts.clone(),
+                        turbo_mhz: None,
+                        turbo_volts: None,
+                        ..base
+                    };
+                    let ftop = ct.pstates_mhz[ct.pstates_mhz.len() - 1];
+                    let dynamic = match (ct.dynamic_power_coefficient, &ct.volts) {
+                        (Some(c), Some(v)) => {
+                            crate::machine::hybrid::opp_power_uw(c, v[v.len() - 1], ftop) as f64
+                                * 1e-6
+                        }
+                        _ => ct.core_active_w.unwrap_or(ct.core_idle_w) - ct.core_idle_w,
+                    };
+                    TypeFreq {
+                        power: PowerSpec {
+                            core_active_w: ct.core_idle_w + dynamic.max(0.0),
+                            core_idle_w: ct.core_idle_w,
+                            uncore_w: 0.0,
+                        },
+                        perf: ct.perf_per_mhz,
+                        table_khz: ct
+                            .pstates_mhz
+                            .iter()
+                            .map(|m| (m * 1000.0).round() as u64)
+                            .collect(),
+                        cap: (1024.0 * ct.perf_per_mhz * ftop / p.clock.mhz).round() as u64,
+                        spec,
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
         let ndom = cpu_domain.iter().copied().max().map_or(1, |m| m + 1);
         let mut pkg_cpus = vec![Vec::new(); npkg];
         for c in 0..n {
@@ -278,15 +374,25 @@ impl FreqModel {
             _ => top,
         };
         let domains = (0..ndom)
-            .map(|d| Domain {
-                cpus: (0..n).filter(|&c| cpu_domain[c] == d).collect(),
-                cores: (0..ncores)
-                    .filter(|&k| core_cpus[k].iter().any(|&c| cpu_domain[c] == d))
-                    .collect(),
-                pstate: start,
-                pending: None,
-                window_start: 0,
-                last_schedutil: None,
+            .map(|d| {
+                let first = (0..n).find(|&c| cpu_domain[c] == d).unwrap_or(0);
+                let ty = core_type[t.core[first]];
+                let start = match (&types, governor) {
+                    (Some(ts), Some(Governor::Powersave)) if ts.len() > ty => 0,
+                    (Some(ts), _) => ts[ty].table_khz.len() - 1,
+                    _ => start,
+                };
+                Domain {
+                    cpus: (0..n).filter(|&c| cpu_domain[c] == d).collect(),
+                    cores: (0..ncores)
+                        .filter(|&k| core_cpus[k].iter().any(|&c| cpu_domain[c] == d))
+                        .collect(),
+                    pstate: start,
+                    pending: None,
+                    window_start: 0,
+                    last_schedutil: None,
+                    ty,
+                }
             })
             .collect();
         let mut m = FreqModel {
@@ -315,6 +421,14 @@ impl FreqModel {
             core_watts: vec![0.0; ncores],
             core_joules: vec![0.0; ncores],
             busy_ns_at_mhz: Vec::new(),
+            type_busy_ns: vec![0; types.as_ref().map_or(0, |t| t.len())],
+            type_names: p
+                .core_types
+                .as_ref()
+                .map(|ts| ts.iter().map(|t| t.name.clone()).collect())
+                .unwrap_or_default(),
+            types,
+            core_type,
         };
         for k in 0..ncores {
             m.core_watts[k] = m.core_power_now(k);
@@ -332,11 +446,21 @@ impl FreqModel {
 
     /// The CPUs' initial `cpu_scaling` state, for the policy.
     pub fn initial_scaling(&self) -> Vec<(CpuId, bool)> {
-        let top = self.table_khz.len() - 1;
         self.domains
             .iter()
-            .flat_map(|d| d.cpus.iter().map(move |&c| (c, d.pstate < top)))
+            .flat_map(|d| {
+                let top = self.table(d.ty).len() - 1;
+                d.cpus.iter().map(move |&c| (c, d.pstate < top))
+            })
             .collect()
+    }
+
+    /// The P-state table (kHz) of a domain of core type `ty` (the machine's, without types).
+    fn table(&self, ty: usize) -> &[u64] {
+        match &self.types {
+            Some(ts) => &ts[ty].table_khz,
+            None => &self.table_khz,
+        }
     }
 
     /// The P-state `core` runs at.
@@ -369,6 +493,9 @@ impl FreqModel {
 
     /// The frequency `core` runs at now if busy, MHz.
     fn core_mhz(&self, core: usize) -> f64 {
+        if let Some(ts) = &self.types {
+            return ts[self.core_type[core]].spec.pstates_mhz[self.core_pstate(core)];
+        }
         match &self.spec {
             Some(s) => actual_mhz(
                 s,
@@ -381,7 +508,11 @@ impl FreqModel {
 
     fn compute_speed(&self, cpu: CpuId) -> u32 {
         let core = self.cpu_core[cpu];
-        let f = self.core_mhz(core);
+        let mut f = self.core_mhz(core);
+        if let Some(ts) = &self.types {
+            // A core type's work per clock: a task's work runs `perf * f / clock.mhz` as fast.
+            f *= ts[self.core_type[core]].perf;
+        }
         let mut s = if (f - self.ref_mhz).abs() < 1e-9 {
             SPEED_ONE as u64
         } else {
@@ -399,6 +530,15 @@ impl FreqModel {
     }
 
     fn core_power_now(&self, core: usize) -> f64 {
+        if let (Some(ts), Some(_)) = (&self.types, &self.power) {
+            let tf = &ts[self.core_type[core]];
+            return core_power(
+                &tf.power,
+                Some(&tf.spec),
+                self.core_busy[core] > 0,
+                self.core_mhz(core),
+            );
+        }
         match &self.power {
             Some(p) => core_power(
                 p,
@@ -426,6 +566,10 @@ impl FreqModel {
         let mhz = self.core_mhz(self.cpu_core[cpu]);
         let l = &mut self.cpus[cpu];
         let dt = now.saturating_sub(l.since);
+        if l.busy && dt > 0 && !self.type_busy_ns.is_empty() {
+            self.type_busy_ns[self.core_type[self.cpu_core[cpu]]] += dt;
+        }
+        let l = &mut self.cpus[cpu];
         if l.busy && dt > 0 {
             l.busy_ns += dt;
             l.busy_mhz_ns += mhz * dt as f64;
@@ -438,7 +582,15 @@ impl FreqModel {
                 None => self.busy_ns_at_mhz.push((mhz, dt)),
             }
         }
-        l.util.update(now, if l.busy { 1024 } else { 0 });
+        // Hybrid: the frequency- and capacity-invariant utilisation schedutil reads (the work
+        // rate relative to the reference type at its top, x 1024); else the busy fraction.
+        let rate = match &self.types {
+            Some(ts) => (1024.0 * ts[self.core_type[self.cpu_core[cpu]]].perf * mhz / self.ref_mhz)
+                .round() as u64,
+            None => 1024,
+        };
+        let l = &mut self.cpus[cpu];
+        l.util.update(now, if l.busy { rate } else { 0 });
         l.since = now;
     }
 
@@ -530,7 +682,8 @@ impl FreqModel {
         let cpus = self.domains[d].cpus.clone();
         let mut max_load_freq = 0u64;
         let cur = self.domains[d].pending.unwrap_or(self.domains[d].pstate);
-        let cur_khz = self.table_khz[cur];
+        let table = self.table(self.domains[d].ty).to_vec();
+        let cur_khz = table[cur];
         let wall = now.saturating_sub(self.domains[d].window_start);
         for &c in &cpus {
             self.account(c, now);
@@ -549,7 +702,7 @@ impl FreqModel {
             max_load_freq = max_load_freq.max(load * freq_avg);
         }
         self.domains[d].window_start = now;
-        let next = ondemand_next(max_load_freq, cur, &self.table_khz)?;
+        let next = ondemand_next(max_load_freq, cur, &table)?;
         self.domains[d].pending = Some(next);
         Some(next)
     }
@@ -577,7 +730,14 @@ impl FreqModel {
             util = util.max(self.cpus[c].util.load_avg);
         }
         let cur = self.domains[d].pending.unwrap_or(self.domains[d].pstate);
-        let next = schedutil_next(util, cur, &self.table_khz)?;
+        let next = match &self.types {
+            Some(ts) => {
+                let tf = &ts[self.domains[d].ty];
+                let i = schedutil_invariant(util, tf.cap, &tf.table_khz);
+                (i != cur).then_some(i)?
+            }
+            None => schedutil_next(util, cur, &self.table_khz)?,
+        };
         self.domains[d].pending = Some(next);
         Some((d, next))
     }
@@ -615,9 +775,32 @@ impl FreqModel {
         for &c in &runs_cpus {
             self.respeed(c, &mut fx);
         }
-        let top = self.table_khz.len() - 1;
+        let top = self.table(self.domains[d].ty).len() - 1;
         fx.scaling = cpus.iter().map(|&c| (c, pstate < top)).collect();
         fx
+    }
+
+    /// Hybrid: per core type, its name, busy CPU time (ns), the energy its cores used (J,
+    /// uncore excluded; after `energy`) and its relative performance per clock (empty on a
+    /// machine of one type).
+    pub fn by_type(&self) -> Vec<(String, u64, f64, f64)> {
+        let Some(ts) = &self.types else {
+            return Vec::new();
+        };
+        (0..ts.len())
+            .map(|ty| {
+                let joules = (0..self.core_type.len())
+                    .filter(|&k| self.core_type[k] == ty)
+                    .map(|k| self.core_joules[k])
+                    .sum();
+                (
+                    self.type_names[ty].clone(),
+                    self.type_busy_ns[ty],
+                    joules,
+                    ts[ty].perf,
+                )
+            })
+            .collect()
     }
 
     /// Energy up to `now`: (joules, average watts over `now` ns), uncore included; `None`

@@ -61,15 +61,29 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let d = self.layout.domain_of(cpu);
         match self.layout {
             LockLayout::PerCpu => {
+                let was = self.status[cpu].rq_nr_running() >= 2;
                 self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu);
                 self.status[cpu].nr_delayed = self.sched.nr_delayed(&self.rqs[d], cpu);
                 self.status[cpu].load = self.sched.load(&self.rqs[d], cpu);
+                let is = self.status[cpu].rq_nr_running() >= 2;
+                if was != is {
+                    if was {
+                        self.overloaded -= 1;
+                    } else {
+                        self.overloaded += 1;
+                    }
+                }
             }
             LockLayout::Global => {
                 let n = self.sched.nr_running(&self.rqs[0], cpu);
                 for s in &mut self.status {
                     s.nr_running = n;
                 }
+                self.overloaded = if self.status[0].rq_nr_running() >= 2 {
+                    self.status.len()
+                } else {
+                    0
+                };
             }
         }
     }
@@ -105,6 +119,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 topology: &self.machine.topology,
                 now: at,
                 hz: self.machine.hz(),
+                overloaded: Some(self.overloaded),
             };
             f(&self.sched, &mut ctx, &mut self.rqs[d], &view)
         };
@@ -116,7 +131,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             }
             // Without one, the lock model takes the section as run by `cpu`, the runqueue's
             // own CPU, and charges a line transfer when another CPU held the lock last.
-            None => self.locks[d].acquire(cpu, at, work, self.atomic_ns, self.transfer_ns),
+            None => {
+                let xfer =
+                    self.lines
+                        .between(&self.machine.topology, self.locks[d].last_owner(), cpu);
+                self.locks[d].acquire(cpu, at, work, self.atomic_ns, xfer)
+            }
         };
         self.publish(cpu);
         self.cursor += held.total_ns;
@@ -197,12 +217,17 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             // Both lock-and-header lines are taken for ownership by the caller.
             Some(ic) => {
                 work += ic.write(caller, Line::Rq(a)) + ic.write(caller, Line::Rq(b));
-                0
+                Some(0)
             }
-            None => self.transfer_ns,
+            None => None,
         };
-        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, transfer);
-        let h2 = self.locks[hi].acquire(caller, at + h1.total_ns, work, self.atomic_ns, transfer);
+        let topo = &self.machine.topology;
+        let xfer = |l: &LockModel| {
+            transfer.unwrap_or_else(|| self.lines.between(topo, l.last_owner(), caller))
+        };
+        let (x1, x2) = (xfer(&self.locks[lo]), xfer(&self.locks[hi]));
+        let h1 = self.locks[lo].acquire(caller, at, 0, self.atomic_ns, x1);
+        let h2 = self.locks[hi].acquire(caller, at + h1.total_ns, work, self.atomic_ns, x2);
         let end = at + h1.total_ns + h2.total_ns;
         self.locks[lo].hold_until(end);
         self.publish(a);
@@ -221,6 +246,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
             topology: &self.machine.topology,
             now: self.now,
             hz: self.machine.hz(),
+            overloaded: Some(self.overloaded),
         };
         let exec = self.path_cpu;
         let mut lines = self.ic.as_mut().map(|ic| LineCharge::new(ic, exec));
@@ -361,6 +387,7 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
                     &mut pr.warmth,
                     topo.cache[cpu],
                     topo.l2[cpu],
+                    topo.node[cpu],
                     pr.wss_kb as u64,
                 );
                 // Paid as a preemptible Refill segment once the switch is done.
@@ -412,6 +439,10 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         if !pr.background {
             self.foreground_alive -= 1;
         }
+        if self.tasks[x].dl().params.runtime_ns > 0 {
+            let rec = self.dl_record(x);
+            self.tally.dl.tasks.push(rec);
+        }
         self.retire(x);
         if let Some(p) = parent {
             let pp = &mut self.procs[p.index()];
@@ -428,6 +459,8 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         match ev {
             CoreEvent::RtPush => self.tally.rt.pushes += 1,
             CoreEvent::RtPull(n) => self.tally.rt.pulls += n as u64,
+            CoreEvent::DlPush => self.tally.dl.pushes += 1,
+            CoreEvent::DlPull => self.tally.dl.pulls += 1,
         }
     }
 }
@@ -448,11 +481,11 @@ fn prefetch<T>(r: &T, bytes: usize) {
     let _ = (r, bytes);
 }
 
-/// The simulator driven step by step by the core's tests (`sched_core::tests`).
-#[cfg(test)]
+/// The simulator driven step by step by the conformance suite (`crate::conformance`) and the
+/// core's tests.
 pub(crate) mod scripted {
     use super::*;
-    use crate::sched_core::tests::{Scripted, TaskSpecT};
+    use crate::sched_core::scripted::{Scripted, TaskSpecT};
     use crate::sched_core::Leave;
 
     /// A machine of `topology` whose every cost is zero, so that every lock section of a

@@ -171,8 +171,24 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             task.policy = spec.policy;
             task.rt_priority = spec.rt_priority;
             task.slice_ns = spec.slice_ns.and_then(std::num::NonZeroU64::new);
+            task.uclamp_pct = spec.uclamp_pct;
             task.cpus_allowed = allowed;
             task.mm = spec.mm;
+            task.dl_entity = None;
+            if let Some(p) = spec.dl {
+                task.dl_mut().params = p;
+            }
+        }
+        if spec.policy.is_dl() {
+            // sched_setattr(SCHED_DEADLINE) before the task first runs: admission control.
+            let what = match &spec.origin {
+                Some(o) => format!("{o}: group '{}'", w.programs[spec.prog as usize].name),
+                None => format!("task {i} ({})", w.programs[spec.prog as usize].name),
+            };
+            self.sched
+                .dl
+                .admit(&mut self.tasks[t], &what)
+                .map_err(SimError::Impossible)?;
         }
         let allowed_cpus: Vec<CpuId> = allowed.iter(self.ncpus).collect();
         let cpu = allowed_cpus[i % allowed_cpus.len()];
@@ -275,6 +291,41 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         } else {
             self.procs.push(pr);
         }
+    }
+
+    /// The deadline class's record of task `x`.
+    pub(super) fn dl_record(&self, x: TaskId) -> crate::metrics::DlTaskReport {
+        let t = &self.tasks[x];
+        let pr = &self.procs[x.index()];
+        let p = t.dl().params;
+        crate::metrics::DlTaskReport {
+            name: self.workload.programs[pr.prog as usize].name.clone(),
+            member: pr.member,
+            runtime_us: p.runtime_ns as f64 / 1e3,
+            deadline_us: p.deadline_ns as f64 / 1e3,
+            period_us: p.period_ns as f64 / 1e3,
+            jobs: t.dl().jobs,
+            deadline_misses: t.dl().misses,
+            throttles: t.dl().throttles,
+        }
+    }
+
+    /// The deadline report: the dead tasks' records, then the live ones' (in slot order);
+    /// none where no deadline task ran.
+    pub(super) fn deadline_report(&self) -> Option<crate::metrics::DeadlineReport> {
+        let mut r = self.tally.dl.clone();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.dl().params.runtime_ns > 0 && t.state != TaskState::Dead && i < self.procs.len() {
+                r.tasks.push(self.dl_record(t.id));
+            }
+        }
+        if r.tasks.is_empty() {
+            return None;
+        }
+        r.jobs = r.tasks.iter().map(|t| t.jobs).sum();
+        r.deadline_misses = r.tasks.iter().map(|t| t.deadline_misses).sum();
+        r.throttles = r.tasks.iter().map(|t| t.throttles).sum();
+        Some(r)
     }
 
     /// The dead task `x` leaves the table: its fairness share and CPU time are folded into

@@ -59,6 +59,11 @@ impl LockModel {
         }
     }
 
+    /// The CPU that held it last (whose cache has its line).
+    pub fn last_owner(&self) -> Option<CpuId> {
+        self.last_owner
+    }
+
     /// Keeps the lock held until `t` (the outer lock of a nested pair stays held while the
     /// inner one is taken and the section runs).
     pub fn hold_until(&mut self, t: u64) {

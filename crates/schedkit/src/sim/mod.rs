@@ -40,6 +40,7 @@ use crate::sched_core::{self as core, Sched};
 use crate::task::{CpuId, TaskId, TaskState, Tasks};
 use crate::workload::{ChanKind, KernelWork, Op, Workload};
 use cache::{CacheModel, L2Spec, Refill, Warmth};
+use cost::LineCosts;
 use cost::OpCosts;
 use hdrhistogram::Histogram;
 use interconnect::Interconnect;
@@ -236,6 +237,29 @@ impl crate::registry::PolicyKind {
     }
 }
 
+/// Simulates under a class value the caller built rather than a policy's name (the Python
+/// package's adapter, which holds a Python object and so cannot be a `static`
+/// `ExternalPolicy`): its stack is built as [`crate::external`]'s entry builds a registered
+/// class's (`Sched::new`: the RT class in front of it unless it owns its RT tasks) and run by
+/// the same visitor, so its result is what the same class registered would give.
+pub fn simulate_class<C: SchedClass>(
+    class: C,
+    rt_balance: crate::class::RtBalance,
+    machine: &Machine,
+    workload: &Workload,
+    config: SimConfig,
+) -> Result<RunResult, SimError> {
+    use crate::registry::WithSched;
+    let sched = Sched::new(class, rt_balance, machine.ncpus());
+    Run {
+        machine,
+        workload,
+        config,
+        log: None,
+    }
+    .run(sched)
+}
+
 /// `PolicyKind::simulate_with`'s visitor: one run of whatever class stack it is handed.
 pub(crate) struct Run<'a, 'c> {
     machine: &'a Machine,
@@ -279,6 +303,11 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     costs: OpCosts,
     atomic_ns: u64,
     transfer_ns: u64,
+    /// A runqueue lock's line moving between two CPUs, by how far apart they are.
+    lines: LineCosts,
+    /// How many CPUs `status` shows with two or more tasks queued (`rq_nr_running`, delayed
+    /// ones included; kept by `publish`).
+    overloaded: usize,
 
     // --- The clock and the event queues. ---
     now: u64,
@@ -288,6 +317,8 @@ pub(crate) struct Sim<'a, 'c, P: SchedClass> {
     /// Sleep timers, one per sleeping task, kept apart so that the CPU events above never
     /// pay for the number of sleepers.
     timers: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    /// Timer ticks, in (time, sequence) order as posted: (time, sequence, CPU).
+    ticks: VecDeque<(u64, u64, u32)>,
     nevents: u64,
 
     // --- The machine: tasks, runqueues, CPUs, and the models of its hardware. ---
@@ -437,6 +468,8 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             costs: OpCosts::new(machine),
             atomic_ns: c.atomic_ns as u64,
             transfer_ns: c.mem_latency_ns as u64,
+            lines: LineCosts::new(machine),
+            overloaded: 0,
             layout,
             ncpus,
             tick_ns: 1_000_000_000 / machine.hz() as u64,
@@ -448,6 +481,7 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
             seq: 0,
             events: BinaryHeap::new(),
             timers: BinaryHeap::new(),
+            ticks: VecDeque::new(),
             nevents: 0,
             tasks: Tasks::new(),
             procs: Vec::new(),
@@ -468,10 +502,15 @@ impl<'a, 'c, P: SchedClass> Sim<'a, 'c, P> {
                 })
                 .collect(),
             task_timers: Default::default(),
-            cache: CacheModel::new(
+            cache: CacheModel::with_remote(
                 topo.ncaches(),
                 machine.profile.cache.size_kb,
                 c.mem_read_mb_s,
+                machine
+                    .profile
+                    .numa
+                    .as_ref()
+                    .map_or(c.mem_read_mb_s, |n| n.remote_mem_read_mb_s),
                 machine
                     .profile
                     .cache
@@ -553,5 +592,4 @@ mod speed;
 mod stats;
 mod syscall;
 mod trace;
-#[cfg(test)]
 pub(crate) use host::scripted;

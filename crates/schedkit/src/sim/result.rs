@@ -163,6 +163,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 },
                 tasks_created: self.tally.tasks_created,
                 rt: self.tally.rt,
+                deadline: self.deadline_report(),
                 sleep_locks: self.sleep_lock_stats(),
                 rtmigrate: self.workload.rtmigrate.as_ref().map(|s| {
                     let recs: Vec<_> = self
@@ -292,7 +293,21 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 })
                 .collect();
             busy_at_mhz.sort_by(|a, b| a.mhz.total_cmp(&b.mhz));
+            let types = f.by_type();
+            let type_total: u64 = types.iter().map(|t| t.1).sum();
+            let top_perf = types.iter().map(|t| t.3).fold(0.0, f64::max);
+            let by_core_type = types
+                .into_iter()
+                .map(|(name, ns, joules, perf)| crate::metrics::CoreTypeShare {
+                    name,
+                    busy_s: ns as f64 * 1e-9,
+                    busy_share: ns as f64 / type_total.max(1) as f64,
+                    energy_j: joules,
+                    biggest: perf == top_perf,
+                })
+                .collect();
             PowerReport {
+                by_core_type,
                 governor: f.governor.map(|g| g.name().to_string()),
                 energy_j,
                 avg_w,

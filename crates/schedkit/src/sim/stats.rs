@@ -39,6 +39,8 @@ pub(super) struct RunTally {
     /// RT tasks moved by push and by pull, audits run, and audits that found a runnable RT
     /// task waiting while a CPU it may use ran less important work with no reschedule pending.
     pub(super) rt: RtStats,
+    /// The deadline class's pushes and pulls, and the records of deadline tasks that died.
+    pub(super) dl: crate::metrics::DeadlineReport,
     /// Fairness sums and CPU time of the tasks that died, folded in as each dies.
     pub(super) dead_shares: ShareSums,
     pub(super) dead_exec_ns: u64,
@@ -73,6 +75,7 @@ impl RunTally {
             stranded: vec![0; locks],
             spins: Vec::new(),
             rt: RtStats::default(),
+            dl: Default::default(),
             dead_shares: ShareSums::default(),
             dead_exec_ns: 0,
             tasks_created: 0,

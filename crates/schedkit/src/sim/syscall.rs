@@ -261,7 +261,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         thread: bool,
     ) -> Result<Step, SimError> {
         let child = self.alloc_task(cpu, parent)?;
-        let (pol, nice, prio, allowed, mm, slice) = {
+        let (pol, nice, prio, allowed, mm, slice, uclamp) = {
             let p = &self.tasks[parent];
             (
                 p.policy,
@@ -270,6 +270,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 p.cpus_allowed,
                 p.mm,
                 p.slice_ns,
+                p.uclamp_pct,
             )
         };
         // The address space: shared by a thread; a process's was copied in the fork's kernel
@@ -291,6 +292,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             c.rt_priority = prio;
             // sched_fork keeps the parent's sched_attr, the slice it asked for included.
             c.slice_ns = slice;
+            // uclamp_fork: the parent's clamps (no reset_on_fork).
+            c.uclamp_pct = uclamp;
             c.cpus_allowed = allowed;
             c.mm = new_mm;
             c.parent = Some(parent);
@@ -439,6 +442,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     &mut pr.warmth,
                     topo.cache[cpu],
                     topo.l2[cpu],
+                    topo.node[cpu],
                     pr.wss_kb as u64,
                 );
             }

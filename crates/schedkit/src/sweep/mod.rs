@@ -54,4 +54,4 @@ pub use grid::{
 };
 pub use journal::{journal_path, resumable, Journal};
 pub use point::Point;
-pub use run::{records, row, run_on, run_point, run_points, Row};
+pub use run::{records, row, run_class_on, run_on, run_point, run_points, Row};

@@ -3,6 +3,7 @@
 //! threads with their rows handed back on the caller's thread.
 
 use super::Point;
+use crate::class::SchedClass;
 use crate::machine::Machine;
 use crate::metrics::RunResult;
 use crate::registry::PolicyKind;
@@ -22,16 +23,33 @@ pub fn run_point(p: &Point) -> Result<RunResult, String> {
 /// package's profiles and workloads given as dicts), as `schedkit sim` would.
 pub fn run_on(p: &Point, machine: &Machine, workload: &Workload) -> Result<RunResult, String> {
     let policy = PolicyKind::parse(&p.policy)?;
-    let cfg = SimConfig {
+    policy
+        .simulate_with(p.rt_balance, machine, workload, config(p))
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `p`'s seed and knobs under `class`, a class value the caller built (a Python class's
+/// adapter), in place of `p.policy`: the configuration of [`run_on`], the stack of a
+/// registered class ([`crate::sim::simulate_class`]).
+pub fn run_class_on<C: SchedClass>(
+    p: &Point,
+    machine: &Machine,
+    workload: &Workload,
+    class: C,
+) -> Result<RunResult, String> {
+    crate::sim::simulate_class(class, p.rt_balance, machine, workload, config(p))
+        .map_err(|e| e.to_string())
+}
+
+/// The simulator's configuration of a point: what `schedkit sim` sets from the same flags.
+fn config(p: &Point) -> SimConfig<'static> {
+    SimConfig {
         duration_ns: p.duration_ns,
         seed: p.seed,
         lock_mode: p.lock_mode,
         governor: p.governor,
         ..Default::default()
-    };
-    policy
-        .simulate_with(p.rt_balance, machine, workload, cfg)
-        .map_err(|e| e.to_string())
+    }
 }
 
 /// Columns left out of a row: per-sample lists (see the module's doc).

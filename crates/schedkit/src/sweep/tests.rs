@@ -151,6 +151,35 @@ fn a_row_is_the_inputs_and_the_flattened_result() {
     assert!(!kept.contains_key("metrics.migrations"));
 }
 
+/// A class value the caller built (the Python package's adapter is one) runs as the named
+/// policy of the same class does: the same stack, configuration and figures, RT balancing
+/// included (passive and push/pull, with RT tasks in the workload).
+#[test]
+fn a_class_value_runs_as_its_named_policy_does() {
+    for rt in ["passive", "pushpull"] {
+        let g = parse_grid(
+            &format!(
+                "policies = \"o1\"\nmachines = \"smp4-2002\"\nworkloads = \"hackbench:groups=2+rtmix\"\nduration = \"50ms\"\nrt_balance = \"{rt}\"\n"
+            ),
+            "g.toml",
+            None,
+        )
+        .unwrap();
+        let p = &g.points[0];
+        let machine = crate::machine::Machine::load(&p.machine).unwrap();
+        let workload = crate::workload::Workload::parse(&p.workload).unwrap();
+        let mut named = run_on(p, &machine, &workload).unwrap();
+        let env = crate::class::BuildEnv::of_machine(&machine, p.rt_balance);
+        let class = crate::policy::o1::O1::from_env(&env);
+        let mut value = run_class_on(p, &machine, &workload, class).unwrap();
+        named.metrics.sim.wall_s = 0.0;
+        value.metrics.sim.wall_s = 0.0;
+        assert!(named.metrics.context_switches > 0);
+        assert_eq!(named.rt_balance.as_deref(), Some(rt));
+        assert_eq!(named, value, "rt_balance {rt}");
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
     /// Any text, and any byte-level edit of a valid grid, is parsed or refused with a line

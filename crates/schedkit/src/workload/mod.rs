@@ -96,6 +96,11 @@ pub struct TaskSpec {
     pub rt_priority: u8,
     /// The slice it asks for (`sched_attr.sched_runtime`), where not the default.
     pub slice_ns: Option<u64>,
+    /// The `SCHED_DEADLINE` reservation, for a task of that policy.
+    pub dl: Option<crate::task::DlParams>,
+    /// Its utilisation clamps, min and max, in whole percent (cgroup v2's
+    /// `cpu.uclamp.min`/`max`); [0, 100] is no clamp.
+    pub uclamp_pct: [u8; 2],
     pub affinity: Option<CpuMask>,
     /// Address-space id: tasks with the same value are threads of one process.
     pub mm: u32,
@@ -176,6 +181,13 @@ impl AttrChange {
         let policy = SchedPolicy::parse(name).ok_or_else(|| {
             format!("policy '{name}' (use normal, batch, idle, fifo:PRIO or rr:PRIO)")
         })?;
+        if policy.is_dl() {
+            return Err(
+                "chpolicy to deadline is not supported (a reservation needs runtime, deadline and \
+                 period); give the group policy = \"deadline\" instead"
+                    .into(),
+            );
+        }
         let rt_priority = match (policy.is_rt(), prio) {
             (true, Some(pr)) => {
                 let n: u8 = pr
@@ -215,6 +227,8 @@ impl TaskSpec {
             policy: SchedPolicy::Normal,
             rt_priority: 0,
             slice_ns: None,
+            dl: None,
+            uclamp_pct: [0, 100],
             affinity: None,
             mm: 0,
             interactive: false,

@@ -10,6 +10,7 @@
 //! |-----------------------------------------------|---------------------------------------------|
 //! | task, `instance` (0: created only by `fork`)  | `[[group]]`, `count`                        |
 //! | `policy` SCHED_OTHER/BATCH/IDLE/FIFO/RR, `priority` (nice for OTHER, default 0; RT priority, default 10) | `policy`, `nice`, `rt_priority`; per phase: `policy`/`nice` statements |
+//! | `policy` SCHED_DEADLINE with `dl-runtime`, `dl-period` (default: the runtime), `dl-deadline` (default: the period), µs, at task level | `policy = "deadline"`, `dl_runtime`, `dl_period`, `dl_deadline` |
 //! | `cpus`                                        | `affinity` (per phase: the statement)       |
 //! | `delay` (µs)                                  | a first `sleep`                             |
 //! | `loop` (task: −1 = forever; phase: default 1) | `loop N|forever` … `end`                    |
@@ -29,7 +30,9 @@
 //! (`runtime` is not `run`), and run in file order. Keys that appear twice in one object are
 //! kept, in order, as `workgen` does by numbering them.
 //!
-//! Not supported, refused with the key's path: SCHED_DEADLINE (`dl-*`), `runtime` (wall-clock
+//! Not supported, refused with the key's path: SCHED_DEADLINE set by a phase, `dl-*` keys
+//! of a phase or of a task of another policy (6.12's custom slice of SCHED_OTHER), the legacy
+//! thread keys `period` and `deadline` (use `dl-period`, `dl-deadline`), `runtime` (wall-clock
 //! work), `barrier`, `suspend`/`resume`, `mem`, `iorun`, `util_min`/`util_max`, `taskgroup`,
 //! `membind_nodes`, and `pi_enabled: true` (no priority-inheritance mutex in the model).
 //! `global` keys about rt-app's own logging and calibration are accepted and have no effect;
@@ -232,6 +235,26 @@ fn fresh(prefix: &str, taken: impl Fn(&str) -> bool) -> String {
 struct Sched {
     policy: Option<String>,
     priority: Option<i64>,
+    /// `dl-runtime`, `dl-period`, `dl-deadline`, µs, with the path of the first given.
+    dl: [Option<i64>; 3],
+    dl_at: Option<String>,
+}
+
+/// The SCHED_DEADLINE reservation of a task level, rt-app's defaults filled in (period: the
+/// runtime; deadline: the period), checked as `__checkparam_dl` does.
+fn dl_of(s: &Sched, path: &str) -> R<crate::task::DlParams> {
+    let runtime = s.dl[0].unwrap_or(0);
+    let period = s.dl[1].unwrap_or(runtime);
+    let deadline = s.dl[2].unwrap_or(period);
+    let us = |v: i64| (v.max(0) as u64).saturating_mul(1000);
+    crate::task::DlParams {
+        runtime_ns: us(runtime),
+        deadline_ns: us(deadline),
+        period_ns: us(period),
+        reclaim: false,
+    }
+    .check()
+    .map_err(|e| at(path, e))
 }
 
 /// `(policy, nice, rt_priority)` in schedkit terms, rt-app's defaults filled in.
@@ -244,16 +267,16 @@ fn sched_of(s: &Sched, default_policy: &str, path: &str) -> R<(&'static str, i64
         "SCHED_FIFO" => ("fifo", true),
         "SCHED_RR" => ("rr", true),
         "SCHED_DEADLINE" => {
-            return Err(at(
-                path,
-                "SCHED_DEADLINE is not supported: no deadline class is modelled",
-            ))
+            if s.priority.is_some_and(|p| p != 0) {
+                return Err(at(path, "SCHED_DEADLINE takes no priority (rt-app's default is 0)"));
+            }
+            return Ok(("deadline", 0, 0));
         }
         o => {
             return Err(at(
                 path,
                 format!(
-                "unknown policy '{o}' (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR)"
+                "unknown policy '{o}' (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE)"
             ),
             ))
         }
@@ -315,10 +338,19 @@ fn level<'a>(entries: &'a [(String, Node)], path: &str) -> R<Level<'a>> {
             "priority" => l.sched.priority = Some(int(v, &p, -20, 99)?),
             "cpus" => l.cpus = Some(cpus(v, &p)?),
             "loop" => l.loops = Some(int(v, &p, -1, 1_000_000_000)?),
-            "dl-runtime" | "dl-period" | "dl-deadline" | "period" | "deadline" => {
+            "dl-runtime" | "dl-period" | "dl-deadline" => {
+                let i = match k.as_str() {
+                    "dl-runtime" => 0,
+                    "dl-period" => 1,
+                    _ => 2,
+                };
+                l.sched.dl[i] = Some(int(v, &p, 0, 1 << 40)?);
+                l.sched.dl_at.get_or_insert(p);
+            }
+            "period" | "deadline" => {
                 return Err(at(
                     &p,
-                    "SCHED_DEADLINE parameters are not supported: no deadline class is modelled",
+                    format!("the legacy thread key '{k}' is not supported: use 'dl-{k}'"),
                 ))
             }
             "util_min" | "util_max" | "taskgroup" | "membind_nodes" => {
@@ -456,6 +488,12 @@ fn events(cx: &mut Ctx, evs: &[(&str, &Node, String)], prog: &mut Vec<Stmt>) -> 
 /// Statements that set a phase's scheduling parameters (only those it gives).
 fn phase_sched(cx: &Ctx, l: &Level, current: &Sched, path: &str, prog: &mut Vec<Stmt>) -> R<Sched> {
     let mut s = current.clone();
+    if let Some(p) = &l.sched.dl_at {
+        return Err(at(
+            p,
+            "a phase cannot set SCHED_DEADLINE parameters (give them, with the policy, at the task's level)",
+        ));
+    }
     if l.sched.policy.is_some() {
         s.policy = l.sched.policy.clone();
         // A new policy starts from its default priority unless the phase gives one.
@@ -465,6 +503,12 @@ fn phase_sched(cx: &Ctx, l: &Level, current: &Sched, path: &str, prog: &mut Vec<
     }
     if l.sched.policy.is_some() || l.sched.priority.is_some() {
         let (pol, nice, rt) = sched_of(&s, &cx.default_policy, path)?;
+        if pol == "deadline" {
+            return Err(at(
+                path,
+                "a phase cannot switch to SCHED_DEADLINE (it needs admission control): make it the task's policy",
+            ));
+        }
         prog.push(Stmt::Policy(pol, rt));
         if rt == 0 {
             prog.push(Stmt::Nice(nice));
@@ -569,6 +613,16 @@ fn translate(root: &Node, name: &str) -> R<Translation> {
             ));
         }
         let (pol, nice, rt) = sched_of(&l.sched, &cx.default_policy, &tp)?;
+        let dl = if pol == "deadline" {
+            Some(dl_of(&l.sched, &tp)?)
+        } else if let Some(p) = &l.sched.dl_at {
+            return Err(at(
+                p,
+                "dl-* parameters (a deadline reservation) need \"policy\": \"SCHED_DEADLINE\" (6.12's custom slice of SCHED_OTHER is not supported)",
+            ));
+        } else {
+            None
+        };
         let mut prog: Vec<Stmt> = Vec::new();
         if let Some(d) = delay {
             prog.push(Stmt::Sleep(d));
@@ -615,6 +669,7 @@ fn translate(root: &Node, name: &str) -> R<Translation> {
             policy: pol,
             nice,
             rt_priority: rt,
+            dl,
             cpus: l.cpus.clone(),
             prog,
         });

@@ -116,6 +116,7 @@ impl Fx {
             topology: &self.topology,
             now: self.now,
             hz: 1000,
+            overloaded: None,
         };
         let tv = self.tasks.view();
         self.bfs

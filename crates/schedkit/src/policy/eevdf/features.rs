@@ -49,6 +49,7 @@ impl Eevdf {
             run_to_parity: true,
             migration_cost: 500_000,
             removed: super::RemovedLoad::default(),
+            asym: Default::default(),
             era: EevdfEra::V6_6,
             features: Features {
                 place_rel_deadline: false,
@@ -69,6 +70,7 @@ impl Eevdf {
             run_to_parity: true,
             migration_cost: 500_000,
             removed: super::RemovedLoad::default(),
+            asym: Default::default(),
             era: EevdfEra::V6_18,
             features: Features::V6_18,
         }

@@ -106,6 +106,7 @@ impl Eevdf {
         }
         let weight = rq.load.weight;
         rq.pelt.update(ctx.now, weight);
+        self.hy_rq_update(ctx, rq);
     }
 
     /// `__update_load_avg_se` of a task while it is queued (6.18).
@@ -114,6 +115,7 @@ impl Eevdf {
             let se = &mut ctx.tasks[t].data;
             se.avg.update_entity(ctx.now, true, se.load.weight);
         }
+        Self::hy_se_update(ctx, rq, t);
     }
 
     /// The enqueue's `update_load_avg(DO_ATTACH)` (6.18): a task that slept here has its
@@ -124,6 +126,8 @@ impl Eevdf {
             return;
         }
         let (now, cpu) = (ctx.now, rq.cpu);
+        let from = ctx.tasks[t].data.pelt_cpu;
+        self.hy_attach(ctx, rq, t, from);
         let se = &mut ctx.tasks[t].data;
         let weight = se.load.weight;
         match se.pelt_cpu {
@@ -147,6 +151,7 @@ impl Eevdf {
         if !rq.entity_pelt {
             return;
         }
+        Self::hy_detach(ctx, rq, t);
         let se = &mut ctx.tasks[t].data;
         rq.pelt.detach(&se.avg, se.load.weight);
         se.pelt_cpu = None;

@@ -87,6 +87,7 @@ use std::collections::BTreeMap;
 
 mod entity;
 mod features;
+mod hybrid;
 mod load_avg;
 mod place;
 mod preempt;
@@ -141,6 +142,8 @@ pub struct EevdfTask {
     /// 6.18: the CPU whose runqueue signal holds `avg` (None: attached nowhere yet, or
     /// detached by a migration: the kernel's `se->avg.last_update_time == 0`).
     pub pelt_cpu: Option<CpuId>,
+    /// 6.18 on a hybrid machine: the task's utilisation (`se->avg.util_avg`, `hybrid.rs`).
+    pub util: Pelt,
 }
 
 impl Linked for EevdfTask {
@@ -206,6 +209,8 @@ pub struct EevdfRq {
     /// 6.18: the domains of today's balancer (`fair_lb`) and `rq->cfs_tasks`.
     pub lb: fair_lb::Domains,
     pub cfs_tasks: TaskList,
+    /// 6.18 on a hybrid machine: capacity, utilisation, misfit load (`None` elsewhere).
+    pub hy: Option<hybrid::HybridRq>,
 }
 
 /// The EEVDF class.
@@ -220,6 +225,8 @@ pub struct Eevdf {
     /// 6.18: each runqueue's `cfs_rq->removed`, written by wakeups that move a task away
     /// without that runqueue's lock.
     pub removed: RemovedLoad,
+    /// 6.18 on a hybrid machine: what every CPU publishes for the capacity rules.
+    pub asym: hybrid::AsymShared,
     pub era: EevdfEra,
     pub features: Features,
 }
@@ -286,8 +293,14 @@ impl SchedClass for Eevdf {
         // Per-CPU layout: the lock domain is the CPU.
         if self.is_618() {
             self.removed.size(topology.ncpus);
+            let hy = self.hybrid_rq(domain, topology);
+            let mut lb = fair_lb::Domains::build(domain, topology, self.migration_cost);
+            if hy.is_some() {
+                lb.asym = self.published();
+            }
             return EevdfRq {
-                lb: fair_lb::Domains::build(domain, topology, self.migration_cost),
+                lb,
+                hy,
                 track_slices: true,
                 entity_pelt: true,
                 cpu: domain,
@@ -303,7 +316,7 @@ impl SchedClass for Eevdf {
     fn task_fork(
         &self,
         ctx: &mut Ctx<EevdfTask>,
-        _rq: &mut Rq<EevdfRq>,
+        rq: &mut Rq<EevdfRq>,
         _cpu: CpuId,
         _parent: Option<TaskId>,
         child: TaskId,
@@ -323,6 +336,7 @@ impl SchedClass for Eevdf {
                 c.data.custom_slice = true;
                 c.data.slice = ns.get().clamp(100_000, 100_000_000);
             }
+            Self::hy_new_task(ctx, &rq.class, child);
         }
         false
     }
@@ -370,18 +384,14 @@ impl SchedClass for Eevdf {
             rq.class.lb.newidle.woken(ctx.now);
         }
         let is_curr = rq.class.curr == Some(t);
-        let mut se = std::mem::take(&mut ctx.tasks[t].data);
         let initial = kind == EnqueueKind::New;
-        se.wf_fork = initial && self.is_618();
+        ctx.tasks[t].data.wf_fork = initial && self.is_618();
         if is_curr {
-            self.place_entity(&ctx.tasks, &rq.class, &mut se, initial);
+            self.place_entity(&mut ctx.tasks, &rq.class, t, initial);
         }
-        ctx.tasks[t].data = se;
         self.update_curr(ctx, &mut rq.class);
         if !is_curr {
-            let mut se = std::mem::take(&mut ctx.tasks[t].data);
-            self.place_entity(&ctx.tasks, &rq.class, &mut se, initial);
-            ctx.tasks[t].data = se;
+            self.place_entity(&mut ctx.tasks, &rq.class, t, initial);
         }
         self.enqueue_entity(ctx, rq, t);
     }
@@ -431,6 +441,11 @@ impl SchedClass for Eevdf {
         if rq.class.curr != Some(prev) {
             return;
         }
+        if rq.class.hy.is_some() {
+            // Its running time counts into both signals before it stops being current.
+            self.hy_rq_update(ctx, &mut rq.class);
+            Self::hy_se_update(ctx, &rq.class, prev);
+        }
         if ctx.tasks[prev].data.on_rq {
             self.update_curr(ctx, &mut rq.class);
             // put_prev_entity: update_load_avg(cfs_rq, prev, 0).
@@ -459,7 +474,12 @@ impl SchedClass for Eevdf {
         let prev = rq.curr_on(cpu);
         rq.class.need_resched = false;
         let next = loop {
-            let next = self.pick_eevdf(&ctx.tasks, &rq.class)?;
+            let Some(next) = self.pick_eevdf(&ctx.tasks, &rq.class) else {
+                // pick_next_task_fair's idle path: update_misfit_status(NULL, rq).
+                self.update_misfit_status(&ctx.tasks, &mut rq.class, None);
+                self.drop_stale_push(&rq.class);
+                return None;
+            };
             if ctx.tasks[next].data.sched_delayed {
                 // pick_next_entity: a delayed task picked is dequeued now; pick again.
                 self.finish_delayed_dequeue(ctx, rq, next);
@@ -469,9 +489,16 @@ impl SchedClass for Eevdf {
         };
         // set_next_entity: out of the tree while it runs.
         if rq.class.curr != Some(next) {
+            if rq.class.hy.is_some() {
+                // set_next_entity: update_load_avg (it waited until now).
+                self.hy_rq_update(ctx, &mut rq.class);
+                Self::hy_se_update(ctx, &rq.class, next);
+            }
             Self::tree_remove(ctx, &mut rq.class, next);
             rq.class.curr = Some(next);
         }
+        self.update_misfit_status(&ctx.tasks, &mut rq.class, Some(next));
+        self.drop_stale_push(&rq.class);
         let now = ctx.now;
         let fresh = prev != Some(next);
         {
@@ -507,7 +534,20 @@ impl SchedClass for Eevdf {
         if rq.class.curr == Some(curr) {
             Self::update_se_load_avg(ctx, &rq.class, curr);
         }
-        self.update_curr(ctx, &mut rq.class)
+        let resched = self.update_curr(ctx, &mut rq.class);
+        // task_tick_fair: update_misfit_status(curr, rq); a pending stopper request preempts.
+        self.update_misfit_status(&ctx.tasks, &mut rq.class, Some(curr));
+        resched || self.push_requested(&rq.class)
+    }
+
+    fn push_running(
+        &self,
+        ctx: &mut Ctx<EevdfTask>,
+        rq: &mut Rq<EevdfRq>,
+        _cpu: CpuId,
+        curr: TaskId,
+    ) -> bool {
+        self.hy_push_running(&ctx.tasks, &rq.class, curr)
     }
 
     fn yield_task(

@@ -95,8 +95,19 @@ impl Eevdf {
                     wide = wake_wide(wf.flips(), tasks[t].data.wakee.flips(), llc);
                 }
             }
+            // A hybrid machine: a pushed task's destination, or the energy-aware wakeup.
+            let p = &tasks[t];
+            let prev = if p.cpus_allowed.contains(p.cpu) && p.cpu < view.ncpus() {
+                p.cpu
+            } else {
+                p.cpus_allowed.iter(view.ncpus()).next().unwrap_or(0)
+            };
+            if let Some(c) = self.hy_select(tasks, view, t, prev, kind) {
+                return c;
+            }
+            let fit = Self::fit_check(&tasks[t], view.topology);
             return sched_domains::select_cpu_v6_18(
-                tasks, view, t, waker_cpu, kind, w, waker_load, wide,
+                tasks, view, t, waker_cpu, kind, w, waker_load, wide, fit,
             );
         }
         let w = tasks[t].data.load.weight;
@@ -122,7 +133,6 @@ impl Eevdf {
         view: &CpuView,
         kind: CpuIdle,
     ) -> Option<Busiest> {
-        let idle = kind.is_idle();
         if self.is_618() {
             return this
                 .class
@@ -131,7 +141,7 @@ impl Eevdf {
         }
         this.class
             .domains
-            .find_busiest(ctx.ops, ctx.now, this_cpu, view, idle)
+            .find_busiest(ctx.ops, ctx.now, this_cpu, view, kind)
     }
 
     /// `load_balance`'s pull: 6.18's `detach_tasks`, or 6.6's through `PullBudget::drain`.
@@ -144,7 +154,6 @@ impl Eevdf {
         kind: CpuIdle,
         imbalance: usize,
     ) -> PullOutcome {
-        let idle = kind.is_idle();
         if self.is_618() {
             return self.detach_tasks(ctx, this, this_cpu, src, kind);
         }
@@ -153,7 +162,7 @@ impl Eevdf {
             ctx,
             src,
             this_cpu,
-            idle,
+            kind.is_idle(),
             |q| &q.tree,
             |_, _, p| {
                 // can_migrate_task: a delayed task moves only when load is migrated; it is
@@ -172,9 +181,7 @@ impl Eevdf {
                 self.dequeue_entity(ctx, src, t);
                 ctx.tasks[t].cpu = this_cpu;
                 self.update_curr(ctx, &mut this.class);
-                let mut se = std::mem::take(&mut ctx.tasks[t].data);
-                self.place_entity(&ctx.tasks, &this.class, &mut se, false);
-                ctx.tasks[t].data = se;
+                self.place_entity(&mut ctx.tasks, &this.class, t, false);
                 self.enqueue_entity(ctx, this, t);
                 false
             },
@@ -200,7 +207,10 @@ impl Eevdf {
         let (mut left, by_load) = match m {
             Migration::Tasks(n) => (n, false),
             Migration::Load(w) => (w, true),
+            Migration::Misfit => (1, false),
         };
+        let misfit = m == Migration::Misfit;
+        let src_cap = src.class.hy.as_ref().map_or(fair_lb::CAPACITY, |h| h.cap);
         let now = ctx.now;
         // The kernel's `src_rq->nr_running`: its delayed tasks are still counted.
         let src_nr_running = |src: &Rq<EevdfRq>| src.nr_running + src.class.nr_delayed;
@@ -242,7 +252,9 @@ impl Eevdf {
                 && task.cpus_allowed.contains(this_cpu)
                 && src.class.curr != Some(p)
                 && !hot
-                && (!by_load || (weight >> failed.min(63)) <= left);
+                && (!by_load || (weight >> failed.min(63)) <= left)
+                // migrate_misfit: "This is not a misfit task" when it fits the source.
+                && !(misfit && Self::task_fits(task, src_cap));
             if !ok {
                 // list_move(&p->se.group_node, tasks): to the head, look at the next.
                 src.class.cfs_tasks.remove(&mut ctx.tasks, p, ctx.ops);
@@ -267,9 +279,7 @@ impl Eevdf {
             Self::update_min_vruntime(&ctx.tasks, &mut src.class);
             ctx.tasks[p].cpu = this_cpu;
             self.update_curr(ctx, &mut this.class);
-            let mut se = std::mem::take(&mut ctx.tasks[p].data);
-            self.place_entity(&ctx.tasks, &this.class, &mut se, false);
-            ctx.tasks[p].data = se;
+            self.place_entity(&mut ctx.tasks, &this.class, p, false);
             self.enqueue_entity(ctx, this, p);
             // ENQUEUE_MIGRATED: "se->exec_start = 0", so a task just moved is never hot.
             ctx.tasks[p].data.exec_start = 0;
@@ -284,6 +294,11 @@ impl Eevdf {
             if kind == CpuIdle::NewlyIdle {
                 break;
             }
+        }
+        // need_active_balance: nothing moved, and a misfit or asym-packing pass asks the
+        // source's stopper to push its running task here.
+        if out.moved == 0 && this.class.lb.active_ok && src.class.curr.is_some() {
+            self.request_active(src.class.cpu, this_cpu);
         }
         this.class.lb.balanced(out.moved, kind);
         out

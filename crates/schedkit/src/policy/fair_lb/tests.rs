@@ -33,6 +33,7 @@ fn view<'a>(st: &'a [CpuStatus], t: &'a Topology) -> CpuView<'a> {
         topology: t,
         now: 0,
         hz: 250,
+        overloaded: None,
     }
 }
 
@@ -333,4 +334,52 @@ fn delayed_tasks_count_in_nr_running_but_not_as_tasks_to_pull() {
     // The idle CPU's own count is zero only with nothing delayed on it either.
     assert!(view(&[cpu(0, 0)], &t).idle_cpu(0));
     assert!(!view(&[delayed(0, 1, 0)], &t).idle_cpu(0));
+}
+
+/// `imb_numa_nr` on a two-node machine of 4 LLCs a node (topology.c 2548: at the first level
+/// above the LLC, its LLC count; the NUMA level spanning twice as much keeps it, factor 1),
+/// and `adjust_numa_imbalance` (fair.c 1481): up to 2 tasks of imbalance tolerated while the
+/// destination would run at most `imb_numa_nr`.
+#[test]
+fn numa_levels_allow_a_small_imbalance() {
+    let t = Topology::from_spec(&TopologySpec {
+        cpus: 32,
+        threads_per_core: 2,
+        cpus_per_cache: 4,
+        cpus_per_node: Some(16),
+        cpus_per_l2: None,
+        cpus_per_package: None,
+    });
+    let d = Domains::build(0, &t, 500_000);
+    let names: Vec<_> = d
+        .levels
+        .iter()
+        .map(|l| (l.name, l.numa, l.imb_numa_nr))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("SMT", false, 0),
+            ("MC", false, 0),
+            ("CPU", false, 4),
+            ("NUMA", true, 4)
+        ]
+    );
+    assert_eq!(d.levels[3].cache_nice_tries, 2);
+    assert_eq!(d.levels[3].group_cores, vec![8, 8]);
+    assert_eq!(adjust_numa_imbalance(2, 3, 4), 0);
+    assert_eq!(adjust_numa_imbalance(3, 3, 4), 3);
+    assert_eq!(adjust_numa_imbalance(2, 5, 4), 2);
+    // A one-LLC node (the Xeon): the NUMA level is the first above the LLC and spans two.
+    let t = Topology::from_spec(&TopologySpec {
+        cpus: 32,
+        threads_per_core: 2,
+        cpus_per_cache: 16,
+        cpus_per_node: Some(16),
+        cpus_per_l2: None,
+        cpus_per_package: None,
+    });
+    let d = Domains::build(0, &t, 500_000);
+    let last = d.levels.last().unwrap();
+    assert_eq!((last.name, last.imb_numa_nr), ("NUMA", 2));
 }

@@ -171,6 +171,7 @@ fn reschedule_idle_prefers_last_cpu_then_longest_idle() {
         topology: &topo,
         now: 100,
         hz: 100,
+        overloaded: None,
     };
     assert_eq!(
         Goodness.select_cpu(
@@ -189,6 +190,7 @@ fn reschedule_idle_prefers_last_cpu_then_longest_idle() {
         topology: &topo,
         now: 100,
         hz: 100,
+        overloaded: None,
     };
     // CPU 2 busy: the oldest idle CPU (1) wins over CPU 0.
     let mut tasks = fx.tasks.clone();

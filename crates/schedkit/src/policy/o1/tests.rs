@@ -388,6 +388,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         topology: &topo,
         now: fx.now,
         hz: HZ,
+        overloaded: None,
     };
     let (mut c, rq, o1) = fx.ctx(1);
     // The first call only primes prev_cpu_load (smoothing): loads read low.
@@ -416,6 +417,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
         topology: &topo,
         now: fx.now,
         hz: HZ,
+        overloaded: None,
     };
     let (mut c, rq1, o1) = fx.ctx(1);
     assert_eq!(

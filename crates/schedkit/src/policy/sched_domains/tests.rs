@@ -54,6 +54,7 @@ fn view_of<'a>(status: &'a [crate::class::CpuStatus], t: &'a Topology) -> CpuVie
         topology: t,
         now: 0,
         hz: 1000,
+        overloaded: None,
     }
 }
 
@@ -79,7 +80,7 @@ fn busiest_group_needs_the_imbalance_pct_and_intervals_back_off() {
     let v = view_of(&st, &t);
     let s = 1_000_000_000;
     let b = d
-        .find_busiest(&mut ops, s, 0, &v, false)
+        .find_busiest(&mut ops, s, 0, &v, CpuIdle::NotIdle)
         .expect("imbalanced");
     assert_eq!(b.cpu, 2);
     // avg 1024; min(1536 - 1024, 1024 - 512) = 512.
@@ -88,20 +89,26 @@ fn busiest_group_needs_the_imbalance_pct_and_intervals_back_off() {
     assert_eq!(d.interval_ms, vec![2, 1]);
     // Not due again on a busy CPU until interval x busy_factor (64 ms, 128 ms) later.
     assert!(d
-        .find_busiest(&mut ops, s + 10_000_000, 0, &v, false)
+        .find_busiest(&mut ops, s + 10_000_000, 0, &v, CpuIdle::NotIdle)
         .is_none());
     assert_eq!(d.interval_ms, vec![2, 1]);
     // Within imbalance_pct (125 %): nothing to do; each interval doubles up to its max.
     let st = [cpu(2, 2048), cpu(2, 2048), cpu(2, 2048), cpu(2, 2400)];
     let v = view_of(&st, &t);
-    assert!(d.find_busiest(&mut ops, 2 * s, 0, &v, false).is_none());
+    assert!(d
+        .find_busiest(&mut ops, 2 * s, 0, &v, CpuIdle::NotIdle)
+        .is_none());
     assert_eq!(d.interval_ms, vec![4, 2]);
-    assert!(d.find_busiest(&mut ops, 3 * s, 0, &v, false).is_none());
+    assert!(d
+        .find_busiest(&mut ops, 3 * s, 0, &v, CpuIdle::NotIdle)
+        .is_none());
     assert_eq!(d.interval_ms, vec![4, 4]);
     // An idle CPU balances at once and pulls at least one nice-0 task's worth.
     let st = [cpu(0, 0), cpu(0, 0), cpu(2, 2048), cpu(0, 0)];
     let v = view_of(&st, &t);
-    let b = d.find_busiest(&mut ops, 3 * s + 1, 0, &v, true).unwrap();
+    let b = d
+        .find_busiest(&mut ops, 3 * s + 1, 0, &v, CpuIdle::Idle)
+        .unwrap();
     assert_eq!((b.cpu, b.imbalance), (2, 1024));
 }
 
@@ -114,14 +121,14 @@ fn an_idle_cpu_pulls_despite_a_stale_average() {
     let st = [cpu(0, 2000), cpu(2, 1500)];
     let v = view_of(&st, &t);
     let b = d
-        .find_busiest(&mut ops, 0, 0, &v, true)
+        .find_busiest(&mut ops, 0, 0, &v, CpuIdle::Idle)
         .expect("spare capacity pulls");
     assert_eq!(b.cpu, 1);
     // Busy with that same average it would not (1500 < 125 % of 2000).
     let st = [cpu(1, 2000), cpu(2, 1500)];
     let v = view_of(&st, &t);
     assert!(d
-        .find_busiest(&mut ops, 1_000_000_000, 0, &v, false)
+        .find_busiest(&mut ops, 1_000_000_000, 0, &v, CpuIdle::NotIdle)
         .is_none());
 }
 
@@ -271,7 +278,17 @@ fn wake_618(
     tasks[p].cpu = prev;
     let v = view_of(st, t);
     let kind = WakeKind::Wakeup { sync };
-    select_cpu_v6_18(&tasks.view(), &v, p, waker, kind, task_load, NICE_0, wide)
+    select_cpu_v6_18(
+        &tasks.view(),
+        &v,
+        p,
+        waker,
+        kind,
+        task_load,
+        NICE_0,
+        wide,
+        None,
+    )
 }
 
 #[test]
@@ -363,4 +380,41 @@ fn v6_18_select_idle_sibling_searches_the_targets_llc() {
     let one_llc = topo(4, 1, 4, None);
     let st = [busy(1, 1024), cpu(0, 0), busy(2, 0), cpu(0, 0)];
     assert_eq!(wake_618(&one_llc, &st, 3, 0, true, 100, false), 3);
+}
+
+/// Two nodes: the NUMA level takes 2.6.24's x86-64 SD_NODE_INIT (8..32 ms, busy factor 32,
+/// imbalance_pct 125, no SD_BALANCE_NEWIDLE): a newly idle CPU does not pull across nodes,
+/// a periodic idle balance does, and not again before the level's own interval.
+#[test]
+fn the_numa_level_is_sd_node_init() {
+    let t = topo(8, 1, 2, Some(4));
+    let mut d = SchedDomains::build(0, &t);
+    let numa = d.levels.last().unwrap().clone();
+    assert_eq!(numa.name, "NUMA");
+    assert_eq!(
+        (numa.min_interval_ms, numa.max_interval_ms, numa.busy_factor),
+        (8, 32, 32)
+    );
+    assert_eq!((numa.imbalance_pct, numa.newidle), (125, false));
+    assert!(d.levels[..d.levels.len() - 1].iter().all(|l| l.newidle));
+    // CPU 0's node idle; the other node overloaded.
+    let mut st = vec![crate::class::CpuStatus::default(); 8];
+    for c in 4..8 {
+        st[c] = cpu(3, 3 * 1024);
+    }
+    let v = view_of(&st, &t);
+    let mut ops = OpCounter::default();
+    let s = 1_000_000_000;
+    assert!(d
+        .find_busiest(&mut ops, s, 0, &v, CpuIdle::NewlyIdle)
+        .is_none());
+    let b = d.find_busiest(&mut ops, s, 0, &v, CpuIdle::Idle).unwrap();
+    assert!(b.cpu >= 4, "{b:?}");
+    // Due again only after its interval (reset to 8 ms by the imbalance found).
+    assert!(d
+        .find_busiest(&mut ops, s + 1_000_000, 0, &v, CpuIdle::Idle)
+        .is_none());
+    assert!(d
+        .find_busiest(&mut ops, s + 8_000_000, 0, &v, CpuIdle::Idle)
+        .is_some());
 }

@@ -14,10 +14,16 @@
 //! name = "member"
 //! count = 4                     # tasks started at time 0, 0..=1000000 (0: a template for `fork`)
 //! nice = 0                      # -20..=19
-//! policy = "normal"             # normal | batch | idle | fifo | rr
+//! policy = "normal"             # normal | batch | idle | fifo | rr | deadline
 //! # rt_priority = 50            # 1..=99: required with fifo/rr, refused with normal/batch/idle
+//! # dl_runtime = "2ms"          # deadline: the reservation (sched_attr's sched_runtime,
+//! # dl_deadline = "10ms"        # sched_deadline, sched_period; the period defaults to the
+//! # dl_period = "10ms"          # deadline), required with it and refused without it
+//! # dl_reclaim = false          # deadline: SCHED_FLAG_RECLAIM (GRUB)
 //! # slice = "3ms"               # sched_attr.sched_runtime: the slice it asks for, 0.1..=100 ms
 //!                               # (EEVDF of 6.12+ honours it; other classes ignore it)
+//! # uclamp = [0, 30]            # utilisation clamps min, max in percent, as cgroup v2's
+//!                               # cpu.uclamp.min/max (eevdf:era=6.18 on a hybrid machine)
 //! affinity = [0, 1]             # CPUs; default all
 //! working_set_kb = 16
 //! mm_pages = 300                # resident pages of its address space (fork/exec/exit model)
@@ -133,6 +139,11 @@ struct GroupEntry {
     policy: Option<Spanned<String>>,
     rt_priority: Option<Spanned<i64>>,
     slice: Option<Spanned<String>>,
+    dl_runtime: Option<Spanned<String>>,
+    dl_deadline: Option<Spanned<String>>,
+    dl_period: Option<Spanned<String>>,
+    dl_reclaim: Option<Spanned<bool>>,
+    uclamp: Option<Spanned<Vec<i64>>>,
     affinity: Option<Spanned<Vec<i64>>>,
     working_set_kb: Option<Spanned<i64>>,
     mm_pages: Option<Spanned<i64>>,
@@ -148,6 +159,69 @@ struct GroupEntry {
     #[serde(default)]
     background: bool,
     program: Vec<Spanned<String>>,
+}
+
+/// A group's `SCHED_DEADLINE` reservation: `dl_runtime`, `dl_deadline` (required with policy
+/// deadline), `dl_period` (default: the deadline), `dl_reclaim`; each refused with another
+/// policy. Checked as `__checkparam_dl` does; admission control is the run's (it depends on
+/// the machine's CPUs).
+fn dl_params(
+    g: &GroupEntry,
+    policy: SchedPolicy,
+    gat: usize,
+    err: &dyn Fn(usize, String) -> WorkloadError,
+) -> Result<Option<crate::task::DlParams>, WorkloadError> {
+    let keys = [
+        ("dl_runtime", &g.dl_runtime),
+        ("dl_deadline", &g.dl_deadline),
+        ("dl_period", &g.dl_period),
+    ];
+    if !policy.is_dl() {
+        for (k, v) in keys {
+            if let Some(v) = v {
+                return Err(err(
+                    v.span().start,
+                    format!("group '{}': {k} needs policy deadline", g.name),
+                ));
+            }
+        }
+        if let Some(v) = &g.dl_reclaim {
+            return Err(err(
+                v.span().start,
+                format!("group '{}': dl_reclaim needs policy deadline", g.name),
+            ));
+        }
+        return Ok(None);
+    }
+    let at = g.policy.as_ref().map_or(gat, |p| p.span().start);
+    let mut ns = [0u64; 3];
+    for (i, (k, v)) in keys.iter().enumerate() {
+        match v {
+            Some(v) => {
+                ns[i] = parse_duration(v.get_ref())
+                    .map_err(|e| err(v.span().start, format!("group '{}': {k}: {e}", g.name)))?;
+            }
+            None if i < 2 => {
+                return Err(err(
+                    at,
+                    format!(
+                        "group '{}': policy deadline needs dl_runtime and dl_deadline (dl_period defaults to the deadline)",
+                        g.name
+                    ),
+                ))
+            }
+            None => {}
+        }
+    }
+    let p = crate::task::DlParams {
+        runtime_ns: ns[0],
+        deadline_ns: ns[1],
+        period_ns: ns[2],
+        reclaim: g.dl_reclaim.as_ref().is_some_and(|r| *r.get_ref()),
+    }
+    .check()
+    .map_err(|e| err(at, format!("group '{}': {e}", g.name)))?;
+    Ok(Some(p))
 }
 
 /// Reads and parses a workload file.
@@ -411,6 +485,26 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         } as i32;
         // sched_attr.sched_runtime: __setparam_fair clamps it to 0.1..100 ms; a value
         // outside is refused here rather than changed without a word.
+        // cpu.uclamp.min/max: percentages (cpu_uclamp_write refuses above 100); a min above
+        // the max is refused here (the kernel would cap the min at the max).
+        let uclamp = match &g.uclamp {
+            None => [0, 100],
+            Some(u) => match u.get_ref()[..] {
+                [min, max] if (0..=100).contains(&min) && (0..=100).contains(&max) && min <= max => {
+                    [min as u8, max as u8]
+                }
+                _ => {
+                    return Err(err(
+                        u.span().start,
+                        format!(
+                            "group '{}': uclamp {:?} must be [min, max] in percent, 0 <= min <= max <= 100",
+                            g.name,
+                            u.get_ref()
+                        ),
+                    ))
+                }
+            },
+        };
         let slice_ns = match &g.slice {
             None => None,
             Some(s) => {
@@ -435,13 +529,14 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 err(
                     p.span().start,
                     format!(
-                        "group '{}': policy '{}' (use normal, batch, idle, fifo, rr)",
+                        "group '{}': policy '{}' (use normal, batch, idle, fifo, rr, deadline)",
                         g.name,
                         p.get_ref()
                     ),
                 )
             })?,
         };
+        let dl = dl_params(g, policy, gat, &err)?;
         let rt_priority = match (&g.rt_priority, policy.is_rt()) {
             (Some(r), true) => ranged(
                 r,
@@ -616,8 +711,10 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
             let mut t = TaskSpec::new(prog_id);
             t.nice = nice;
             t.slice_ns = slice_ns;
+            t.uclamp_pct = uclamp;
             t.policy = policy;
             t.rt_priority = rt_priority;
+            t.dl = dl;
             t.affinity = affinity;
             t.mm = if g.threads { shared_mm } else { mm_next + i };
             t.interactive = g.interactive;

@@ -141,6 +141,14 @@ pub(super) fn parse_stmt(
                 .next()
                 .ok_or("policy needs normal, batch, idle, fifo or rr")?;
             let p = SchedPolicy::parse(p).ok_or_else(|| format!("unknown policy '{p}'"))?;
+            if p.is_dl() {
+                return Err(
+                    "policy deadline cannot be set by a statement (it needs a reservation and \
+                     admission control): give the group policy = \"deadline\" with dl_runtime \
+                     and dl_deadline"
+                        .into(),
+                );
+            }
             let prio: u8 = match it.next() {
                 Some(v) if !p.is_rt() => {
                     return Err(format!(

@@ -53,6 +53,8 @@ pub(super) struct Group {
     pub policy: &'static str,
     pub nice: i64,
     pub rt_priority: i64,
+    /// The SCHED_DEADLINE reservation, for a deadline task.
+    pub dl: Option<crate::task::DlParams>,
     pub cpus: Option<Vec<i64>>,
     pub prog: Vec<Stmt>,
 }
@@ -159,7 +161,13 @@ impl Translation {
                 g.instance
             );
             let _ = writeln!(out, "policy = \"{}\"", g.policy);
-            if g.rt_priority > 0 {
+            if let Some(d) = &g.dl {
+                let _ = writeln!(
+                    out,
+                    "dl_runtime = \"{}ns\"\ndl_deadline = \"{}ns\"\ndl_period = \"{}ns\"",
+                    d.runtime_ns, d.deadline_ns, d.period_ns
+                );
+            } else if g.rt_priority > 0 {
                 let _ = writeln!(out, "rt_priority = {}", g.rt_priority);
             } else {
                 let _ = writeln!(out, "nice = {}", g.nice);
@@ -301,6 +309,7 @@ impl Translation {
                 t.nice = g.nice as i32;
                 t.policy = policy;
                 t.rt_priority = g.rt_priority as u8;
+                t.dl = g.dl;
                 t.affinity = affinity;
                 t.mm = mm_next + i;
                 t.member = i;

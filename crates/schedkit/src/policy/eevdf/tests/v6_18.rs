@@ -512,6 +512,7 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
             topology: &topo,
             now: 4,
             hz: 1000,
+            overloaded: None,
         };
         let mut ops = OpCounter::default();
         let cpu = tasks.with_view(|tv| {
@@ -558,7 +559,7 @@ fn v6_18_a_hackbench_run_keeps_the_simulators_invariants() {
 fn v6_18_a_delayed_sleeper_is_woken_where_it_is_queued() {
     use crate::class::RtBalance;
     use crate::machine::TopologySpec;
-    use crate::sched_core::tests::{Scripted, TaskSpecT};
+    use crate::sched_core::scripted::{Scripted, TaskSpecT};
     use crate::sched_core::{attr, schedule, with_rq, Host, Leave, Sched};
     use crate::task::CpuMask;
     // Two CPUs sharing a cache, HZ=1000, costs zero. x and y are forked onto CPU 0 (bound

@@ -1,19 +1,24 @@
-//! The event sequences proptest generates for the conformance suite (`conformance`): a
-//! machine ([`Shape`]: 1 to 4 CPUs, flat, SMT or split between two caches), the tasks started
-//! first, then events ([`Event`]); and [`run_case`], which plays one through a [`Scripted`]
-//! host, logging every decision and auditing the invariants after every event.
+//! The event sequences proptest generates for the conformance suite: a machine ([`Shape`]: 1
+//! to 4 CPUs, flat, SMT or split between two caches), the tasks started first, then events
+//! ([`Event`]); and `run_case`, which plays one through a scripted host, logging every
+//! decision and auditing the invariants after every event. A [`Sequence`] displays as the
+//! steps it takes, in words.
 //!
-//! Must never reach into a host's internals: the hosts are driven through the core and
-//! [`Scripted`] only.
+//! Must never reach into a host's internals: the hosts are driven through the core and the
+//! `Scripted` face only.
 
-use super::conformance::expect_woken;
-use super::*;
+use super::audit::{audit, curr_of, schedule_on, settle, sleep, spec};
+use super::script::expect_woken;
 use crate::machine::TopologySpec;
+use crate::sched_core::scripted::{Scripted, TaskSpecT};
+use crate::sched_core::{attr, tick, with_rq, CoreError, Host, Leave, Wakee};
+use crate::task::{CpuId, CpuMask, SchedPolicy, TaskId};
 use proptest::prelude::*;
+use std::fmt;
 
 /// The CPUs of a generated machine.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Shape {
+pub enum Shape {
     /// `n` CPUs, each its own core with its own cache.
     Flat(usize),
     /// `cores` cores of two SMT threads each, all sharing one cache.
@@ -23,7 +28,7 @@ pub(super) enum Shape {
 }
 
 impl Shape {
-    pub(super) fn topology(self) -> TopologySpec {
+    pub fn topology(self) -> TopologySpec {
         let (cpus, threads_per_core, cpus_per_cache) = match self {
             Shape::Flat(n) => (n, 1, 1),
             Shape::Smt(cores) => (2 * cores, 2, 2 * cores),
@@ -43,16 +48,16 @@ impl Shape {
 /// A task a sequence creates. `allowed`: a mask of CPUs 0..4, of which those the machine has
 /// count (none of them: every CPU).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct NewTask {
-    pub(super) policy: SchedPolicy,
-    pub(super) nice: i32,
-    pub(super) rt_priority: u8,
-    pub(super) allowed: u8,
+pub struct NewTask {
+    pub policy: SchedPolicy,
+    pub nice: i32,
+    pub rt_priority: u8,
+    pub allowed: u8,
 }
 
 /// An attribute change made from outside the task (`renice`, `chrt -p`).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum AttrTo {
+pub enum AttrTo {
     Nice(i32),
     Policy(SchedPolicy, u8, i32),
 }
@@ -60,7 +65,7 @@ pub(super) enum AttrTo {
 /// One event of a sequence. CPU numbers are taken modulo the machine's CPUs; an event whose
 /// CPU is idle, or that finds nobody asleep, does nothing (and says so in the log).
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Event {
+pub enum Event {
     /// A jiffy passes, and the CPUs of the mask take their tick (others catch up later, as the
     /// runtime's workers do, with the ticks they missed).
     Tick {
@@ -111,12 +116,14 @@ pub(super) enum Event {
     },
 }
 
-/// A generated sequence: a machine, the tasks started first, then the events.
+/// A generated sequence: a machine, the tasks started first, then the events. Its `Display`
+/// is the steps in words, its `Debug` the value to paste into a test
+/// ([`check_sequence`](super::check_sequence)).
 #[derive(Clone, Debug)]
-pub(super) struct Case {
-    pub(super) shape: Shape,
-    pub(super) tasks: Vec<NewTask>,
-    pub(super) events: Vec<Event>,
+pub struct Sequence {
+    pub shape: Shape,
+    pub tasks: Vec<NewTask>,
+    pub events: Vec<Event>,
 }
 
 /// At most this many tasks in a sequence (forks and spawns beyond it do nothing).
@@ -207,13 +214,18 @@ fn shape() -> impl Strategy<Value = Shape> {
     ]
 }
 
-pub(super) fn case() -> impl Strategy<Value = Case> {
+pub(super) fn sequence(shapes: &[Shape]) -> impl Strategy<Value = Sequence> {
+    let shape = if shapes.is_empty() {
+        shape().boxed()
+    } else {
+        proptest::sample::select(shapes.to_vec()).boxed()
+    };
     (
-        shape(),
+        shape,
         proptest::collection::vec(new_task(), 1..8),
         proptest::collection::vec(event(), 1..120),
     )
-        .prop_map(|(shape, tasks, events)| Case {
+        .prop_map(|(shape, tasks, events)| Sequence {
             shape,
             tasks,
             events,
@@ -233,7 +245,7 @@ struct Driver {
 
 /// Runs a generated sequence; returns the log of every decision, checking the invariants
 /// after every event.
-pub(super) fn run_case<H: Scripted>(h: &mut H, case: &Case) -> Result<Vec<String>, CoreError> {
+pub(crate) fn run_case<H: Scripted>(h: &mut H, case: &Sequence) -> Result<Vec<String>, CoreError> {
     let n = h.ncpus();
     let mut d = Driver {
         log: Vec::new(),
@@ -247,7 +259,8 @@ pub(super) fn run_case<H: Scripted>(h: &mut H, case: &Case) -> Result<Vec<String
         let sp = nt.spec(h);
         let t = h.add_task(&sp, None);
         let cpu = sp.allowed.iter(n).nth(i % sp.allowed.count()).unwrap_or(0);
-        attr::fork(h, cpu, None, t, None)?;
+        attr::fork(h, cpu, None, t, None)
+            .map_err(|e| CoreError::new(format!("starting {t} from cpu{cpu}: {}", e.what())))?;
         d.log
             .push(format!("new {t} ({:?}) on cpu{}", sp.policy, h.task_cpu(t)));
     }
@@ -412,4 +425,117 @@ fn apply<H: Scripted>(h: &mut H, d: &mut Driver, i: usize, ev: &Event) -> Result
     };
     d.log.push(format!("{i}: {line}"));
     Ok(())
+}
+
+// ----- in words -----
+
+fn policy_words(policy: SchedPolicy, rt_priority: u8, nice: i32) -> String {
+    if policy.is_rt() {
+        format!("{policy:?} priority {rt_priority}")
+    } else {
+        format!("{policy:?} nice {nice}")
+    }
+}
+
+fn mask_words(bits: u8, ncpus: usize) -> String {
+    let m = mask_of(bits, ncpus);
+    if m.count() == ncpus {
+        "any CPU".to_string()
+    } else {
+        let cpus: Vec<String> = m.iter(ncpus).map(|c| format!("cpu{c}")).collect();
+        cpus.join(", ")
+    }
+}
+
+impl Shape {
+    /// The machine in words.
+    pub fn describe(self) -> String {
+        match self {
+            Shape::Flat(n) => format!("{n} CPUs, each its own core and cache"),
+            Shape::Smt(c) => format!("{} CPUs: {c} cores of two SMT threads, one cache", 2 * c),
+            Shape::TwoCaches => "4 CPUs, two to a cache".to_string(),
+        }
+    }
+}
+
+impl Event {
+    /// What the event does on a machine of `ncpus` CPUs, in words (CPU numbers taken modulo
+    /// the machine's, as the run takes them).
+    pub fn describe(&self, ncpus: usize) -> String {
+        let c = |cpu: usize| cpu % ncpus.max(1);
+        match *self {
+            Event::Tick { cpus } => {
+                let ticked: Vec<String> = (0..ncpus)
+                    .filter(|x| cpus & (1 << x) != 0)
+                    .map(|x| format!("cpu{x}"))
+                    .collect();
+                if ticked.is_empty() {
+                    "a jiffy passes; no CPU takes its tick".to_string()
+                } else {
+                    format!("a jiffy passes; {} take their ticks", ticked.join(", "))
+                }
+            }
+            Event::Yield { cpu } => format!("the task running on cpu{} yields", c(cpu)),
+            Event::Sleep { cpu } => format!("the task running on cpu{} sleeps", c(cpu)),
+            Event::SleepWokenFirst { cpu, waker } => format!(
+                "the task running on cpu{} asks to sleep and is woken from cpu{} before it \
+                 switches out",
+                c(cpu),
+                c(waker)
+            ),
+            Event::Wake { nth, waker } => format!(
+                "sleeper number {nth} (modulo how many sleep, in the order they slept) is woken \
+                 from cpu{}",
+                c(waker)
+            ),
+            Event::Nice { cpu, nice } => {
+                format!(
+                    "the task running on cpu{} sets its own nice to {nice}",
+                    c(cpu)
+                )
+            }
+            Event::SetAttr { task, to } => {
+                let to = match to {
+                    AttrTo::Nice(n) => format!("nice {n}"),
+                    AttrTo::Policy(p, prio, nice) => policy_words(p, prio, nice),
+                };
+                format!("task number {task} (modulo how many exist) is set to {to} from outside")
+            }
+            Event::Bind { cpu, allowed } => format!(
+                "the task running on cpu{} binds itself to {}",
+                c(cpu),
+                mask_words(allowed, ncpus)
+            ),
+            Event::Fork { cpu } => format!("the task running on cpu{} forks a child", c(cpu)),
+            Event::Spawn(t) => format!("a task is started from outside: {}", t.describe(ncpus)),
+            Event::Exit { cpu } => format!("the task running on cpu{} exits", c(cpu)),
+        }
+    }
+}
+
+impl NewTask {
+    /// The task in words (a policy the class stack lacks runs as `Normal`).
+    pub fn describe(&self, ncpus: usize) -> String {
+        format!(
+            "{}, on {}",
+            policy_words(self.policy, self.rt_priority, self.nice),
+            mask_words(self.allowed, ncpus)
+        )
+    }
+}
+
+impl fmt::Display for Sequence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.shape.topology().cpus;
+        writeln!(f, "machine: {}", self.shape.describe())?;
+        writeln!(f, "tasks started first:")?;
+        for (i, t) in self.tasks.iter().enumerate() {
+            writeln!(f, "  task{i}: {}", t.describe(n))?;
+        }
+        writeln!(f, "then:")?;
+        for (i, e) in self.events.iter().enumerate() {
+            writeln!(f, "  event {i}: {}", e.describe(n))?;
+        }
+        Ok(())
+    }
 }
