@@ -486,7 +486,7 @@ fn a_newly_idle_cpu_balances_after_its_task_left() {
         assert_eq!((curr_of(h, 0), curr_of(h, 1)), (Some(a), Some(b)));
         assert_eq!(h.task_cpu(c), 1);
         h.at(2_000_000);
-        let sw = sleep(h, 0, a)?;
+        let sw = crate::conformance::sleep(h, 0, a)?;
         assert_eq!(sw.next, Some(c), "CPU 0 pulls the task waiting on CPU 1");
         Ok(Vec::<String>::new())
     })
