@@ -25,10 +25,10 @@ const HOLDS: &[(&str, &str)] = &[
     ("messaging-thread", "model: Total time [sec]"),
     ("hackbench-pipe-g2", "busy CPU time (ms)"),
     ("hackbench-sock-g2", "busy CPU time (ms)"),
+    ("hackbench-sock-g2", "wakeup latency p50 (us)"),
     ("hackbench-sock-g2", "model: Time"),
     ("hackbench-sock-g8", "migrations"),
     ("hackbench-sock-g8", "busy CPU time (ms)"),
-    ("hackbench-sock-g8", "wakeup latency p50 (us)"),
     ("hackbench-sock-g8", "model: Time"),
     ("hackbench-thread-sock-g2", "busy CPU time (ms)"),
     ("hackbench-thread-sock-g2", "model: Time"),
@@ -140,7 +140,7 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
 
 /// Figures within their targets of at least one of the kernel's five recordings of the
 /// command, under eevdf:era=6.18 on `host` (docs/validation.md).
-const SOME_RUN: usize = 51;
+const SOME_RUN: usize = 49;
 
 #[test]
 fn validation_is_deterministic() {
