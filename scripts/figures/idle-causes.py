@@ -24,26 +24,19 @@ prints docs/validation.md's table: the suite's recording and its replay under `e
 on `host`, seed 1, of the workloads whose replay idles longest. Simulated figures are
 deterministic for a given schedkit and trace.
 """
-import gzip
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S*\s*([\d.]+):\s+(\w+):\s+(.*)$')
+from ftrace_text import events, field, recording, replay_trace
+
 CAUSES = ["waker running", "waker queued", "waker asleep", "interrupt", "no wakeup"]
 TABLE = ["hackbench-thread-sock-g2", "messaging-thread", "threadpool"]
 
 
-def field(rest, name):
-    m = re.search(name + r'=(\S+)', rest)
-    return m.group(1) if m else None
-
 
 def causes(path):
     """({cause: idle seconds, "queued elsewhere": s, "nothing queued": s}, span in seconds)"""
-    opener = gzip.open if path.endswith(".gz") else open
     state = {}      # pid -> "running" | "queued" | "asleep"
     idle_since = {}  # cpu -> (ts, snapshot of state at idle start)
     waker_of = {}   # pid -> waker pid of its last sched_waking
@@ -54,73 +47,67 @@ def causes(path):
     during = {}  # idle cpu -> [s while a task waited elsewhere, s while none waited]
     first = last = None
     prev_ts = None
-    with opener(path, "rt", errors="replace") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            _, pid, cpu, ts, ev, rest = m.groups()
-            ts, cpu, pid = float(ts), int(cpu), int(pid)
-            first = ts if first is None else first
-            last = ts
-            if prev_ts is not None and ts > prev_ts:
-                for c in idle_cpus:
-                    if any(q != c for q in queued_on.values()):
-                        during[c][0] += ts - prev_ts
-                    elif not queued_on:
-                        during[c][1] += ts - prev_ts
-            prev_ts = ts
-            if ev == "sched_waking":
-                w = int(field(rest, "pid"))
-                waker_of[w] = pid
-                state.setdefault(w, "asleep")
-                if state[w] == "asleep":
-                    state[w] = "queued"
-            elif ev == "sched_wakeup":
-                w = int(field(rest, "pid"))
-                if state.get(w) == "queued":
-                    queued_on[w] = int(field(rest, "target_cpu"))
-            elif ev == "sched_migrate_task":
-                w = int(field(rest, "pid"))
-                if w in queued_on:
-                    queued_on[w] = int(field(rest, "dest_cpu"))
-            elif ev == "sched_wakeup_new":
-                w = int(field(rest, "pid"))
+    for pid, cpu, ts, ev, rest in events(path):
+        first = ts if first is None else first
+        last = ts
+        if prev_ts is not None and ts > prev_ts:
+            for c in idle_cpus:
+                if any(q != c for q in queued_on.values()):
+                    during[c][0] += ts - prev_ts
+                elif not queued_on:
+                    during[c][1] += ts - prev_ts
+        prev_ts = ts
+        if ev == "sched_waking":
+            w = int(field(rest, "pid"))
+            waker_of[w] = pid
+            state.setdefault(w, "asleep")
+            if state[w] == "asleep":
                 state[w] = "queued"
+        elif ev == "sched_wakeup":
+            w = int(field(rest, "pid"))
+            if state.get(w) == "queued":
                 queued_on[w] = int(field(rest, "target_cpu"))
-                waker_of.pop(w, None)
-            elif ev == "sched_switch":
-                prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
-                if prev != 0:
-                    state[prev] = "queued" if field(rest, "prev_state").startswith("R") \
-                        else "asleep"
-                    if state[prev] == "queued":
-                        queued_on[prev] = cpu
-                if nxt == 0:
-                    idle_since[cpu] = (ts, dict(state))
-                    idle_cpus.add(cpu)
-                    during[cpu] = [0.0, 0.0]
-                    continue
-                idle_cpus.discard(cpu)
-                queued_on.pop(nxt, None)
-                if prev == 0 and cpu in during:
-                    elsewhere, none = during.pop(cpu)
-                    out["queued elsewhere"] += elsewhere
-                    out["nothing queued"] += none
-                state[nxt] = "running"
-                if prev == 0 and cpu in idle_since:
-                    t0, snap = idle_since.pop(cpu)
-                    w = waker_of.pop(nxt, None)
-                    if w is None:
-                        cause = "no wakeup"
-                    elif w == 0:
-                        cause = "interrupt"
-                    else:
-                        cause = {"running": "waker running", "queued": "waker queued"}.get(
-                            snap.get(w, "asleep"), "waker asleep")
-                    out[cause] += ts - t0
+        elif ev == "sched_migrate_task":
+            w = int(field(rest, "pid"))
+            if w in queued_on:
+                queued_on[w] = int(field(rest, "dest_cpu"))
+        elif ev == "sched_wakeup_new":
+            w = int(field(rest, "pid"))
+            state[w] = "queued"
+            queued_on[w] = int(field(rest, "target_cpu"))
+            waker_of.pop(w, None)
+        elif ev == "sched_switch":
+            prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
+            if prev != 0:
+                state[prev] = "queued" if field(rest, "prev_state").startswith("R") \
+                    else "asleep"
+                if state[prev] == "queued":
+                    queued_on[prev] = cpu
+            if nxt == 0:
+                idle_since[cpu] = (ts, dict(state))
+                idle_cpus.add(cpu)
+                during[cpu] = [0.0, 0.0]
+                continue
+            idle_cpus.discard(cpu)
+            queued_on.pop(nxt, None)
+            if prev == 0 and cpu in during:
+                elsewhere, none = during.pop(cpu)
+                out["queued elsewhere"] += elsewhere
+                out["nothing queued"] += none
+            state[nxt] = "running"
+            if prev == 0 and cpu in idle_since:
+                t0, snap = idle_since.pop(cpu)
+                w = waker_of.pop(nxt, None)
+                if w is None:
+                    cause = "no wakeup"
+                elif w == 0:
+                    cause = "interrupt"
                 else:
-                    waker_of.pop(nxt, None)
+                    cause = {"running": "waker running", "queued": "waker queued"}.get(
+                        snap.get(w, "asleep"), "waker asleep")
+                out[cause] += ts - t0
+            else:
+                waker_of.pop(nxt, None)
     return out, (last - first) if first is not None else 0.0
 
 
@@ -132,20 +119,14 @@ def show(path):
 
 
 def table(schedkit):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     cols = CAUSES + ["queued elsewhere", "nothing queued"]
     print("| workload | | idle (ms) | ended by: " + " | ".join(CAUSES) +
           " | while a task waited on the other CPU | while none waited |")
     print("|---|---|---|" + "---|" * len(cols))
     with tempfile.TemporaryDirectory() as tmp:
         for w in TABLE:
-            rec = os.path.join(root, "traces", "validation", w + ".txt.gz")
-            out = os.path.join(tmp, w + ".txt")
-            run = subprocess.run([schedkit, "replay", rec, "--policies", "eevdf:era=6.18",
-                                  "--machine", "host", "--seed", "1", "--trace", out],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if run.returncode != 0:
-                sys.exit(f"schedkit replay {w} failed:\n{run.stderr}")
+            rec, out = recording(w), os.path.join(tmp, w + ".txt")
+            replay_trace(schedkit, w, out)
             for label, path in (("recorded", rec), ("replayed", out)):
                 c, _ = causes(path)
                 total = sum(c[k] for k in CAUSES)

@@ -23,66 +23,53 @@ prints docs/validation.md's table: the suite's recording and its replay under
 `eevdf:era=6.18` on `host`, seed 1, of the workloads whose migrations miss. Simulated figures
 are deterministic for a given schedkit and trace.
 """
-import gzip
 import os
-import re
-import subprocess
 import sys
 import tempfile
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S*\s*([\d.]+):\s+(\w+):\s+(.*)$')
+from ftrace_text import events, field, recording, replay_trace
+
 TABLE = ["hackbench-sock-g2", "hackbench-thread-sock-g2", "messaging-thread", "threadpool"]
 
-
-def field(rest, name):
-    m = re.search(name + r'=(\S+)', rest)
-    return m.group(1) if m else None
 
 
 def figures(path, by_role=False):
     """(migrations by cause, {kind: sorted latencies in µs}); with `by_role`, each kind is
     (wakee's role, waker's role, placement)."""
-    opener = gzip.open if path.endswith(".gz") else open
     curr, pending, state = {}, {}, {}
     kinds, migrations = {}, {"wakeup": 0, "new": 0, "balance": 0}
     forks = []
-    with opener(path, "rt", errors="replace") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            _, _, cpu, ts, ev, rest = m.groups()
-            ts, cpu = float(ts), int(cpu)
-            if ev == "sched_process_fork":
-                forks.append((int(field(rest, "child_pid")), field(rest, "child_comm")))
-            elif ev == "sched_waking":
-                w = int(field(rest, "pid"))
-                pending[w] = [ts, cpu, None, None, int(m.group(2))]
-                state[w] = "waking"
-            elif ev == "sched_wakeup":
-                w = int(field(rest, "pid"))
-                if w in pending and pending[w][2] is None:
-                    target = int(field(rest, "target_cpu"))
-                    pending[w][2] = target
-                    pending[w][3] = curr.get(target, 0) == 0
-            elif ev == "sched_migrate_task":
-                s = state.get(int(field(rest, "pid")))
-                migrations["wakeup" if s == "waking" else "new" if s is None else "balance"] += 1
-            elif ev == "sched_switch":
-                prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
-                curr[cpu] = nxt
-                state[prev] = "queued" if field(rest, "prev_state").startswith("R") else "asleep"
-                state[nxt] = "running"
-                if nxt in pending and pending[nxt][2] is not None:
-                    t0, waker_cpu, target, idle, waker = pending.pop(nxt)
-                    kind = ("same CPU" if waker_cpu == target else "other CPU") + \
-                        (", idle" if idle else ", busy")
-                    if by_role and prev == waker and \
-                            field(rest, "prev_state").startswith("R"):
-                        kind += ", preempting"
-                    if by_role:
-                        kind = (waker, nxt, kind)
-                    kinds.setdefault(kind, []).append((ts - t0) * 1e6)
+    for pid, cpu, ts, ev, rest in events(path):
+        if ev == "sched_process_fork":
+            forks.append((int(field(rest, "child_pid")), field(rest, "child_comm")))
+        elif ev == "sched_waking":
+            w = int(field(rest, "pid"))
+            pending[w] = [ts, cpu, None, None, pid]
+            state[w] = "waking"
+        elif ev == "sched_wakeup":
+            w = int(field(rest, "pid"))
+            if w in pending and pending[w][2] is None:
+                target = int(field(rest, "target_cpu"))
+                pending[w][2] = target
+                pending[w][3] = curr.get(target, 0) == 0
+        elif ev == "sched_migrate_task":
+            s = state.get(int(field(rest, "pid")))
+            migrations["wakeup" if s == "waking" else "new" if s is None else "balance"] += 1
+        elif ev == "sched_switch":
+            prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
+            curr[cpu] = nxt
+            state[prev] = "queued" if field(rest, "prev_state").startswith("R") else "asleep"
+            state[nxt] = "running"
+            if nxt in pending and pending[nxt][2] is not None:
+                t0, waker_cpu, target, idle, waker = pending.pop(nxt)
+                kind = ("same CPU" if waker_cpu == target else "other CPU") + \
+                    (", idle" if idle else ", busy")
+                if by_role and prev == waker and \
+                        field(rest, "prev_state").startswith("R"):
+                    kind += ", preempting"
+                if by_role:
+                    kind = (waker, nxt, kind)
+                kinds.setdefault(kind, []).append((ts - t0) * 1e6)
     if by_role:
         roles = who_waits().roles_of(forks)
         merged = {}
@@ -122,19 +109,13 @@ def us(x):
 
 
 def table(schedkit):
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     print("| workload | | migrations: at a wakeup / other | wakeups onto another CPU, idle "
           "(p50) | onto another CPU, busy (p50) | onto the waker's CPU, busy (p50) |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for w in TABLE:
-            rec = os.path.join(root, "traces", "validation", w + ".txt.gz")
-            out = os.path.join(tmp, w + ".txt")
-            run = subprocess.run([schedkit, "replay", rec, "--policies", "eevdf:era=6.18",
-                                  "--machine", "host", "--seed", "1", "--trace", out],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if run.returncode != 0:
-                sys.exit(f"schedkit replay {w} failed:\n{run.stderr}")
+            rec, out = recording(w), os.path.join(tmp, w + ".txt")
+            replay_trace(schedkit, w, out)
             for label, path in (("recorded", rec), ("replayed", out)):
                 mig, kinds = figures(path)
                 cells = []

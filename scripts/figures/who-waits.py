@@ -22,17 +22,13 @@ or, to print docs/validation.md's table (the replay run by the script itself):
 
 Simulated figures: deterministic for a given schedkit and trace.
 """
-import gzip
 import re
 import sys
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S*\s*([\d.]+):\s+(\w+):\s+(.*)$')
+from ftrace_text import events, field, recording, replay_trace
+
 FDS = 20  # hackbench's default number of senders and receivers per group
 
-
-def field(rest, name):
-    m = re.search(name + r'=(\S+)', rest)
-    return m.group(1) if m else None
 
 
 def roles_of(forks):
@@ -53,35 +49,28 @@ def roles_of(forks):
 
 def figures(path):
     """Per role: (tasks, wakeup latencies in µs, runs in µs, µs runnable not running)."""
-    opener = gzip.open if path.endswith(".gz") else open
     forks, waking, lat, wait = [], {}, {}, {}
     runnable_since, on_cpu, runs = {}, {}, {}
-    with opener(path, "rt", errors="replace") as f:
-        for line in f:
-            m = LINE.match(line)
-            if not m:
-                continue
-            _, pid, _, ts, ev, rest = m.groups()
-            ts, pid = float(ts), int(pid)
-            if ev == "sched_process_fork":
-                forks.append((int(field(rest, "child_pid")), field(rest, "child_comm")))
-            elif ev == "sched_waking":
-                w = int(field(rest, "pid"))
-                waking[w] = ts
-                runnable_since.setdefault(w, ts)
-            elif ev == "sched_wakeup_new":
-                runnable_since.setdefault(int(field(rest, "pid")), ts)
-            elif ev == "sched_switch":
-                prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
-                if prev in on_cpu:
-                    runs.setdefault(prev, []).append((ts - on_cpu.pop(prev)) * 1e6)
-                on_cpu[nxt] = ts
-                if field(rest, "prev_state").startswith("R"):
-                    runnable_since[prev] = ts
-                if nxt in waking:
-                    lat.setdefault(nxt, []).append((ts - waking.pop(nxt)) * 1e6)
-                if nxt in runnable_since:
-                    wait[nxt] = wait.get(nxt, 0.0) + ts - runnable_since.pop(nxt)
+    for pid, _, ts, ev, rest in events(path):
+        if ev == "sched_process_fork":
+            forks.append((int(field(rest, "child_pid")), field(rest, "child_comm")))
+        elif ev == "sched_waking":
+            w = int(field(rest, "pid"))
+            waking[w] = ts
+            runnable_since.setdefault(w, ts)
+        elif ev == "sched_wakeup_new":
+            runnable_since.setdefault(int(field(rest, "pid")), ts)
+        elif ev == "sched_switch":
+            prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
+            if prev in on_cpu:
+                runs.setdefault(prev, []).append((ts - on_cpu.pop(prev)) * 1e6)
+            on_cpu[nxt] = ts
+            if field(rest, "prev_state").startswith("R"):
+                runnable_since[prev] = ts
+            if nxt in waking:
+                lat.setdefault(nxt, []).append((ts - waking.pop(nxt)) * 1e6)
+            if nxt in runnable_since:
+                wait[nxt] = wait.get(nxt, 0.0) + ts - runnable_since.pop(nxt)
     roles = roles_of(forks)
     out = {}
     for role in ("receiver", "sender"):
@@ -113,17 +102,11 @@ def table(schedkit):
     """docs/validation.md's table: hackbench-pipe-g2 recorded, and replayed under
     eevdf:era=6.18 on host, seed 1."""
     import os
-    import subprocess
     import tempfile
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    rec = os.path.join(root, "traces", "validation", "hackbench-pipe-g2.txt.gz")
+    rec = recording("hackbench-pipe-g2")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "replay.txt")
-        run = subprocess.run([schedkit, "replay", rec, "--policies", "eevdf:era=6.18",
-                              "--machine", "host", "--seed", "1", "--trace", out],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if run.returncode != 0:
-            sys.exit(f"schedkit replay failed:\n{run.stderr}")
+        replay_trace(schedkit, "hackbench-pipe-g2", out)
         rows = [("recorded", figures(rec)), ("replayed", figures(out))]
     print("| | receivers' wakeups | their latency p50 | receivers' run p50 "
           "| receivers runnable, not running | senders runnable, not running |")
