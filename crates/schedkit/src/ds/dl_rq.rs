@@ -99,6 +99,29 @@ fn depth(n: usize) -> u64 {
 /// "No deadline task here" in the published earliest deadline (cpudl's free CPU).
 pub const NO_DL: u64 = u64::MAX;
 
+trait StoreIfChanged {
+    type V;
+    fn store_if_changed(&self, v: Self::V);
+}
+
+impl StoreIfChanged for AtomicU64 {
+    type V = u64;
+    fn store_if_changed(&self, v: u64) {
+        if self.load(Relaxed) != v {
+            self.store(v, Relaxed);
+        }
+    }
+}
+
+impl StoreIfChanged for AtomicUsize {
+    type V = usize;
+    fn store_if_changed(&self, v: usize) {
+        if self.load(Relaxed) != v {
+            self.store(v, Relaxed);
+        }
+    }
+}
+
 /// What every CPU reads of the others without locks: each CPU's earliest deadline (cpudl),
 /// its deadline task count (the overload mask `dlo_mask` is `nr >= 2` with one migratory),
 /// and the root domain's admitted bandwidth (`struct dl_bw`'s `total_bw`).
@@ -125,9 +148,14 @@ impl DlRootDomain {
 
     /// `cpudl_set`/`cpudl_clear` and `dl_set_overload`/`dl_clear_overload` of `cpu`.
     pub fn publish(&self, cpu: CpuId, earliest: u64, overloaded: bool, throttled: usize) {
-        self.earliest[cpu].store(earliest, Relaxed);
-        self.overloaded[cpu].store(usize::from(overloaded), Relaxed);
-        self.throttled[cpu].store(throttled, Relaxed);
+        // Stored only when changed (the kernel updates cpudl and the overload mask on
+        // changes): the CPUs' slots share cache lines, and a store takes the line.
+        fn set<A: StoreIfChanged>(a: &A, v: A::V) {
+            a.store_if_changed(v)
+        }
+        set(&self.earliest[cpu], earliest);
+        set(&self.overloaded[cpu], usize::from(overloaded));
+        set(&self.throttled[cpu], throttled);
     }
 
     #[inline]
