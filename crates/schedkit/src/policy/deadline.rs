@@ -46,7 +46,9 @@ use crate::ds::dl_rq::{DlRootDomain, NO_DL};
 use crate::ds::work::OpCounter;
 use crate::task::{to_ratio, CpuId, Task, TaskId, TaskView, BW_SHIFT, BW_UNIT, DL_SCALE};
 
-pub use crate::ds::dl_rq::DlRq;
+pub use crate::ds::dl_rq::{DlRq, DlServer, DlServerParams};
+
+pub mod server;
 
 /// `global_rt_runtime()` / `global_rt_period()`: the default `sched_rt_runtime_us` (950 000)
 /// over `sched_rt_period_us` (1 000 000), the share of each CPU deadline tasks may reserve.
@@ -142,6 +144,14 @@ impl DlClass {
         }
     }
 
+    /// `dl_server_apply_params` at boot for each CPU's server of bandwidth `bw`: `__dl_add` to
+    /// the root domain's `total_bw`, checked by `__dl_overflow` (which the parameters'
+    /// [`DlServerParams::check`] already guarantees). Returns false if it did not fit.
+    pub fn reserve_servers(&self, bw: u64) -> bool {
+        let cap = self.bw_per_cpu * self.ncpus as u64;
+        (0..self.ncpus).all(|_| self.rd.try_add(bw, cap).is_ok())
+    }
+
     /// The task left the class (exit, or a policy change away from it): its bandwidth
     /// leaves the root domain (`__dl_sub` of `task_non_contending`/`switched_from_dl`, at
     /// once: the 0-lag wait is not modelled).
@@ -153,9 +163,14 @@ impl DlClass {
     }
 
     /// Publishes `rq`'s earliest deadline, overload and throttled count (cpudl, `dlo_mask`).
+    /// A queued fair server counts in the earliest deadline, as `inc_dl_deadline` counts
+    /// every entity.
     #[inline]
     pub fn publish<C>(&self, rq: &Rq<C>) {
-        let earliest = rq.dl.leftmost().map_or(NO_DL, |(d, _)| d);
+        let mut earliest = rq.dl.leftmost().map_or(NO_DL, |(d, _)| d);
+        if rq.dl.server.queued && (earliest == NO_DL || before(rq.dl.server.deadline, earliest)) {
+            earliest = rq.dl.server.deadline;
+        }
         let overloaded = rq.dl.nr_running() >= 2 && rq.dl.nr_migratory >= 1;
         self.rd
             .publish(rq.cpu, earliest, overloaded, rq.dl.throttled.len());

@@ -548,7 +548,7 @@ fn v6_18_a_hackbench_run_keeps_the_simulators_invariants() {
         audit_every: 16,
         ..Default::default()
     };
-    let r = PolicyKind::Eevdf618
+    let r = PolicyKind::Eevdf618(Default::default())
         .simulate(&m, &w, cfg)
         .unwrap_or_else(|e| panic!("eevdf:era=6.18 under hackbench: {e}"));
     assert!(r.completed, "stopped: {}", r.stop_reason);
