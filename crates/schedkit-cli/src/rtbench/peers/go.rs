@@ -1,5 +1,8 @@
 //! Go's goroutines (GMP scheduler, async preemption every 10 ms since Go 1.14), when a Go
-//! toolchain is on the PATH: `peer.go` is built once per run into a temporary directory.
+//! toolchain is on the PATH: `peer.go` is built once per run into a temporary directory. On a
+//! machine without Go (a lent benchmark machine), `SCHEDKIT_GO_PEER=PATH` names a peer built
+//! elsewhere from the same source: `GO111MODULE=off go build -o peer
+//! crates/schedkit-cli/src/rtbench/peer.go`.
 
 use super::super::{row, Opts, Row};
 use std::path::PathBuf;
@@ -7,7 +10,7 @@ use std::process::Command;
 
 pub struct Peer {
     bin: PathBuf,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 const SOURCE: &str = include_str!("../peer.go");
@@ -15,6 +18,17 @@ const SOURCE: &str = include_str!("../peer.go");
 impl Peer {
     /// Builds the peer; None (with a note on stderr) when Go is missing or the build fails.
     pub fn build() -> Option<Peer> {
+        if let Some(path) = std::env::var_os("SCHEDKIT_GO_PEER") {
+            let bin = PathBuf::from(path);
+            if bin.is_file() {
+                return Some(Peer { bin, _dir: None });
+            }
+            eprintln!(
+                "note: SCHEDKIT_GO_PEER={} is not a file; the go runner is skipped",
+                bin.display()
+            );
+            return None;
+        }
         let dir = tempfile::tempdir().ok()?;
         let src = dir.path().join("peer.go");
         std::fs::write(&src, SOURCE).ok()?;
@@ -26,7 +40,10 @@ impl Peer {
             .env("GO111MODULE", "off")
             .output();
         match status {
-            Ok(o) if o.status.success() => Some(Peer { bin, _dir: dir }),
+            Ok(o) if o.status.success() => Some(Peer {
+                bin,
+                _dir: Some(dir),
+            }),
             Ok(o) => {
                 eprintln!(
                     "note: Go peer not built: {}",
