@@ -91,6 +91,8 @@ pub struct DlClass {
     ncpus: usize,
     /// `dl_b->bw`: `to_ratio(sched_rt_period_us, sched_rt_runtime_us)`.
     bw_per_cpu: u64,
+    /// What the CPUs' fair servers hold of the root domain's `total_bw` (0 without them).
+    servers_bw: std::sync::atomic::AtomicU64,
 }
 
 impl DlClass {
@@ -99,6 +101,7 @@ impl DlClass {
             rd: DlRootDomain::new(ncpus),
             ncpus,
             bw_per_cpu: to_ratio(RT_PERIOD_US, RT_RUNTIME_US),
+            servers_bw: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -132,7 +135,7 @@ impl DlClass {
                 "{who}: SCHED_DEADLINE runtime {} µs every {} µs (bandwidth {:.4}) refused by \
                  admission control: the root domain's total would be {:.4}, over {:.2} × {} CPUs \
                  = {:.4} (sched_rt_runtime_us / sched_rt_period_us × CPUs; sched_dl_overflow: \
-                 -EBUSY)",
+                 -EBUSY){}",
                 params.runtime_ns / 1000,
                 params.period_ns / 1000,
                 bw as f64 / BW_UNIT as f64,
@@ -140,6 +143,13 @@ impl DlClass {
                 RT_RUNTIME_US as f64 / RT_PERIOD_US as f64,
                 self.ncpus,
                 cap as f64 / BW_UNIT as f64,
+                match self.servers_bw.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => String::new(),
+                    s => format!(
+                        "; the CPUs' fair servers hold {:.4} of it (6.12+ dl_server_apply_params)",
+                        s as f64 / BW_UNIT as f64
+                    ),
+                },
             )),
         }
     }
@@ -149,7 +159,12 @@ impl DlClass {
     /// [`DlServerParams::check`] already guarantees). Returns false if it did not fit.
     pub fn reserve_servers(&self, bw: u64) -> bool {
         let cap = self.bw_per_cpu * self.ncpus as u64;
-        (0..self.ncpus).all(|_| self.rd.try_add(bw, cap).is_ok())
+        let ok = (0..self.ncpus).all(|_| self.rd.try_add(bw, cap).is_ok());
+        if ok {
+            self.servers_bw
+                .store(bw * self.ncpus as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        ok
     }
 
     /// The task left the class (exit, or a policy change away from it): its bandwidth

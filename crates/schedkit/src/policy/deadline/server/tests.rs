@@ -210,6 +210,7 @@ fn the_server_reserves_its_bandwidth_in_the_root_domain() {
     assert!(admit(Eevdf::v6_18(1), 900).is_ok());
     let e = admit(Eevdf::v6_18(1), 910).unwrap_err();
     assert!(e.contains("refused by admission control"), "{e}");
+    assert!(e.contains("fair servers hold 0.0500"), "{e}");
     assert!(admit(Eevdf::v6_6(1), 910).is_ok());
     assert_eq!(
         Eevdf::v6_18(1).fair_server(),
