@@ -471,6 +471,7 @@ impl<C: SchedClass> Sched<C> {
                 let now = ctx.now;
                 let srv = &mut rq.dl.server;
                 if was_empty {
+                    server::idle_timers(srv, now);
                     if let Some(since) = srv.idle_since.replace(now) {
                         server::update_idle(srv, now, since);
                     }
@@ -560,6 +561,7 @@ impl<C: SchedClass> Sched<C> {
         cpu: CpuId,
     ) -> Option<TaskId> {
         let now = ctx.now;
+        server::idle_timers(&mut rq.dl.server, now);
         if rq.dl.server.timer.is_some() && server::timer_due(&mut rq.dl.server, now) {
             self.dl.publish(rq);
         }

@@ -34,7 +34,8 @@
 //!   0.95 − 0.05 of each CPU by default (the core's `Sched::new` does it).
 //!
 //! Simplifications (said again in `docs/deadline.md`): the timer is the class's, firing at the
-//! first tick of the CPU at or after its instant (the kernel's is an hrtimer), and a
+//! first tick or pick of the CPU at or after its instant (the kernel's is an hrtimer; one due
+//! while the CPU idled is replayed at its instant by [`idle_timers`]), and a
 //! forwarded deferral timer (`hrtimer_forward_now`) is set to the new zero-laxity instant;
 //! the running normal task is charged at the tick and when it stops (the kernel also charges
 //! at every `update_curr`, which changes no total); the server is not in the cpudl heap's
@@ -294,6 +295,29 @@ pub fn timer_due(s: &mut DlServer, now: u64) -> bool {
         s.defer_running = true;
     }
     enqueue(s, now, Enqueue::Replenish)
+}
+
+/// Timers that came due while the CPU was idle (since `idle_since`, up to `now`), replayed
+/// in the kernel's order at their instant: `dl_server_timer` queues the server and
+/// reschedules the idle CPU, `put_prev_task_idle` charges the idle time so far
+/// (`dl_server_update_idle_time`), and the server's pick finds no normal task, so it stops.
+/// (Here timers fire at the CPU's ticks and picks, and an idle CPU takes neither.)
+pub fn idle_timers(s: &mut DlServer, now: u64) {
+    for _ in 0..4 {
+        let (Some(since), Some(at)) = (s.idle_since, s.timer) else {
+            return;
+        };
+        if before(now, at) || before(at, since) {
+            return;
+        }
+        // A forwarded deferral timer reschedules nothing: the idle time is charged only
+        // when the server was queued (and the idle CPU rescheduled for it).
+        if timer_due(s, at) {
+            update_idle(s, at, since);
+            s.idle_since = Some(at);
+            stop(s);
+        }
+    }
 }
 
 #[cfg(test)]

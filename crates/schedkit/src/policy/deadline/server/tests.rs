@@ -254,3 +254,38 @@ fn fair_server_options_are_validated_as_debugfs_validates_them() {
     assert_eq!(crate::registry::PolicyKind::parse(&k.label()).unwrap(), k);
     assert!(crate::registry::PolicyKind::parse("6.18,fair_server_period=1").is_err());
 }
+
+/// A timer that comes due while the CPU is idle is replayed as the kernel runs it: the
+/// server queued at its instant, the idle time charged by `put_prev_task_idle`, and the
+/// server stopped by a pick that finds no normal task. The normal task runs 10 ms from 0
+/// (charged to the deferred server: 40 ms left) and sleeps; the timer stays armed for 950 ms
+/// (charging does not re-arm it); the CPU idles until 2000 ms. Replayed: at 950 the
+/// zero-laxity instant is 1000 − 40 = 960, more than `dl_server_min_res` away, so the timer
+/// forwards itself there; at 960: a new period (40 ms left in
+/// 40 ms overflows; deadline 1960, 50 ms), the idle time 10–960 ms drives the runtime below
+/// 0 (so 0, and no starvation case), stopped. The wakeup at 2000 then starts it afresh:
+/// deadline 1960 has passed, so a new period, deferred: deadline 3000, armed for 2950. The
+/// woken task is not served.
+#[test]
+fn a_timer_due_while_idle_leaves_the_server_stopped_as_the_kernel_would() {
+    let mut f = ClassFixture::with(Eevdf::v6_18(1));
+    f.now = 0;
+    let normal = f.spawn(0);
+    f.pick();
+    f.now = 10 * MS;
+    f.sleep_curr();
+    assert_eq!(f.pick(), None);
+    assert_eq!(f.rq.dl.server.timer, Some(950 * MS));
+    assert_eq!(f.rq.dl.server.runtime, 40 * MS as i64);
+    f.now = 2000 * MS;
+    f.wake(normal);
+    assert_eq!(f.pick(), Some(normal));
+    let srv = &f.rq.dl.server;
+    assert!(!srv.serving && !srv.queued && srv.active && srv.defer_armed);
+    assert_eq!((srv.deadline, srv.runtime), (3000 * MS, 50 * MS as i64));
+    assert_eq!(srv.timer, Some(2950 * MS));
+    assert_eq!(
+        srv.activations, 1,
+        "the replayed timer's activation at 960 ms"
+    );
+}
