@@ -817,3 +817,26 @@ fn the_fair_server_keeps_an_rt_hog_from_starving_a_normal_task_under_6_18() {
     let more = normal_ms_beside_an_rt_hog(k, 3500);
     assert!((310.0..=312.0).contains(&more), "100 ms server: {more} ms");
 }
+
+#[test]
+fn request_response_pairs_wake_their_peer_once_a_leg() {
+    // tbench and netperf: each transaction is two messages, the client's request to its
+    // server and the server's reply, one transaction in flight a pair. Each message either
+    // wakes its peer, asleep on it, or is found by the peer before it slept (a peer still
+    // finishing its own send: `sim.sent_unwaited`). So wakeups and unwaited messages add up to
+    // two a transaction, give or take the one in flight when the run stops and each task's
+    // start (counted as its first wakeup).
+    for &policy in ALL {
+        for (w, pairs) in [("netperf:instances=3", 3u64), ("tbench:clients=2", 2)] {
+            let r = run(policy, "smp8-2002", w, 50, 1);
+            let tx = r.metrics.throughput.count;
+            let legs = r.metrics.wakeup_latency_us.count + r.metrics.sim.sent_unwaited;
+            assert!(tx > 100, "{} {w}: {tx} transactions", policy.name());
+            assert!(
+                legs >= 2 * tx && legs <= 2 * tx + 4 * pairs,
+                "{} {w}: {legs} wakeups and unwaited messages for {tx} transactions",
+                policy.name()
+            );
+        }
+    }
+}
