@@ -56,7 +56,7 @@ mod script;
 mod sequences;
 
 #[cfg(test)]
-pub(crate) use audit::{curr_of, settle, sleep, spec};
+pub(crate) use audit::{audit, curr_of, settle, sleep, spec};
 pub use sequences::{AttrTo, Event, NewTask, Sequence, Shape};
 
 use crate::class::{BuildEnv, RtBalance, SchedClass};

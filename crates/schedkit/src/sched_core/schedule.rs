@@ -32,7 +32,9 @@ pub struct Switch {
 struct PrevFate {
     left: bool,
     exited: bool,
-    requeue: bool,
+    /// prev asked to block and was dequeued: the handshake's last step
+    /// ([`Host::finish_block`]) is still to come, at the pick.
+    finish_block: bool,
     evicted: bool,
 }
 
@@ -88,7 +90,14 @@ pub fn schedule<H: Host>(
                             uninterruptible: false,
                         };
                         fate.left = true;
-                        fate.requeue = !H::finish_block(inside, p);
+                        // Not asleep yet for a waker: until this CPU has put prev back and
+                        // picked (`pick`, perhaps after the lock was dropped for a pull or a
+                        // new-idle balance), a waker that finds it must leave it to this CPU,
+                        // as the kernel's waits for `p->on_cpu` (and 2.6's found
+                        // `task_running` and queued it on this same runqueue). Were it a
+                        // waker's now, the waker could queue it elsewhere and run it there
+                        // before this CPU's `put_prev_task` re-inserts it here.
+                        fate.finish_block = true;
                     }
                 }
                 Leave::Exit => {
@@ -142,7 +151,7 @@ pub fn schedule<H: Host>(
             )
         }
     });
-    let next = match first {
+    let (next, requeue) = match first {
         FirstLock::Picked(picked) => picked?,
         FirstLock::PullDlFrom(sources) => {
             super::deadline::pull_dl_tasks(h, cpu, sources)?;
@@ -182,7 +191,7 @@ pub fn schedule<H: Host>(
     if h.sched().rt.has_pushable_tasks(cpu) {
         super::balance::push_rt_tasks(h, cpu, None, cpu)?;
     }
-    if fate.requeue {
+    if requeue {
         // A wakeup arrived while prev was being dequeued: it is queued again, as woken (where
         // it is, if its class kept it queued as delayed).
         let p = prev.expect("requeue implies prev");
@@ -214,7 +223,9 @@ pub fn schedule<H: Host>(
 }
 
 /// `put_prev_task` + `pick_next_task`, then the pick's validation and the state changes of
-/// the switch, under the runqueue lock.
+/// the switch, under the runqueue lock. Returns the task picked and whether a prev that
+/// blocked must be queued again (a wakeup arrived while it was leaving: the handshake ends
+/// here, once prev is off this CPU for good).
 #[inline(always)]
 fn pick<H: Host>(
     s: &Sched<H::Class>,
@@ -224,7 +235,7 @@ fn pick<H: Host>(
     cpu: CpuId,
     prev: Option<TaskId>,
     fate: PrevFate,
-) -> Result<Option<TaskId>, CoreError> {
+) -> Result<(Option<TaskId>, bool), CoreError> {
     if let Some(p) = prev {
         s.put_prev(ctx, rq, cpu, p);
     }
@@ -266,5 +277,7 @@ fn pick<H: Host>(
     }
     rq.set_curr(cpu, next);
     H::publish_curr(inside, cpu, next, next != prev, ctx.now);
-    Ok(next)
+    // prev is off this CPU's class state now: a wakeup may own it from here on.
+    let requeue = fate.finish_block && !H::finish_block(inside, prev.expect("finish implies prev"));
+    Ok((next, requeue))
 }

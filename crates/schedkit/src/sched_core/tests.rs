@@ -492,3 +492,244 @@ fn a_newly_idle_cpu_balances_after_its_task_left() {
     })
     .unwrap_or_else(|e| panic!("{}", e.what()));
 }
+
+/// A host that, the first time the core takes a runqueue lock to *view* the CPUs after
+/// `armed` is set (the new-idle balance's `find_busiest`, with the leaving CPU's own lock
+/// dropped), runs a synchronous wakeup of `victim` from `waker` (wake-affine draws it to the
+/// waker's CPU): a wakeup arriving on another CPU while prev is between its dequeue and the
+/// pick.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+struct WakeInTheWindow<H> {
+    inner: H,
+    victim: TaskId,
+    waker: CpuId,
+    armed: bool,
+    woke: Option<Wakee>,
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+impl<H: Host> Host for WakeInTheWindow<H> {
+    type Class = H::Class;
+    type Inside = H::Inside;
+    fn sched(&self) -> &Sched<H::Class> {
+        self.inner.sched()
+    }
+    fn ncpus(&self) -> usize {
+        self.inner.ncpus()
+    }
+    fn hz(&self) -> u32 {
+        self.inner.hz()
+    }
+    fn lock_rq<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(
+            &Sched<H::Class>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &H::Inside,
+        ) -> R,
+    ) -> R {
+        self.inner.lock_rq(cpu, f)
+    }
+    fn lock_rq_viewing<R>(
+        &mut self,
+        cpu: CpuId,
+        f: impl FnOnce(
+            &Sched<H::Class>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &CpuView,
+        ) -> R,
+    ) -> R {
+        if std::mem::take(&mut self.armed) {
+            self.woke = Some(
+                wake::try_to_wake_up(
+                    &mut self.inner,
+                    self.victim,
+                    Some(self.waker),
+                    true,
+                    false,
+                    false,
+                )
+                .unwrap_or_else(|e| panic!("{}", e.what())),
+            );
+        }
+        self.inner.lock_rq_viewing(cpu, f)
+    }
+    fn lock_two_rqs<R>(
+        &mut self,
+        caller: CpuId,
+        a: CpuId,
+        b: CpuId,
+        f: impl FnOnce(
+            &Sched<H::Class>,
+            &mut Ctx<'_, TaskData<Self>>,
+            &mut Rq<ClassRq<Self>>,
+            &mut Rq<ClassRq<Self>>,
+        ) -> R,
+    ) -> R {
+        self.inner.lock_two_rqs(caller, a, b, f)
+    }
+    fn select_view<R>(
+        &mut self,
+        f: impl FnOnce(&Sched<H::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
+    ) -> R {
+        self.inner.select_view(f)
+    }
+    fn task_allowed(&self, t: TaskId) -> CpuMask {
+        self.inner.task_allowed(t)
+    }
+    fn task_cpu(&self, t: TaskId) -> CpuId {
+        self.inner.task_cpu(t)
+    }
+    fn published_nr_running(&self, cpu: CpuId) -> usize {
+        self.inner.published_nr_running(cpu)
+    }
+    fn claim_wakee(&mut self, t: TaskId, waker_cpu: Option<CpuId>) -> Wakee {
+        self.inner.claim_wakee(t, waker_cpu)
+    }
+    fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
+        self.inner.resched(cpu, from)
+    }
+    fn set_need_resched(&mut self, cpu: CpuId) {
+        self.inner.set_need_resched(cpu)
+    }
+    fn kick_idle_balancer(&mut self, busy: CpuId, at_tick: bool) {
+        self.inner.kick_idle_balancer(busy, at_tick)
+    }
+    fn task_queued(&mut self, t: TaskId, kind: EnqueueKind) {
+        self.inner.task_queued(t, kind)
+    }
+    fn switched(
+        &mut self,
+        cpu: CpuId,
+        p: Option<TaskId>,
+        n: Option<TaskId>,
+    ) -> Result<(), CoreError> {
+        self.inner.switched(cpu, p, n)
+    }
+    fn live_parent(&self, x: TaskId) -> Option<TaskId> {
+        self.inner.live_parent(x)
+    }
+    fn release_task(&mut self, cpu: CpuId, x: TaskId, p: Option<TaskId>) -> Result<(), CoreError> {
+        self.inner.release_task(cpu, x, p)
+    }
+    fn count(&mut self, ev: CoreEvent) {
+        self.inner.count(ev)
+    }
+    fn commit_block(inside: &H::Inside, t: TaskId) -> bool {
+        H::commit_block(inside, t)
+    }
+    fn finish_block(inside: &H::Inside, t: TaskId) -> bool {
+        H::finish_block(inside, t)
+    }
+    fn prev_stopped(inside: &H::Inside, cpu: CpuId, task: &mut Task<TaskData<Self>>, now: u64) {
+        H::prev_stopped(inside, cpu, task, now)
+    }
+    fn publish_curr(
+        inside: &H::Inside,
+        cpu: CpuId,
+        next: Option<TaskId>,
+        switched: bool,
+        now: u64,
+    ) {
+        H::publish_curr(inside, cpu, next, switched, now)
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+struct WakeWhileLeaving;
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+impl WithSched for WakeWhileLeaving {
+    /// None: a global runqueue (no new-idle balance).
+    type Out = Result<Option<Wakee>, String>;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        Err(format!("built-in classes only, not {}", policy.name))
+    }
+    fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
+        if sched.layout() != LockLayout::PerCpu {
+            return Ok(None);
+        }
+        lockdep::forget_held();
+        let topology = crate::machine::Topology::flat(2);
+        crate::runtime::scripted::run(sched, topology, 1000, |h| {
+            let all = CpuMask::first_n(2);
+            let mut log = Vec::new();
+            h.at(1_000_000);
+            // A alone on CPU 0, B on CPU 1 (which may not leave it).
+            let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, CpuMask::single(0)), None);
+            attr::fork(h, 0, None, a, None)?;
+            let b = h.add_task(&spec(SchedPolicy::Normal, 0, 0, CpuMask::single(1)), None);
+            attr::fork(h, 1, None, b, None)?;
+            settle(h, &mut log)?;
+            attr::change_attr(h, 0, a, |t| t.cpus_allowed = all)?;
+            settle(h, &mut log)?;
+            if (curr_of(h, 0), curr_of(h, 1)) != (Some(a), Some(b)) {
+                return Err(CoreError::new("the setup did not place A and B"));
+            }
+            h.at(2_000_000);
+            // A blocks; CPU 0 runs dry and balances with its lock dropped; B's CPU wakes A
+            // right then.
+            let leave = h.begin_sleep(a);
+            let mut window = WakeInTheWindow {
+                inner: &mut *h,
+                victim: a,
+                waker: 1,
+                armed: true,
+                woke: None,
+            };
+            schedule::schedule(&mut window, 0, Some(a), leave)?;
+            let woke = window
+                .woke
+                .ok_or_else(|| CoreError::new("no new-idle balance ran"))?;
+            settle(h, &mut log)?;
+            crate::conformance::audit(h)?;
+            // A runs, on one CPU: CPU 0 is idle and A may run there or beside B.
+            let running: Vec<CpuId> = (0..2).filter(|&c| curr_of(h, c) == Some(a)).collect();
+            let queued = h.task_state(a) == crate::task::TaskState::Queued;
+            if running.len() + usize::from(queued) != 1 {
+                return Err(CoreError::new(format!(
+                    "A is running on {running:?}, queued: {queued}"
+                )));
+            }
+            Ok(Some(woke))
+        })
+        .map_err(|e| e.what().to_string())
+    }
+}
+
+/// A wakeup from another CPU that finds prev between its dequeue and the pick (here: while
+/// the CPU it leaves runs its new-idle balance with its own lock dropped) must leave it to
+/// that CPU, as the kernel's `try_to_wake_up` waits for `p->on_cpu`: had the waker owned it,
+/// it could queue it on its own CPU while the leaving CPU's `put_prev_task` still treats it
+/// as its own (a 16-worker runtime found CFS's tree corrupt: a task picked on CPU 14 while
+/// it ran on CPU 0). Every per-CPU class, on the runtime's host and its handshake. (Before
+/// the handshake's last step moved to the pick, EEVDF 6.18 queued A on CPU 1 while CPU 0's
+/// put_prev kept it: "picked task0 for CPU 1, but it is Running(0)".)
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn a_wakeup_during_the_new_idle_balance_leaves_prev_to_its_cpu() {
+    let m = crate::machine::Machine::load("smp2-2002").unwrap();
+    let env = BuildEnv::of_machine(&m, crate::class::RtBalance::Passive);
+    let mut checked = 0;
+    for kind in PolicyKind::ALL {
+        let woke = kind.build(&env, WakeWhileLeaving);
+        if woke == Ok(None) {
+            continue; // a global runqueue
+        }
+        assert_eq!(
+            woke,
+            Ok(Some(Wakee::Leaving)),
+            "{}: the waker found prev leaving its CPU",
+            kind.name()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 5, "only {checked} per-CPU classes checked");
+}
