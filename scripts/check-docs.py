@@ -10,7 +10,8 @@ can match.
 
 The default (fast) set takes seconds and runs in the test command
 (crates/schedkit-cli/tests/docs.rs); --full adds the tables whose runs take minutes
-(docs/results.md from scripts/golden.sh, docs/bfs.md from scripts/bfs-0400.sh), the
+(docs/results.md from scripts/golden.sh, docs/bfs.md from scripts/bfs-0400.sh, docs/modern.md's
+EEVDF-against-CFS table from scripts/figures/eevdf-postings.py, about 3 minutes), the
 `schedkit compare` blocks of docs/fair.md with the output excerpt printed under each, and the
 --shapes checks. Each check also requires the doc to name its command within a few lines of
 the table, so a reader knows what to rerun.
@@ -76,6 +77,14 @@ CHECKS = [
      "scripts/figures/bfs-tables.py", False),
     ("docs/modern.md", ["python3", "scripts/figures/hybrid-tables.py", "{schedkit}"],
      "scripts/figures/hybrid-tables.py", True),
+    ("docs/modern.md", ["python3", "scripts/figures/eevdf-postings.py", "--table",
+                        "{schedkit}"],
+     "scripts/figures/eevdf-postings.py", False),
+    # Measured on a lent machine once; the rows it kept are committed, so the tables are
+    # reprinted from them exactly (no binary is run).
+    ("docs/runtime.md", ["python3", "scripts/figures/runtime-scaling.py",
+                         "docs/data/runtime-xeon16-2026-11-26"],
+     "scripts/figures/runtime-scaling.py", True),
 ]
 
 # Tables of figures measured on a machine (real time, on real threads): a rerun cannot match

@@ -511,6 +511,13 @@ pub trait SchedClass: Send + Sync + 'static {
     fn label(&self) -> String {
         self.name().to_string()
     }
+    /// The fair server the kernel of this class's era runs on each CPU (`rq->fair_server`,
+    /// Linux 6.12+: a deadline entity that serves this class's pick when RT tasks would
+    /// starve it; `policy::deadline::server`), if any: the core stacks it in the deadline
+    /// class. `None` (the default) for every era before 6.12.
+    fn fair_server(&self) -> Option<crate::ds::dl_rq::DlServerParams> {
+        None
+    }
     fn lock_layout(&self) -> LockLayout;
     /// Builds the class's part of the runqueue of lock domain `domain`.
     fn new_rq(&self, domain: usize, topology: &Topology) -> Self::Rq;

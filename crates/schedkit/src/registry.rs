@@ -221,12 +221,12 @@ registry! {
         about: "EEVDF of Linux 6.6+: eligible (lag >= 0) task with the earliest virtual deadline, avg_vruntime sums, deadline tree augmented with min vruntime, lag kept across sleep (PLACE_LAG), RUN_TO_PARITY; scheduling domains balancing PELT load averages, select_idle_sibling",
         build: |env| eevdf::Eevdf::v6_6(env.ncpus),
     }
-    Eevdf618 => {
+    Eevdf618(eevdf::FairServerOpts = eevdf::FairServerOpts::DEFAULT, fair_server) => {
         name: "eevdf:era=6.18",
         aliases: ["6.18"],
         hz: 250,
-        about: "EEVDF of Linux 6.18 (the kernel of this project's machine): eevdf's tree and lag with 6.18's features.h defaults: 0.70 ms base slice, DELAY_DEQUEUE/DELAY_ZERO (a sleeper that is not eligible stays queued until picked or woken in place), RUN_TO_PARITY through the protected vruntime vprot, PREEMPT_SHORT and per-task slices, PLACE_REL_DEADLINE, 6.18's yield; wake_wide, wake_affine and select_idle_sibling of 6.18; today's sched_balance_rq (group types, imbalance in tasks or load) with new-idle gating (avg_idle, max_newidle_lb_cost, NI_RANDOM); on a hybrid machine (docs/modern.md) 6.18's capacity- and energy-aware rules: find_energy_efficient_cpu over the Energy Model, select_idle_capacity, misfit tasks, asym packing by ITMT priority, active balance, uclamp",
-        build: |env| eevdf::Eevdf::v6_18(env.ncpus),
+        about: "EEVDF of Linux 6.18 (the kernel of this project's machine): eevdf's tree and lag with 6.18's features.h defaults: 0.70 ms base slice, DELAY_DEQUEUE/DELAY_ZERO (a sleeper that is not eligible stays queued until picked or woken in place), RUN_TO_PARITY through the protected vruntime vprot, PREEMPT_SHORT and per-task slices, PLACE_REL_DEADLINE, 6.18's yield; wake_wide, wake_affine and select_idle_sibling of 6.18; today's sched_balance_rq (group types, imbalance in tasks or load) with new-idle gating (avg_idle, max_newidle_lb_cost, NI_RANDOM); on a hybrid machine (docs/modern.md) 6.18's capacity- and energy-aware rules: find_energy_efficient_cpu over the Energy Model, select_idle_capacity, misfit tasks, asym packing by ITMT priority, active balance, uclamp; the fair server (6.12+ dl_server: each CPU's deadline reservation, 50 ms every 1 s, that runs normal tasks RT tasks would starve, deferred to its zero-laxity instant; options fair_server_runtime=NS, fair_server_period=NS)",
+        build: |env| eevdf::Eevdf::v6_18_with(env.ncpus, fair_server),
     }
     Bfs(bfs::BfsTunables = bfs::BfsTunables::DEFAULT, tunables) => {
         name: "bfs",
@@ -251,6 +251,12 @@ impl PolicyKind {
         if let Some(opts) = n.strip_prefix("bfs:").filter(|o| *o != "0.404") {
             return bfs::BfsTunables::parse(opts).map(PolicyKind::Bfs);
         }
+        if let Some(opts) = n
+            .strip_prefix("eevdf:era=6.18,")
+            .or_else(|| n.strip_prefix("6.18,"))
+        {
+            return eevdf::FairServerOpts::parse(opts).map(PolicyKind::Eevdf618);
+        }
         let all = PolicyKind::all();
         all.iter()
             .copied()
@@ -267,6 +273,9 @@ impl PolicyKind {
     pub fn label(self) -> String {
         match self {
             PolicyKind::Bfs(t) if !t.suffix().is_empty() => format!("bfs:{}", t.suffix()),
+            PolicyKind::Eevdf618(o) if !o.suffix().is_empty() => {
+                format!("eevdf:era=6.18,{}", o.suffix())
+            }
             k => k.name().to_string(),
         }
     }

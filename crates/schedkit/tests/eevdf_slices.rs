@@ -49,8 +49,8 @@ fn ticker_p99(policy: PolicyKind, slice: Option<&str>) -> f64 {
 
 #[test]
 fn a_shorter_slice_wakes_up_sooner_under_6_18_only() {
-    let long = ticker_p99(PolicyKind::Eevdf618, None);
-    let short = ticker_p99(PolicyKind::Eevdf618, Some("0.1ms"));
+    let long = ticker_p99(PolicyKind::Eevdf618(Default::default()), None);
+    let short = ticker_p99(PolicyKind::Eevdf618(Default::default()), Some("0.1ms"));
     // The ticker mostly runs at once (p50 under 2 us either way). Its tail is a wakeup
     // whose pick chose a hog instead (the ticker woke from a delayed dequeue with the
     // negative lag its last run left): that hog is picked fresh and protected, and on this

@@ -1,5 +1,6 @@
 //! Scenarios on the hybrid profiles: eevdf:era=6.18's capacity- and energy-aware rules as the
-//! simulator runs them (the rules themselves are pinned by hand in `policy/asym/tests.rs`).
+//! simulator runs them (the rules themselves are pinned by hand in `policy/asym/tests.rs`),
+//! and every built-in workload under every class on both hybrid profiles.
 
 use schedkit::machine::Machine;
 use schedkit::registry::PolicyKind;
@@ -103,4 +104,37 @@ fn asym_packing_moves_a_task_from_an_e_core_to_a_p_core() {
         ),
     );
     assert!(big_share(&s) > 0.8, "it stayed on the E-core: {s:?}");
+}
+
+/// Every built-in at its defaults (a background-only one beside `loops`), under every class,
+/// on both hybrid profiles, for 20 ms of simulated time: it runs without an error (the
+/// invariants are audited at the end of each run) and its tasks get CPU time.
+#[test]
+fn every_builtin_runs_under_every_class_on_both_hybrids() {
+    for machine in ["alderlake-12900k", "exynos5422"] {
+        let m = Machine::load(machine).unwrap();
+        for b in schedkit::workload::builtin::BUILTINS {
+            // A background-only built-in is refused alone (the run would end at once).
+            let w = Workload::parse(b.name)
+                .or_else(|_| Workload::parse(&format!("loops:n=4+{}", b.name)))
+                .unwrap();
+            for &policy in PolicyKind::ALL {
+                let cfg = SimConfig {
+                    duration_ns: 20_000_000,
+                    seed: 3,
+                    ..SimConfig::default()
+                };
+                let r = policy
+                    .simulate(&m, &w, cfg)
+                    .unwrap_or_else(|e| panic!("{} on {machine} / {}: {e}", policy.name(), w.name));
+                assert!(r.metrics.sim.events > 0, "{} / {}", policy.name(), w.name);
+                assert!(
+                    r.metrics.idle_fraction < 1.0,
+                    "{} on {machine} / {}: no CPU time",
+                    policy.name(),
+                    w.name
+                );
+            }
+        }
+    }
 }

@@ -754,3 +754,89 @@ program = ["affinity 0", "compute 1ms", "affinity 0,1,2,3", "loop forever", "com
         );
     }
 }
+
+/// CPU-milliseconds a nice-0 hog gets beside a SCHED_FIFO hog, both bound to CPU 0 of a
+/// two-CPU machine at HZ=250, in `ms` simulated (it counts each 1 ms of computing).
+fn normal_ms_beside_an_rt_hog(policy: PolicyKind, ms: u64) -> f64 {
+    let text = r#"
+[[group]]
+name = "rt"
+affinity = [0]
+policy = "fifo"
+rt_priority = 50
+program = ["loop forever", "compute 1s", "end"]
+[[group]]
+name = "normal"
+affinity = [0]
+program = ["loop forever", "compute 1ms", "count", "end"]
+"#;
+    let w = file::parse_str(text, "starve.toml", "starve").unwrap();
+    let m = Machine::load("athlonmp2-2007").unwrap();
+    let r = policy
+        .simulate(
+            &m,
+            &w,
+            SimConfig {
+                duration_ns: ms * 1_000_000,
+                seed: 1,
+                audit_every: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", policy.label()));
+    (r.metrics.throughput.value * r.simulated_s).round()
+}
+
+/// The fair server (6.12+, `policy::deadline::server`): under 6.18 a normal task that an RT
+/// hog would starve gets the server's runtime each period, deferred to its zero-laxity
+/// instant. Computed by hand at HZ=250 (ticks every 4 ms; the timer fires, and the runtime is
+/// found spent, at ticks):
+/// - started at ~0 with the boot period (deadline 1 s), it is served from the tick at 952 ms
+///   (the first at or after 950) with a new period (50 ms left in 48 overflows);
+/// - it is charged at each tick from its pick, a few hundred ns after the tick, so the 13th
+///   tick still finds runtime left and the 14th throttles it: 13 ticks, 52 ms (50 ms rounded
+///   up to the tick, as 6.18 without HRTICK_DL overruns);
+/// - the switch away then charges the few hundred ns since that tick (`put_prev_task_fair` →
+///   `update_curr`) to the now throttled deferred server, which 6.18's `update_curr_dl_se`
+///   takes as background consumption: a new period from there, deferred again by 950 ms
+///   (so the overrun is never paid back, and each window comes 950 ms after the last ended);
+/// - windows: 952–1004, 1956–2008 (the tick after 1954.0008), 2960–3012: 3 × 52 = 156 ms of
+///   service in 3.5 s, each less its pick latency, so 155 whole 1 ms computations (± 1 for
+///   where the first one started).
+///
+/// A 100 ms server: zero-laxity 900 ms is on a tick, so windows are 26 ticks (104 ms) from
+/// 900, 1908, 2916 (each 900 ms after the last ended, the tick after): 312 ms, 311 counted.
+/// 6.6 has no server (its RT throttling is not modelled): nothing.
+#[test]
+fn the_fair_server_keeps_an_rt_hog_from_starving_a_normal_task_under_6_18() {
+    let v618 = normal_ms_beside_an_rt_hog(PolicyKind::parse("eevdf:era=6.18").unwrap(), 3500);
+    assert!((154.0..=156.0).contains(&v618), "6.18: {v618} ms");
+    let v66 = normal_ms_beside_an_rt_hog(PolicyKind::Eevdf, 3500);
+    assert_eq!(v66, 0.0, "6.6: {v66} ms");
+    let k = PolicyKind::parse("eevdf:era=6.18,fair_server_runtime=100000000").unwrap();
+    let more = normal_ms_beside_an_rt_hog(k, 3500);
+    assert!((310.0..=312.0).contains(&more), "100 ms server: {more} ms");
+}
+
+#[test]
+fn request_response_pairs_wake_their_peer_once_a_leg() {
+    // tbench and netperf: each transaction is two messages, the client's request to its
+    // server and the server's reply, one transaction in flight a pair. Each message either
+    // wakes its peer, asleep on it, or is found by the peer before it slept (a peer still
+    // finishing its own send: `sim.sent_unwaited`). So wakeups and unwaited messages add up to
+    // two a transaction, give or take the one in flight when the run stops and each task's
+    // start (counted as its first wakeup).
+    for &policy in ALL {
+        for (w, pairs) in [("netperf:instances=3", 3u64), ("tbench:clients=2", 2)] {
+            let r = run(policy, "smp8-2002", w, 50, 1);
+            let tx = r.metrics.throughput.count;
+            let legs = r.metrics.wakeup_latency_us.count + r.metrics.sim.sent_unwaited;
+            assert!(tx > 100, "{} {w}: {tx} transactions", policy.name());
+            assert!(
+                legs >= 2 * tx && legs <= 2 * tx + 4 * pairs,
+                "{} {w}: {legs} wakeups and unwaited messages for {tx} transactions",
+                policy.name()
+            );
+        }
+    }
+}

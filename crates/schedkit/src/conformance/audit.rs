@@ -48,7 +48,8 @@ pub(crate) fn schedule_on<H: Scripted>(
                 0
             }
         };
-        let picked = next.map_or(-1, rank);
+        // A normal task the fair server picked runs as the deadline class's (6.12+).
+        let picked = next.map_or(-1, |n| if s.served(rq, n) { 100 } else { rank(n) });
         let mut passed_over = None;
         s.for_each_queued(rq, &ctx.tasks, &mut |t| {
             let p = &ctx.tasks[t];
@@ -140,7 +141,10 @@ pub(crate) fn audit<H: Scripted>(h: &mut H) -> Result<(), CoreError> {
             let rank = |t: Option<TaskId>| {
                 t.map_or(-1, |t| {
                     let p = &ctx.tasks[t];
-                    if p.is_rt() {
+                    if s.served(rq, t) {
+                        // Picked by the fair server: the deadline class's (6.12+).
+                        100
+                    } else if p.is_rt() {
                         p.rt_priority as i32
                     } else {
                         0

@@ -11,6 +11,9 @@
 //!   O(1) to find the latest deadline and O(log n) to update; here each CPU publishes its
 //!   earliest deadline in an atomic and `find_later_rq` scans them, O(n) in CPUs.
 //! - Throttled tasks wait in a per-runqueue list for the replenishment timer.
+//! - The fair server (`rq->fair_server`, a `sched_dl_entity` with `dl_server` set, 6.12+) is
+//!   kept beside the tree rather than in it ([`DlServer`]): the pick compares its deadline
+//!   with the leftmost task's, which is what the tree's order would give.
 
 use crate::ds::work::OpCounter;
 use crate::task::{CpuId, CpuMask, TaskId};
@@ -29,6 +32,106 @@ pub struct DlRq {
     seq: u64,
     /// Tasks queued in the tree and able to run elsewhere (`dl_nr_migratory`).
     pub nr_migratory: usize,
+    /// This runqueue's fair server (`rq->fair_server`), if the class stack has one.
+    pub server: DlServer,
+}
+
+/// A deadline server's reservation: `dl_runtime` every `dl_period` (its relative deadline is
+/// its period, as `dl_server_apply_params` sets it), and whether it defers (`dl_defer`, which
+/// `sched_init_dl_servers` sets for the fair server). The kernel's fair server:
+/// [`DlServerParams::FAIR_DEFAULT`], settable per CPU in
+/// `/sys/kernel/debug/sched/fair_server/cpuN/{runtime,period}` (ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DlServerParams {
+    pub runtime_ns: u64,
+    pub period_ns: u64,
+    pub defer: bool,
+}
+
+impl DlServerParams {
+    /// `sched_init_dl_servers` (6.18 `deadline.c`; `dl_server_start` of 6.12): 50 ms every
+    /// 1000 ms, deferred.
+    pub const FAIR_DEFAULT: DlServerParams = DlServerParams {
+        runtime_ns: 50_000_000,
+        period_ns: 1_000_000_000,
+        defer: true,
+    };
+    /// `fair_server_period_min` / `_max` of `kernel/sched/debug.c` (100 µs, 2^22 µs).
+    pub const PERIOD_MIN_NS: u64 = 100_000;
+    pub const PERIOD_MAX_NS: u64 = (1 << 22) * 1_000;
+
+    /// `dl_bw`: `to_ratio(period, runtime)`.
+    pub fn bw(&self) -> u64 {
+        crate::task::to_ratio(self.period_ns, self.runtime_ns)
+    }
+
+    /// What `sched_fair_server_write` refuses (`-EINVAL`: runtime over period, period outside
+    /// 100 µs..=2^22 µs) and what `dl_server_apply_params` refuses (`-EBUSY`: a bandwidth over
+    /// `sched_rt_runtime_us / sched_rt_period_us` of the CPU, `__dl_overflow` with nothing
+    /// else admitted), in words naming `who`. A runtime of 0 is allowed: the kernel then says
+    /// "Fair server disabled".
+    pub fn check(&self, who: &str, rt_runtime_us: u64, rt_period_us: u64) -> Result<(), String> {
+        if self.runtime_ns > self.period_ns {
+            return Err(format!(
+                "{who}: fair server runtime {} ns is over its period {} ns (debugfs \
+                 fair_server/cpuN/runtime > period: -EINVAL)",
+                self.runtime_ns, self.period_ns
+            ));
+        }
+        if !(Self::PERIOD_MIN_NS..=Self::PERIOD_MAX_NS).contains(&self.period_ns) {
+            return Err(format!(
+                "{who}: fair server period {} ns is outside {}..={} ns (fair_server_period_min \
+                 and _max of kernel/sched/debug.c: -EINVAL)",
+                self.period_ns,
+                Self::PERIOD_MIN_NS,
+                Self::PERIOD_MAX_NS
+            ));
+        }
+        let cap = crate::task::to_ratio(rt_period_us, rt_runtime_us);
+        if self.bw() > cap {
+            return Err(format!(
+                "{who}: fair server runtime {} ns every {} ns is more bandwidth than a CPU \
+                 lends SCHED_DEADLINE ({rt_runtime_us} / {rt_period_us}; \
+                 dl_server_apply_params: -EBUSY)",
+                self.runtime_ns, self.period_ns
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The state of one runqueue's deadline server (`struct sched_dl_entity` with `dl_server`;
+/// the flags of 6.18's state diagram above `dl_server_start`). `params` is `None` where the
+/// class stack has no server (a class of an era before 6.12) or its runtime is 0.
+#[derive(Clone, Debug, Default)]
+pub struct DlServer {
+    pub params: Option<DlServerParams>,
+    /// `runtime`: what is left of this period's budget (negative after an overrun).
+    pub runtime: i64,
+    /// `deadline`: the absolute deadline (ns).
+    pub deadline: u64,
+    /// `dl_server_active`: started by a fair enqueue, stopped when its pick finds nothing.
+    pub active: bool,
+    /// `on_dl_rq`: queued, competing with the deadline tasks by deadline.
+    pub queued: bool,
+    /// `dl_throttled`.
+    pub throttled: bool,
+    /// `dl_defer_armed`: throttled until its zero-laxity instant (`deadline - runtime`).
+    pub defer_armed: bool,
+    /// `dl_defer_running`: it reached that instant this period and now runs as a plain CBS.
+    pub defer_running: bool,
+    /// The armed `dl_timer` (absolute ns), if any.
+    pub timer: Option<u64>,
+    /// `rq->dl_server` / `p->dl_server`: the current task was picked through the server.
+    pub serving: bool,
+    /// When the fair class's running task was last charged (`se.exec_start`).
+    pub exec_start: u64,
+    /// When this CPU went idle (`exec_start` of the idle task), for
+    /// `dl_server_update_idle_time`.
+    pub idle_since: Option<u64>,
+    /// Statistics: times the server was queued (an activation), and the time it served.
+    pub activations: u64,
+    pub served_ns: u64,
 }
 
 impl DlRq {
@@ -99,6 +202,29 @@ fn depth(n: usize) -> u64 {
 /// "No deadline task here" in the published earliest deadline (cpudl's free CPU).
 pub const NO_DL: u64 = u64::MAX;
 
+trait StoreIfChanged {
+    type V;
+    fn store_if_changed(&self, v: Self::V);
+}
+
+impl StoreIfChanged for AtomicU64 {
+    type V = u64;
+    fn store_if_changed(&self, v: u64) {
+        if self.load(Relaxed) != v {
+            self.store(v, Relaxed);
+        }
+    }
+}
+
+impl StoreIfChanged for AtomicUsize {
+    type V = usize;
+    fn store_if_changed(&self, v: usize) {
+        if self.load(Relaxed) != v {
+            self.store(v, Relaxed);
+        }
+    }
+}
+
 /// What every CPU reads of the others without locks: each CPU's earliest deadline (cpudl),
 /// its deadline task count (the overload mask `dlo_mask` is `nr >= 2` with one migratory),
 /// and the root domain's admitted bandwidth (`struct dl_bw`'s `total_bw`).
@@ -125,9 +251,14 @@ impl DlRootDomain {
 
     /// `cpudl_set`/`cpudl_clear` and `dl_set_overload`/`dl_clear_overload` of `cpu`.
     pub fn publish(&self, cpu: CpuId, earliest: u64, overloaded: bool, throttled: usize) {
-        self.earliest[cpu].store(earliest, Relaxed);
-        self.overloaded[cpu].store(usize::from(overloaded), Relaxed);
-        self.throttled[cpu].store(throttled, Relaxed);
+        // Stored only when changed (the kernel updates cpudl and the overload mask on
+        // changes): the CPUs' slots share cache lines, and a store takes the line.
+        fn set<A: StoreIfChanged>(a: &A, v: A::V) {
+            a.store_if_changed(v)
+        }
+        set(&self.earliest[cpu], earliest);
+        set(&self.overloaded[cpu], usize::from(overloaded));
+        set(&self.throttled[cpu], throttled);
     }
 
     #[inline]

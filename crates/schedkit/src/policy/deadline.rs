@@ -46,7 +46,9 @@ use crate::ds::dl_rq::{DlRootDomain, NO_DL};
 use crate::ds::work::OpCounter;
 use crate::task::{to_ratio, CpuId, Task, TaskId, TaskView, BW_SHIFT, BW_UNIT, DL_SCALE};
 
-pub use crate::ds::dl_rq::DlRq;
+pub use crate::ds::dl_rq::{DlRq, DlServer, DlServerParams};
+
+pub mod server;
 
 /// `global_rt_runtime()` / `global_rt_period()`: the default `sched_rt_runtime_us` (950 000)
 /// over `sched_rt_period_us` (1 000 000), the share of each CPU deadline tasks may reserve.
@@ -89,6 +91,8 @@ pub struct DlClass {
     ncpus: usize,
     /// `dl_b->bw`: `to_ratio(sched_rt_period_us, sched_rt_runtime_us)`.
     bw_per_cpu: u64,
+    /// What the CPUs' fair servers hold of the root domain's `total_bw` (0 without them).
+    servers_bw: std::sync::atomic::AtomicU64,
 }
 
 impl DlClass {
@@ -97,6 +101,7 @@ impl DlClass {
             rd: DlRootDomain::new(ncpus),
             ncpus,
             bw_per_cpu: to_ratio(RT_PERIOD_US, RT_RUNTIME_US),
+            servers_bw: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -130,7 +135,7 @@ impl DlClass {
                 "{who}: SCHED_DEADLINE runtime {} µs every {} µs (bandwidth {:.4}) refused by \
                  admission control: the root domain's total would be {:.4}, over {:.2} × {} CPUs \
                  = {:.4} (sched_rt_runtime_us / sched_rt_period_us × CPUs; sched_dl_overflow: \
-                 -EBUSY)",
+                 -EBUSY){}",
                 params.runtime_ns / 1000,
                 params.period_ns / 1000,
                 bw as f64 / BW_UNIT as f64,
@@ -138,8 +143,28 @@ impl DlClass {
                 RT_RUNTIME_US as f64 / RT_PERIOD_US as f64,
                 self.ncpus,
                 cap as f64 / BW_UNIT as f64,
+                match self.servers_bw.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => String::new(),
+                    s => format!(
+                        "; the CPUs' fair servers hold {:.4} of it (6.12+ dl_server_apply_params)",
+                        s as f64 / BW_UNIT as f64
+                    ),
+                },
             )),
         }
+    }
+
+    /// `dl_server_apply_params` at boot for each CPU's server of bandwidth `bw`: `__dl_add` to
+    /// the root domain's `total_bw`, checked by `__dl_overflow` (which the parameters'
+    /// [`DlServerParams::check`] already guarantees). Returns false if it did not fit.
+    pub fn reserve_servers(&self, bw: u64) -> bool {
+        let cap = self.bw_per_cpu * self.ncpus as u64;
+        let ok = (0..self.ncpus).all(|_| self.rd.try_add(bw, cap).is_ok());
+        if ok {
+            self.servers_bw
+                .store(bw * self.ncpus as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        ok
     }
 
     /// The task left the class (exit, or a policy change away from it): its bandwidth
@@ -153,9 +178,14 @@ impl DlClass {
     }
 
     /// Publishes `rq`'s earliest deadline, overload and throttled count (cpudl, `dlo_mask`).
+    /// A queued fair server counts in the earliest deadline, as `inc_dl_deadline` counts
+    /// every entity.
     #[inline]
     pub fn publish<C>(&self, rq: &Rq<C>) {
-        let earliest = rq.dl.leftmost().map_or(NO_DL, |(d, _)| d);
+        let mut earliest = rq.dl.leftmost().map_or(NO_DL, |(d, _)| d);
+        if rq.dl.server.queued && (earliest == NO_DL || before(rq.dl.server.deadline, earliest)) {
+            earliest = rq.dl.server.deadline;
+        }
         let overloaded = rq.dl.nr_running() >= 2 && rq.dl.nr_migratory >= 1;
         self.rd
             .publish(rq.cpu, earliest, overloaded, rq.dl.throttled.len());

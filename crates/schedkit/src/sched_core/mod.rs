@@ -36,8 +36,9 @@ pub mod tick;
 pub mod wake;
 
 use crate::class::*;
+use crate::ds::dl_rq::DlServerParams;
 use crate::ds::work::Work;
-use crate::policy::deadline::DlClass;
+use crate::policy::deadline::{server, DlClass};
 use crate::policy::rt::RtClass;
 use crate::task::{CpuId, CpuMask, Task, TaskId, TaskView};
 
@@ -236,6 +237,9 @@ pub struct Sched<C: SchedClass> {
     /// The deadline class (`SCHED_DEADLINE`, `policy::deadline`); it costs nothing until a
     /// deadline task is admitted.
     pub dl: DlClass,
+    /// Each CPU's fair server (`policy::deadline::server`), where the class's era has one
+    /// ([`SchedClass::fair_server`]); its state lives in each runqueue's `dl.server`.
+    pub fair_server: Option<DlServerParams>,
 }
 
 impl<C: SchedClass> Sched<C> {
@@ -245,10 +249,20 @@ impl<C: SchedClass> Sched<C> {
         } else {
             rt_balance
         };
+        let dl = DlClass::new(ncpus);
+        // sched_init_dl_servers → dl_server_apply_params(init): each CPU's server reserves
+        // its bandwidth in the root domain. Only for the stacked classes over per-CPU
+        // runqueues (the server is a per-runqueue entity of the deadline class).
+        let fair_server = class
+            .fair_server()
+            .filter(|p| !C::OWNS_RT && p.runtime_ns > 0)
+            .filter(|_| class.lock_layout() == LockLayout::PerCpu)
+            .filter(|p| dl.reserve_servers(p.bw()));
         Sched {
             class,
             rt: RtClass::new(rt_balance, ncpus),
-            dl: DlClass::new(ncpus),
+            dl,
+            fair_server,
         }
     }
 
@@ -324,7 +338,66 @@ impl<C: SchedClass> Sched<C> {
             LockLayout::Global => ncpus,
             LockLayout::PerCpu => 1,
         };
-        Rq::new(domain, covered, self.class.new_rq(domain, topology))
+        let mut rq = Rq::new(domain, covered, self.class.new_rq(domain, topology));
+        // sched_init_dl_servers, at boot (time 0).
+        server::init(&mut rq.dl.server, self.fair_server, 0);
+        rq
+    }
+
+    // ----- the fair server (`policy::deadline::server`), for the class's normal tasks -----
+
+    /// `update_curr` → `dl_server_update`: the running normal task's time since it was last
+    /// charged goes to this runqueue's server. Returns whether the server was throttled off
+    /// the runqueue (the CPU reschedules).
+    #[inline]
+    fn server_charge(&self, now: u64, rq: &mut Rq<C::Rq>) -> bool {
+        let srv = &mut rq.dl.server;
+        if srv.params.is_none() {
+            return false;
+        }
+        let delta = now.saturating_sub(srv.exec_start);
+        srv.exec_start = now;
+        let throttled = server::update(srv, now, delta);
+        if throttled {
+            self.dl.publish(rq);
+        }
+        throttled
+    }
+
+    /// Whether a queued server beats what `cpu` runs (`!dl_task(curr) || dl_entity_preempt`),
+    /// not counting a task it already serves.
+    #[inline]
+    fn server_beats_curr(&self, ctx: &Ctx<C::TaskData>, rq: &Rq<C::Rq>, cpu: CpuId) -> bool {
+        let srv = &rq.dl.server;
+        if !srv.queued {
+            return false;
+        }
+        match rq.curr_on(cpu) {
+            None => true,
+            Some(c) if self.in_dl(&ctx.tasks[c]) => {
+                let d = ctx.tasks[c].dl();
+                d.throttled || (srv.deadline.wrapping_sub(d.deadline) as i64) < 0
+            }
+            Some(_) => !srv.serving,
+        }
+    }
+
+    /// The server's timer, if due at `now` (`dl_server_timer`): whether it queued the server
+    /// ahead of what `cpu` runs.
+    #[inline]
+    fn server_timer(&self, ctx: &Ctx<C::TaskData>, rq: &mut Rq<C::Rq>, cpu: CpuId) -> bool {
+        if rq.dl.server.timer.is_none() || !server::timer_due(&mut rq.dl.server, ctx.now) {
+            return false;
+        }
+        self.dl.publish(rq);
+        self.server_beats_curr(ctx, rq, cpu)
+    }
+
+    /// Whether the task running on `rq` was picked through its fair server (it runs as the
+    /// deadline class's: RT tasks do not pass it).
+    #[inline]
+    pub fn served(&self, rq: &Rq<C::Rq>, t: TaskId) -> bool {
+        rq.dl.server.serving && rq.curr() == Some(t)
     }
 
     /// Does `t` belong to the stacked RT class (by its policy now)?
@@ -389,8 +462,24 @@ impl<C: SchedClass> Sched<C> {
             let slice = self.rr_slice(ctx, t);
             self.rt.enqueue(ctx, rq, t, kind, slice);
         } else {
+            let was_empty = rq.nr_running == 0;
             self.class.enqueue(ctx, rq, cpu, t, kind);
             self.publish(rq);
+            if rq.dl.server.params.is_some() {
+                // enqueue_task_fair: an empty runqueue's idle time counts for a deferring
+                // server (dl_server_update_idle_time), then dl_server_start.
+                let now = ctx.now;
+                let srv = &mut rq.dl.server;
+                if was_empty {
+                    server::idle_timers(srv, now);
+                    if let Some(since) = srv.idle_since.replace(now) {
+                        server::update_idle(srv, now, since);
+                    }
+                }
+                if server::start(srv, now) {
+                    self.dl.publish(rq);
+                }
+            }
         }
     }
 
@@ -431,6 +520,7 @@ impl<C: SchedClass> Sched<C> {
         } else if self.in_rt(&ctx.tasks[prev]) {
             self.rt.put_prev(ctx, prev);
         } else {
+            self.server_charge(ctx.now, rq);
             self.class.put_prev(ctx, rq, cpu, prev);
         }
     }
@@ -443,6 +533,9 @@ impl<C: SchedClass> Sched<C> {
         rq: &mut Rq<C::Rq>,
         cpu: CpuId,
     ) -> Option<TaskId> {
+        if rq.dl.server.params.is_some() {
+            return self.pick_next_served(ctx, rq, cpu);
+        }
         if !C::OWNS_RT {
             if rq.dl.nr_running() > 0 {
                 if let Some(t) = self.dl.pick(ctx, rq) {
@@ -454,6 +547,76 @@ impl<C: SchedClass> Sched<C> {
             }
         }
         self.class.pick_next(ctx, rq, cpu)
+    }
+
+    /// `pick_next_task` with a fair server: the deadline class's pick (`__pick_task_dl`) is
+    /// the earlier of the leftmost task and the queued server; the server's pick is the fair
+    /// class's (`fair_server_pick_task`), and if that finds nothing the server stops
+    /// (`dl_server_stop`) and the pick goes on. A timer due since the last tick fires first;
+    /// idle time ends here (`put_prev_task_idle` → `dl_server_update_idle_time`).
+    fn pick_next_served(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+    ) -> Option<TaskId> {
+        let now = ctx.now;
+        server::idle_timers(&mut rq.dl.server, now);
+        if rq.dl.server.timer.is_some() && server::timer_due(&mut rq.dl.server, now) {
+            self.dl.publish(rq);
+        }
+        rq.dl.server.serving = false;
+        let srv_first = {
+            let srv = &rq.dl.server;
+            srv.queued
+                && rq
+                    .dl
+                    .leftmost()
+                    .is_none_or(|(d, _)| (srv.deadline.wrapping_sub(d) as i64) < 0)
+        };
+        let next = if srv_first {
+            ctx.ops.tree_steps += 1;
+            match self.class.pick_next(ctx, rq, cpu) {
+                Some(t) => {
+                    rq.dl.server.serving = true;
+                    Some(t)
+                }
+                None => {
+                    server::stop(&mut rq.dl.server);
+                    self.dl.publish(rq);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let next = next.or_else(|| {
+            if rq.dl.nr_running() > 0 {
+                if let Some(t) = self.dl.pick(ctx, rq) {
+                    return Some(t);
+                }
+            }
+            if let Some(t) = self.rt.pick(ctx, rq, cpu) {
+                return Some(t);
+            }
+            self.class.pick_next(ctx, rq, cpu)
+        });
+        let srv = &mut rq.dl.server;
+        match next {
+            None => {
+                srv.idle_since.get_or_insert(now);
+            }
+            Some(t) => {
+                if let Some(since) = srv.idle_since.take() {
+                    server::update_idle(srv, now, since);
+                }
+                if !self.in_stacked(&ctx.tasks[t]) {
+                    // set_next_entity: the normal task's run is timed from now.
+                    srv.exec_start = now;
+                }
+            }
+        }
+        next
     }
 
     /// The class's guess of its next pick on `rq` (`SchedClass::next_in_line`); the RT class
@@ -471,7 +634,18 @@ impl<C: SchedClass> Sched<C> {
         cpu: CpuId,
         curr: TaskId,
     ) -> bool {
-        if self.in_dl(&ctx.tasks[curr]) {
+        let mut server = false;
+        if rq.dl.server.params.is_some() {
+            // The normal task's run is charged (update_curr), then the server's timer fires
+            // if due (at the tick: see policy::deadline::server), and a queued server that
+            // some path queued without a reschedule (a migration's enqueue) is noticed.
+            if !self.in_stacked(&ctx.tasks[curr]) {
+                server |= self.server_charge(ctx.now, rq);
+            }
+            server |= self.server_timer(ctx, rq, cpu);
+            server |= self.server_beats_curr(ctx, rq, cpu);
+        }
+        let r = if self.in_dl(&ctx.tasks[curr]) {
             let r = self.dl.task_tick(ctx, rq, curr);
             self.publish(rq);
             r
@@ -480,7 +654,8 @@ impl<C: SchedClass> Sched<C> {
             self.rt.task_tick(ctx, rq, curr, slice)
         } else {
             self.class.task_tick(ctx, rq, cpu, curr)
-        }
+        };
+        r || server
     }
 
     /// `SchedClass::push_running` for a fair task (never for an RT task).
@@ -527,10 +702,18 @@ impl<C: SchedClass> Sched<C> {
         let Some(curr) = rq.curr_on(cpu) else {
             return false;
         };
-        match (
+        let (w, c) = (
             self.class_rank(&ctx.tasks[woken]),
             self.class_rank(&ctx.tasks[curr]),
-        ) {
+        );
+        // A normal task whose enqueue queued the fair server (dl_server_start's
+        // resched_curr); a task served by it is the deadline class's to a waking RT task,
+        // which only reschedules for the pick to find the server again (as wakeup_preempt
+        // sees the served task's fair class).
+        if w == 0 && c > 0 && self.server_beats_curr(ctx, rq, cpu) {
+            return true;
+        }
+        match (w, c) {
             (w, c) if w > c => true,
             (w, c) if w < c => false,
             (2, _) => self.dl.check_preempt(ctx, curr, woken),

@@ -116,7 +116,11 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let mut pending = false;
                 for c in task.cpus_allowed.iter(self.ncpus) {
                     let cpu = &self.cpus[c];
-                    if rank(cpu.curr) < mine {
+                    // A normal task the fair server picked runs as the deadline class's.
+                    let served = cpu
+                        .curr
+                        .is_some_and(|t| self.sched.served(&self.rqs[self.layout.domain_of(c)], t));
+                    if !served && rank(cpu.curr) < mine {
                         lower = true;
                         pending |= cpu.need_resched || cpu.ipi_pending;
                     }

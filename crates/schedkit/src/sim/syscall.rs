@@ -204,7 +204,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let sys = self.syscall_ns();
         match kind {
             ChanKind::Pipe => (k.pipe_write_ns as u64, k.pipe_read_ns as u64),
-            ChanKind::Socket => (k.sock_send_ns as u64, k.sock_recv_ns as u64),
+            ChanKind::Socket | ChanKind::Tcp => (k.sock_send_ns as u64, k.sock_recv_ns as u64),
             ChanKind::Semaphore => (sys, sys),
             // Not message carriers: their operations are priced where they run.
             ChanKind::CondVar | ChanKind::Timer | ChanKind::TaskTimer => (sys, sys),
@@ -219,8 +219,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             return Ok(Step::Continue);
         }
         c.msgs += 1;
-        // 2.4 pipes wake readers with wake_up_interruptible_sync; sockets do not.
-        let sync = c.kind == ChanKind::Pipe;
+        // 2.4 pipes wake readers with wake_up_interruptible_sync; 2.4's sockets do not,
+        // today's TCP sockets do (`ChanKind::Tcp`).
+        let sync = matches!(c.kind, ChanKind::Pipe | ChanKind::Tcp);
         let woken = c.recv_waiters.pop_front();
         if woken.is_none() {
             self.tally.sent_unwaited += 1;

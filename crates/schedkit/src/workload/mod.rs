@@ -52,8 +52,14 @@ pub enum LockSpec {
 pub enum ChanKind {
     /// A pipe (lat_ctx, lat_pipe).
     Pipe,
-    /// A loopback TCP socket (chat).
+    /// A loopback TCP socket (chat), woken as 2.4 woke one: `sock_def_readable` called
+    /// `wake_up_interruptible`, not a sync wakeup.
     Socket,
+    /// A loopback TCP socket of today's kernels (tbench, netperf TCP_RR): priced as `Socket`,
+    /// but the reader is woken with WF_SYNC, as `sock_def_readable` has done since 2.6.3x
+    /// (`wake_up_interruptible_sync_poll`, net/core/sock.c of v6.18), in the sender's
+    /// context (the loopback device's receive softirq runs on the sending CPU).
+    Tcp,
     /// A counting semaphore: up/down cost a system call and no data copy.
     Semaphore,
     /// A condition variable (`pthread_cond_*`): a signal with no waiter is lost. Used with
@@ -71,7 +77,7 @@ impl ChanKind {
     pub fn carries_messages(self) -> bool {
         matches!(
             self,
-            ChanKind::Pipe | ChanKind::Socket | ChanKind::Semaphore
+            ChanKind::Pipe | ChanKind::Socket | ChanKind::Tcp | ChanKind::Semaphore
         )
     }
 

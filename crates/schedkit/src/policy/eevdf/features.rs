@@ -4,6 +4,105 @@
 //! the runqueue, the balancer or anything beyond `Eevdf` itself.
 
 use super::Eevdf;
+use crate::ds::dl_rq::DlServerParams;
+use crate::policy::deadline::{RT_PERIOD_US, RT_RUNTIME_US};
+
+/// The fair server's parameters as the command line sets them, per machine (every CPU's
+/// `/sys/kernel/debug/sched/fair_server/cpuN/{runtime,period}`, in ns):
+/// `eevdf:era=6.18,fair_server_runtime=NS,fair_server_period=NS` (either or both; a runtime
+/// of 0 turns the server off, as writing 0 to debugfs does). Deferral is not a kernel knob
+/// (the fair server always defers); `defer` exists for the tests that compare the two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FairServerOpts {
+    pub runtime_ns: u64,
+    pub period_ns: u64,
+    pub defer: bool,
+}
+
+impl FairServerOpts {
+    pub const DEFAULT: FairServerOpts = FairServerOpts {
+        runtime_ns: DlServerParams::FAIR_DEFAULT.runtime_ns,
+        period_ns: DlServerParams::FAIR_DEFAULT.period_ns,
+        defer: true,
+    };
+
+    /// The server these options give (`None`: runtime 0, no server).
+    pub fn params(&self) -> Option<DlServerParams> {
+        (self.runtime_ns > 0).then_some(DlServerParams {
+            runtime_ns: self.runtime_ns,
+            period_ns: self.period_ns,
+            defer: self.defer,
+        })
+    }
+
+    /// Parses `fair_server_runtime=NS,fair_server_period=NS` (any subset, comma-separated),
+    /// validated as the kernel's debugfs write and `dl_server_apply_params` validate them.
+    pub fn parse(spec: &str) -> Result<FairServerOpts, String> {
+        let mut o = FairServerOpts::DEFAULT;
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item
+                .split_once('=')
+                .ok_or_else(|| format!("eevdf:era=6.18 option '{item}': expected key=value"))?;
+            let n = v.trim().parse::<u64>().map_err(|_| {
+                format!(
+                    "eevdf:era=6.18 option {}: expected a whole number of nanoseconds, got '{v}'",
+                    k.trim()
+                )
+            })?;
+            match k.trim() {
+                "fair_server_runtime" => o.runtime_ns = n,
+                "fair_server_period" => o.period_ns = n,
+                other => {
+                    return Err(format!(
+                        "eevdf:era=6.18 has no option '{other}' (it takes fair_server_runtime=NS \
+                         and fair_server_period=NS)"
+                    ))
+                }
+            }
+        }
+        let p = DlServerParams {
+            runtime_ns: o.runtime_ns,
+            period_ns: o.period_ns,
+            defer: true,
+        };
+        p.check("eevdf:era=6.18", RT_RUNTIME_US, RT_PERIOD_US)?;
+        Ok(o)
+    }
+
+    /// The options that differ from the kernel's defaults, as `parse` reads them.
+    pub fn suffix(&self) -> String {
+        let mut parts = Vec::new();
+        if self.runtime_ns != Self::DEFAULT.runtime_ns {
+            parts.push(format!("fair_server_runtime={}", self.runtime_ns));
+        }
+        if self.period_ns != Self::DEFAULT.period_ns {
+            parts.push(format!("fair_server_period={}", self.period_ns));
+        }
+        parts.join(",")
+    }
+}
+
+impl Default for FairServerOpts {
+    fn default() -> Self {
+        FairServerOpts::DEFAULT
+    }
+}
+
+/// The label suffix of a class built with fair server `fs` (`None`: runtime 0).
+pub(super) fn fair_server_suffix(fs: Option<DlServerParams>) -> String {
+    let o = match fs {
+        Some(p) => FairServerOpts {
+            runtime_ns: p.runtime_ns,
+            period_ns: p.period_ns,
+            defer: p.defer,
+        },
+        None => FairServerOpts {
+            runtime_ns: 0,
+            ..FairServerOpts::DEFAULT
+        },
+    };
+    o.suffix()
+}
 
 /// Which kernel's EEVDF.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +157,7 @@ impl Eevdf {
                 delay_zero: false,
                 wakeup_preemption: true,
             },
+            fair_server: None,
         }
     }
 
@@ -73,6 +173,16 @@ impl Eevdf {
             asym: Default::default(),
             era: EevdfEra::V6_18,
             features: Features::V6_18,
+            fair_server: Some(DlServerParams::FAIR_DEFAULT),
+        }
+    }
+
+    /// 6.18 with the fair server's parameters as `eevdf:era=6.18,...` gave them
+    /// ([`FairServerOpts`]).
+    pub fn v6_18_with(ncpus: usize, opts: FairServerOpts) -> Eevdf {
+        Eevdf {
+            fair_server: opts.params(),
+            ..Eevdf::v6_18(ncpus)
         }
     }
 

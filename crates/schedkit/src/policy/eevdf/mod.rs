@@ -93,7 +93,8 @@ mod place;
 mod preempt;
 mod smp;
 
-pub use features::{EevdfEra, Features};
+use features::fair_server_suffix;
+pub use features::{EevdfEra, FairServerOpts, Features};
 pub use load_avg::RemovedLoad;
 use place::reweight_dequeued;
 pub use smp::{wake_wide, WakeeFlips};
@@ -229,6 +230,10 @@ pub struct Eevdf {
     pub asym: hybrid::AsymShared,
     pub era: EevdfEra,
     pub features: Features,
+    /// 6.12+: each CPU's fair server (`fair_server_init`, `sched_init_dl_servers`; run by the
+    /// core's deadline class, `policy::deadline::server`); `None` for 6.6, which had RT
+    /// throttling instead (not modelled).
+    pub fair_server: Option<crate::ds::dl_rq::DlServerParams>,
 }
 
 type T = Task<EevdfTask>;
@@ -250,6 +255,26 @@ impl SchedClass for Eevdf {
             EevdfEra::V6_6 => "eevdf",
             EevdfEra::V6_18 => "eevdf:era=6.18",
         }
+    }
+
+    /// 6.18 with a fair server other than the kernel's default says so
+    /// (`eevdf:era=6.18,fair_server_runtime=20000000`).
+    fn label(&self) -> String {
+        match (self.era, self.fair_server) {
+            (EevdfEra::V6_18, fs) => {
+                let suffix = fair_server_suffix(fs);
+                if suffix.is_empty() {
+                    self.name().to_string()
+                } else {
+                    format!("{},{suffix}", self.name())
+                }
+            }
+            _ => self.name().to_string(),
+        }
+    }
+
+    fn fair_server(&self) -> Option<crate::ds::dl_rq::DlServerParams> {
+        self.fair_server
     }
 
     fn pick_rule(&self) -> &'static str {

@@ -4,7 +4,7 @@
 //! parameters with their defaults and ranges, the line `schedkit list workloads` prints, and the
 //! builder that reads the parameters and calls the constructor. The entries live in one file per
 //! family (`micro`: yield, fork, ctx, loops, cpujob; `messaging`: chat, hackbench, schbench,
-//! pipechain; `latency`: rtmigrate, audio, mpg123, desktop, interactive, probe, rtmix;
+//! pipechain; `network`: tbench, netperf; `latency`: rtmigrate, audio, mpg123, desktop, interactive, probe, rtmix;
 //! `throughput`: makej, aim7, x264) and [`BUILTINS`] lists them in the order `list` shows.
 //!
 //! Every built-in also takes `nice=N`, which renices every task (the announcement's
@@ -19,6 +19,7 @@
 mod latency;
 mod messaging;
 mod micro;
+mod network;
 #[cfg(test)]
 mod tests;
 mod throughput;
@@ -26,6 +27,7 @@ mod throughput;
 pub use latency::*;
 pub use messaging::*;
 pub use micro::*;
+pub use network::*;
 pub use throughput::*;
 
 use super::{
@@ -134,6 +136,8 @@ pub static BUILTINS: &[Builtin] = &[
     micro::CPUJOB,
     messaging::HACKBENCH,
     messaging::SCHBENCH,
+    network::TBENCH,
+    network::NETPERF,
     latency::AUDIO,
     latency::MPG123,
     messaging::PIPECHAIN,

@@ -289,3 +289,91 @@ fn pipechain_is_a_ring_per_group() {
         }
     ));
 }
+
+/// The request/response pairs of tbench and netperf: task 2i is pair i's client, 2i + 1 its
+/// server, each its own process, joined by a request and a reply channel of today's TCP.
+fn rr_pair_channels(w: &Workload, pairs: u32) {
+    assert_eq!(w.tasks.len() as u32, 2 * pairs);
+    assert_eq!(w.channels.len() as u32, 2 * pairs);
+    assert!(w
+        .channels
+        .iter()
+        .all(|c| c.kind == ChanKind::Tcp && c.capacity.is_none()));
+    let mms: std::collections::HashSet<_> = w.tasks.iter().map(|t| t.mm).collect();
+    assert_eq!(mms.len() as u32, 2 * pairs, "every task its own process");
+    for i in 0..pairs as usize {
+        assert_eq!(w.tasks[2 * i].member, 2 * i as u32);
+        assert_eq!(w.tasks[2 * i + 1].member, 2 * i as u32);
+    }
+    let client = &w.programs[w.tasks[0].prog as usize].ops;
+    let server = &w.programs[w.tasks[1].prog as usize].ops;
+    let req = Op::SendMember {
+        base: 0,
+        count: 2 * pairs,
+        offset: 0,
+    };
+    let rep = Op::RecvMember {
+        base: 0,
+        count: 2 * pairs,
+        offset: 1,
+    };
+    // The client sends the request, then sleeps on the reply, then counts: one
+    // transaction in flight, and one count per reply received.
+    let at = |ops: &[Op], op: &Op| ops.iter().position(|o| o == op).unwrap();
+    assert!(at(client, &req) < at(client, &rep), "{client:?}");
+    assert!(at(client, &rep) < at(client, &Op::Count), "{client:?}");
+    // The server receives the request first and sends the reply last; it counts nothing.
+    let srv_req = Op::RecvMember {
+        base: 0,
+        count: 2 * pairs,
+        offset: 0,
+    };
+    let srv_rep = Op::SendMember {
+        base: 0,
+        count: 2 * pairs,
+        offset: 1,
+    };
+    assert_eq!(server[1], srv_req, "{server:?}");
+    assert_eq!(server[server.len() - 1], srv_rep, "{server:?}");
+    assert!(!server.contains(&Op::Count));
+    assert_eq!(w.throughput_unit, "transactions/s");
+}
+
+#[test]
+fn netperf_is_n_pairs_with_one_transaction_in_flight() {
+    let w = parse("netperf:instances=3,work=1us,server_work=0").unwrap();
+    rr_pair_channels(&w, 3);
+    assert_eq!(w.name, "netperf:instances=3,work=1us,server_work=0s");
+    let client = &w.programs[0].ops;
+    assert!(client.contains(&Op::Compute(Dist::Const(1_000))));
+    // No server work: the server's loop is receive, send.
+    assert_eq!(w.programs[1].ops.len(), 3, "{:?}", w.programs[1].ops);
+    for (spec, needle) in [
+        ("netperf:instances=0", "instances=0"),
+        ("netperf:instances=600000", "1..=500000"),
+        ("netperf:work=fast", "work"),
+        ("netperf:clients=4", "'clients'"),
+    ] {
+        let e = parse(spec).unwrap_err().to_string();
+        assert!(e.contains(needle), "{spec}: {e}");
+    }
+}
+
+#[test]
+fn tbench_servers_copy_the_payload_as_kernel_work() {
+    let w = parse("tbench:clients=2,copy=5us,server_work=1us").unwrap();
+    rr_pair_channels(&w, 2);
+    let server = &w.programs[w.tasks[1].prog as usize].ops;
+    assert!(server.contains(&Op::Compute(Dist::Const(1_000))));
+    assert!(server.contains(&Op::KernelCompute(Dist::Exp(5_000))));
+    let w = parse("tbench:clients=1,copy=0,server_work=0,work=0").unwrap();
+    assert_eq!(w.programs[0].ops.len(), 4, "{:?}", w.programs[0].ops);
+    for (spec, needle) in [
+        ("tbench:clients=0", "clients=0"),
+        ("tbench:copy=-1us", "copy"),
+        ("tbench:instances=4", "'instances'"),
+    ] {
+        let e = parse(spec).unwrap_err().to_string();
+        assert!(e.contains(needle), "{spec}: {e}");
+    }
+}

@@ -7,7 +7,9 @@
 //! [[channel]]
 //! name = "pipe"
 //! count = 4                     # pipe.0 .. pipe.3
-//! kind = "pipe"                 # pipe | socket | semaphore | condvar | timer | task-timer
+//! kind = "pipe"                 # pipe | socket | tcp | semaphore | condvar | timer | task-timer
+//!                               # (socket: 2.4's loopback TCP, its reader woken without
+//!                               # WF_SYNC; tcp: today's, woken with WF_SYNC; same costs)
 //! capacity = 64                 # messages; omit for unbounded
 //!
 //! [[group]]
@@ -305,6 +307,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
         let kind = match c.kind.as_str() {
             "pipe" => ChanKind::Pipe,
             "socket" => ChanKind::Socket,
+            "tcp" => ChanKind::Tcp,
             "semaphore" => ChanKind::Semaphore,
             "condvar" => ChanKind::CondVar,
             "timer" => ChanKind::Timer,
@@ -313,7 +316,7 @@ pub fn parse_str(text: &str, path: &str, default_name: &str) -> Result<Workload,
                 return Err(err(
                     at,
                     format!(
-                        "channel '{}': kind '{k}' (use pipe, socket, semaphore, condvar, timer, task-timer)",
+                        "channel '{}': kind '{k}' (use pipe, socket, tcp, semaphore, condvar, timer, task-timer)",
                         c.name
                     ),
                 ))
