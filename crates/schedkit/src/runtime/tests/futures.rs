@@ -147,6 +147,7 @@ fn a_waker_called_from_a_task_is_not_preempted_inside_the_wakeup() {
 /// as in `fair_classes_share_by_weight_at_several_nice_levels`), within ±25 %.
 #[test]
 fn an_async_task_gets_its_nice_levels_weighted_share() {
+    let _alone = measuring_alone();
     if in_forced_child() {
         skipped(
             "an_async_task_gets_its_nice_levels_weighted_share",

@@ -39,6 +39,7 @@ fn o1_runs_higher_priority_first() {
 /// comparison against the mechanism. Measured within ±25 %.
 #[test]
 fn nice_levels_weight_cpu_share() {
+    let _alone = measuring_alone();
     if in_forced_child() {
         skipped(
             "nice_levels_weight_cpu_share",
@@ -111,6 +112,7 @@ fn nice_levels_weight_cpu_share() {
 /// (preemption comes at the runtime's tick, so a share moves by slices).
 #[test]
 fn fair_classes_share_by_weight_at_several_nice_levels() {
+    let _alone = measuring_alone();
     if in_forced_child() {
         skipped(
             "fair_classes_share_by_weight_at_several_nice_levels",
@@ -181,6 +183,7 @@ fn fair_classes_share_by_weight_at_several_nice_levels() {
 /// under 10 ms) for a loaded machine, where ticks come late.
 #[test]
 fn the_fair_server_serves_a_normal_task_an_rt_hog_starves() {
+    let _alone = measuring_alone();
     if in_forced_child() {
         skipped(
             "the_fair_server_serves_a_normal_task_an_rt_hog_starves",

@@ -48,6 +48,7 @@ fn a_non_yielding_hog_is_preempted() {
 /// signal), long before the hog's slice would end.
 #[test]
 fn rt_runs_before_normal() {
+    let _alone = measuring_alone();
     within(30, || {
         for &p in Policy::ALL {
             let rt = rt(p, 1);
