@@ -16,17 +16,36 @@ mod conformance;
 use crate::conformance::{costless_machine, curr_of, settle, spec};
 use crate::sched_core::scripted::Scripted;
 
+/// The host under test with two probes: its lock-free read of `task_cpu` is stale for the
+/// first `stale` reads (as a parent that keeps migrating looks to a reaper on another CPU);
+/// and, with `wake_in_window` set, the first time the core takes a runqueue lock to *view*
+/// the CPUs (the new-idle balance's `find_busiest`, the leaving CPU's own lock dropped) it
+/// runs a synchronous wakeup of that task from that CPU (wake-affine draws it to the waker's
+/// CPU): a wakeup arriving on another CPU while prev is between its dequeue and the pick.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-/// A host whose lock-free read of `task_cpu` is stale for the first `stale` reads, as a
-/// parent that keeps migrating looks to a reaper on another CPU.
-struct StaleTaskCpu<H> {
+struct ProbeHost<H> {
     inner: H,
     stale: usize,
     reads: std::cell::Cell<usize>,
+    wake_in_window: Option<(TaskId, CpuId)>,
+    woke: Option<Wakee>,
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-impl<H: Host> Host for StaleTaskCpu<H> {
+impl<H> ProbeHost<H> {
+    fn new(inner: H) -> ProbeHost<H> {
+        ProbeHost {
+            inner,
+            stale: 0,
+            reads: std::cell::Cell::new(0),
+            wake_in_window: None,
+            woke: None,
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+impl<H: Host> Host for ProbeHost<H> {
     type Class = H::Class;
     type Inside = H::Inside;
     fn sched(&self) -> &Sched<H::Class> {
@@ -60,6 +79,12 @@ impl<H: Host> Host for StaleTaskCpu<H> {
             &CpuView,
         ) -> R,
     ) -> R {
+        if let Some((victim, waker)) = self.wake_in_window.take() {
+            self.woke = Some(
+                wake::try_to_wake_up(&mut self.inner, victim, Some(waker), true, false, false)
+                    .unwrap_or_else(|e| panic!("{}", e.what())),
+            );
+        }
         self.inner.lock_rq_viewing(cpu, f)
     }
     fn lock_two_rqs<R>(
@@ -106,6 +131,12 @@ impl<H: Host> Host for StaleTaskCpu<H> {
     fn set_need_resched(&mut self, cpu: CpuId) {
         self.inner.set_need_resched(cpu)
     }
+    fn kick_idle_balancer(&mut self, busy: CpuId, at_tick: bool) {
+        self.inner.kick_idle_balancer(busy, at_tick)
+    }
+    fn task_queued(&mut self, t: TaskId, kind: EnqueueKind) {
+        self.inner.task_queued(t, kind)
+    }
     fn switched(
         &mut self,
         cpu: CpuId,
@@ -119,6 +150,27 @@ impl<H: Host> Host for StaleTaskCpu<H> {
     }
     fn release_task(&mut self, cpu: CpuId, x: TaskId, p: Option<TaskId>) -> Result<(), CoreError> {
         self.inner.release_task(cpu, x, p)
+    }
+    fn count(&mut self, ev: CoreEvent) {
+        self.inner.count(ev)
+    }
+    fn commit_block(inside: &H::Inside, t: TaskId) -> bool {
+        H::commit_block(inside, t)
+    }
+    fn finish_block(inside: &H::Inside, t: TaskId) -> bool {
+        H::finish_block(inside, t)
+    }
+    fn prev_stopped(inside: &H::Inside, cpu: CpuId, task: &mut Task<TaskData<Self>>, now: u64) {
+        H::prev_stopped(inside, cpu, task, now)
+    }
+    fn publish_curr(
+        inside: &H::Inside,
+        cpu: CpuId,
+        next: Option<TaskId>,
+        switched: bool,
+        now: u64,
+    ) {
+        H::publish_curr(inside, cpu, next, switched, now)
     }
 }
 
@@ -162,10 +214,9 @@ impl WithSched for ReapAfterStaleReads {
             // unused: sched_exit must give that back to the parent.
             assert_eq!(curr_of(h, 1), Some(child), "the child runs first");
             let before = task_data(h, 1, parent);
-            let mut stale_host = StaleTaskCpu {
-                inner: &mut *h,
+            let mut stale_host = ProbeHost {
                 stale,
-                reads: std::cell::Cell::new(0),
+                ..ProbeHost::new(&mut *h)
             };
             schedule::schedule(&mut stale_host, 1, Some(child), Leave::Exit)?;
             let after = task_data(h, 1, parent);
@@ -493,151 +544,6 @@ fn a_newly_idle_cpu_balances_after_its_task_left() {
     .unwrap_or_else(|e| panic!("{}", e.what()));
 }
 
-/// A host that, the first time the core takes a runqueue lock to *view* the CPUs after
-/// `armed` is set (the new-idle balance's `find_busiest`, with the leaving CPU's own lock
-/// dropped), runs a synchronous wakeup of `victim` from `waker` (wake-affine draws it to the
-/// waker's CPU): a wakeup arriving on another CPU while prev is between its dequeue and the
-/// pick.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-struct WakeInTheWindow<H> {
-    inner: H,
-    victim: TaskId,
-    waker: CpuId,
-    armed: bool,
-    woke: Option<Wakee>,
-}
-
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-impl<H: Host> Host for WakeInTheWindow<H> {
-    type Class = H::Class;
-    type Inside = H::Inside;
-    fn sched(&self) -> &Sched<H::Class> {
-        self.inner.sched()
-    }
-    fn ncpus(&self) -> usize {
-        self.inner.ncpus()
-    }
-    fn hz(&self) -> u32 {
-        self.inner.hz()
-    }
-    fn lock_rq<R>(
-        &mut self,
-        cpu: CpuId,
-        f: impl FnOnce(
-            &Sched<H::Class>,
-            &mut Ctx<'_, TaskData<Self>>,
-            &mut Rq<ClassRq<Self>>,
-            &H::Inside,
-        ) -> R,
-    ) -> R {
-        self.inner.lock_rq(cpu, f)
-    }
-    fn lock_rq_viewing<R>(
-        &mut self,
-        cpu: CpuId,
-        f: impl FnOnce(
-            &Sched<H::Class>,
-            &mut Ctx<'_, TaskData<Self>>,
-            &mut Rq<ClassRq<Self>>,
-            &CpuView,
-        ) -> R,
-    ) -> R {
-        if std::mem::take(&mut self.armed) {
-            self.woke = Some(
-                wake::try_to_wake_up(
-                    &mut self.inner,
-                    self.victim,
-                    Some(self.waker),
-                    true,
-                    false,
-                    false,
-                )
-                .unwrap_or_else(|e| panic!("{}", e.what())),
-            );
-        }
-        self.inner.lock_rq_viewing(cpu, f)
-    }
-    fn lock_two_rqs<R>(
-        &mut self,
-        caller: CpuId,
-        a: CpuId,
-        b: CpuId,
-        f: impl FnOnce(
-            &Sched<H::Class>,
-            &mut Ctx<'_, TaskData<Self>>,
-            &mut Rq<ClassRq<Self>>,
-            &mut Rq<ClassRq<Self>>,
-        ) -> R,
-    ) -> R {
-        self.inner.lock_two_rqs(caller, a, b, f)
-    }
-    fn select_view<R>(
-        &mut self,
-        f: impl FnOnce(&Sched<H::Class>, &TaskView<'_, TaskData<Self>>, &CpuView, &mut Work<'_>) -> R,
-    ) -> R {
-        self.inner.select_view(f)
-    }
-    fn task_allowed(&self, t: TaskId) -> CpuMask {
-        self.inner.task_allowed(t)
-    }
-    fn task_cpu(&self, t: TaskId) -> CpuId {
-        self.inner.task_cpu(t)
-    }
-    fn published_nr_running(&self, cpu: CpuId) -> usize {
-        self.inner.published_nr_running(cpu)
-    }
-    fn claim_wakee(&mut self, t: TaskId, waker_cpu: Option<CpuId>) -> Wakee {
-        self.inner.claim_wakee(t, waker_cpu)
-    }
-    fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
-        self.inner.resched(cpu, from)
-    }
-    fn set_need_resched(&mut self, cpu: CpuId) {
-        self.inner.set_need_resched(cpu)
-    }
-    fn kick_idle_balancer(&mut self, busy: CpuId, at_tick: bool) {
-        self.inner.kick_idle_balancer(busy, at_tick)
-    }
-    fn task_queued(&mut self, t: TaskId, kind: EnqueueKind) {
-        self.inner.task_queued(t, kind)
-    }
-    fn switched(
-        &mut self,
-        cpu: CpuId,
-        p: Option<TaskId>,
-        n: Option<TaskId>,
-    ) -> Result<(), CoreError> {
-        self.inner.switched(cpu, p, n)
-    }
-    fn live_parent(&self, x: TaskId) -> Option<TaskId> {
-        self.inner.live_parent(x)
-    }
-    fn release_task(&mut self, cpu: CpuId, x: TaskId, p: Option<TaskId>) -> Result<(), CoreError> {
-        self.inner.release_task(cpu, x, p)
-    }
-    fn count(&mut self, ev: CoreEvent) {
-        self.inner.count(ev)
-    }
-    fn commit_block(inside: &H::Inside, t: TaskId) -> bool {
-        H::commit_block(inside, t)
-    }
-    fn finish_block(inside: &H::Inside, t: TaskId) -> bool {
-        H::finish_block(inside, t)
-    }
-    fn prev_stopped(inside: &H::Inside, cpu: CpuId, task: &mut Task<TaskData<Self>>, now: u64) {
-        H::prev_stopped(inside, cpu, task, now)
-    }
-    fn publish_curr(
-        inside: &H::Inside,
-        cpu: CpuId,
-        next: Option<TaskId>,
-        switched: bool,
-        now: u64,
-    ) {
-        H::publish_curr(inside, cpu, next, switched, now)
-    }
-}
-
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 struct WakeWhileLeaving;
 
@@ -677,12 +583,9 @@ impl WithSched for WakeWhileLeaving {
             // A blocks; CPU 0 runs dry and balances with its lock dropped; B's CPU wakes A
             // right then.
             let leave = h.begin_sleep(a);
-            let mut window = WakeInTheWindow {
-                inner: &mut *h,
-                victim: a,
-                waker: 1,
-                armed: true,
-                woke: None,
+            let mut window = ProbeHost {
+                wake_in_window: Some((a, 1)),
+                ..ProbeHost::new(&mut *h)
             };
             schedule::schedule(&mut window, 0, Some(a), leave)?;
             let woke = window
