@@ -618,6 +618,20 @@ pub trait SchedClass: Send + Sync + 'static {
         cpu: CpuId,
         prev: TaskId,
     );
+    /// `cpu` has nothing runnable left and is about to balance new-idle: whatever the class
+    /// still keeps queued asleep on it leaves first, as the kernel's pick has it leave before
+    /// it gives up. 6.12+'s `pick_next_task_fair` calls `sched_balance_newidle` only once
+    /// `pick_task_fair` returned nothing, and that pick dequeues each delayed entity it picks
+    /// (`pick_next_entity`: DEQUEUE_DELAYED) until `cfs_rq->nr_queued` is 0 (fair.c of
+    /// 6.18.35: `pick_next_task_fair` 9033-9107, `pick_task_fair` 8996, `pick_next_entity` 5582). Default: the class keeps nothing queued asleep.
+    fn drain_before_newidle(
+        &self,
+        ctx: &mut Ctx<Self::TaskData>,
+        rq: &mut Rq<Self::Rq>,
+        cpu: CpuId,
+    ) {
+        let _ = (ctx, rq, cpu);
+    }
     /// Chooses the next task of this class for `cpu`, or `None`. The chosen task stays owned
     /// by the class (queued or marked running, as the design does it); the core makes it
     /// `rq.curr`.

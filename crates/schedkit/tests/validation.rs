@@ -18,8 +18,8 @@ const HOLDS: &[(&str, &str)] = &[
     ("pipe", "wakeups"),
     ("pipe", "busy CPU time (ms)"),
     ("pipe", "wakeup latency p50 (us)"),
-    ("messaging-proc", "migrations"),
     ("messaging-proc", "busy CPU time (ms)"),
+    ("messaging-thread", "migrations"),
     ("messaging-thread", "busy CPU time (ms)"),
     ("messaging-thread", "wakeup latency p50 (us)"),
     ("messaging-thread", "model: Total time [sec]"),
@@ -31,6 +31,7 @@ const HOLDS: &[(&str, &str)] = &[
     ("hackbench-sock-g8", "busy CPU time (ms)"),
     ("hackbench-sock-g8", "model: Time"),
     ("hackbench-thread-sock-g2", "busy CPU time (ms)"),
+    ("hackbench-thread-sock-g2", "wakeup latency p50 (us)"),
     ("hackbench-thread-sock-g2", "model: Time"),
     ("schbench", "context switches"),
     ("schbench", "wakeups"),
@@ -140,7 +141,7 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
 
 /// Figures within their targets of at least one of the kernel's five recordings of the
 /// command, under eevdf:era=6.18 on `host` (docs/validation.md).
-const SOME_RUN: usize = 49;
+const SOME_RUN: usize = 52;
 
 #[test]
 fn validation_is_deterministic() {

@@ -775,6 +775,13 @@ impl<C: SchedClass> Sched<C> {
         self.class.for_each_queued(rq, tasks, f);
     }
 
+    /// [`SchedClass::drain_before_newidle`]: the class's sleepers still queued on a CPU
+    /// that runs dry leave before its new-idle balance.
+    #[inline]
+    pub fn drain_before_newidle(&self, ctx: &mut Ctx<C::TaskData>, rq: &mut Rq<C::Rq>, cpu: CpuId) {
+        self.class.drain_before_newidle(ctx, rq, cpu);
+    }
+
     #[inline]
     pub fn nr_running(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
         self.class.nr_running(rq, cpu)

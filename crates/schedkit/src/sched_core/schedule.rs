@@ -143,6 +143,9 @@ pub fn schedule<H: Host>(
         if !sources.is_empty() {
             (fate, FirstLock::PullFrom(sources))
         } else if newidle_applies && s.nr_running(rq, cpu) == 0 {
+            // The pick that finds nothing comes first: it dequeues what the class kept
+            // queued asleep (6.12+'s delayed tasks), so the balancer sees this CPU empty.
+            s.drain_before_newidle(ctx, rq, cpu);
             (fate, FirstLock::NewIdle)
         } else {
             (

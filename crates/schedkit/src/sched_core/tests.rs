@@ -544,6 +544,93 @@ fn a_newly_idle_cpu_balances_after_its_task_left() {
     .unwrap_or_else(|e| panic!("{}", e.what()));
 }
 
+/// 6.12+ keeps a task that sleeps while not eligible queued (DELAY_DEQUEUE) until a pick
+/// finds it. A CPU that runs dry balances new-idle only after its pick found nothing, and that
+/// pick dequeues every delayed task it finds first (fair.c of 6.18.35: `pick_next_task_fair`
+/// 9033 calls `sched_balance_newidle` once `pick_task_fair` 8996 returns nothing; its
+/// `pick_next_entity` 5582 dequeues a delayed entity and picks again). So the balancer sees
+/// this CPU with nothing queued, and `task_is_ineligible_on_dst_cpu` (9522), which holds back
+/// a task not eligible where it waits only while the destination has entities queued, lets it
+/// go.
+///
+/// Worked by hand (nice 0, so virtual time is real time; V is the mean vruntime of a
+/// runqueue's queued tasks, the running one included). At 1 ms two tasks are forked on each
+/// CPU, each placed at its CPU's V with no lag and the same deadline; D and C are the ones
+/// their CPUs run first, A and B wait. D and C run 2 ms. At 3 ms CPU 1 switches from C
+/// (vruntime C0 + 2 ms) to B (eligible at C0 < V = C0 + 1 ms); D sleeps not eligible
+/// (D0 + 2 ms > V = D0 + 1 ms), so it stays queued, delayed, and A runs. At 4 ms A sleeps
+/// eligible (D0 + 1 ms < V = D0 + 1.5 ms) and leaves: CPU 0 has nothing runnable, D still
+/// queued. CPU 1 runs B (C0 + 1 ms) with C queued at C0 + 2 ms > V = C0 + 1.5 ms: not
+/// eligible, and not cache-hot (it stopped 1 ms ago, past `sysctl_sched_migration_cost`'s
+/// 0.5 ms). With D dequeued first CPU 0 pulls C; had it balanced with D still queued, C would
+/// have been held back and CPU 0 left idle.
+#[test]
+fn a_newly_idle_cpu_dequeues_its_delayed_tasks_before_it_balances() {
+    use crate::policy::eevdf::Eevdf;
+    const MS: u64 = 1_000_000;
+    let machine = costless_machine();
+    lockdep::forget_held();
+    // The fair server (the deadline class's) is left out: its timers are not this case's.
+    let class = Eevdf {
+        fair_server: None,
+        ..Eevdf::v6_18(2)
+    };
+    let s = Sched::new(class, RtBalance::Passive, 2);
+    crate::sim::scripted::run(s, &machine, |h| {
+        let mut log = Vec::new();
+        let (cpu0, cpu1, all) = (CpuMask::single(0), CpuMask::single(1), CpuMask::first_n(2));
+        h.at(MS);
+        let mut two_on = |h: &mut _, cpu: CpuId, mask: CpuMask| -> Result<[TaskId; 2], CoreError> {
+            let mut ts = [TaskId(0); 2];
+            for t in &mut ts {
+                *t = Scripted::add_task(h, &spec(SchedPolicy::Normal, 0, 0, mask), None);
+                attr::fork(h, cpu, None, *t, None)?;
+            }
+            Ok(ts)
+        };
+        let [p, q] = two_on(&mut *h, 0, cpu0)?;
+        let [x, y] = two_on(&mut *h, 1, cpu1)?;
+        settle(h, &mut log)?;
+        let (d, a) = if curr_of(h, 0) == Some(p) {
+            (p, q)
+        } else {
+            (q, p)
+        };
+        let (c, b) = if curr_of(h, 1) == Some(x) {
+            (x, y)
+        } else {
+            (y, x)
+        };
+        assert_eq!((curr_of(h, 0), curr_of(h, 1)), (Some(d), Some(c)));
+        h.at(3 * MS);
+        let sw = schedule::schedule(h, 1, Some(c), Leave::Runnable)?;
+        assert_eq!(sw.next, Some(b), "C, past V, yields to B");
+        // C may run anywhere from now on; queued on CPU 1, it stays there.
+        attr::change_attr(h, 1, c, |t| t.cpus_allowed = all)?;
+        settle(h, &mut log)?;
+        assert_eq!((h.task_cpu(c), curr_of(h, 1)), (1, Some(b)));
+        let sw = crate::conformance::sleep(h, 0, d)?;
+        assert_eq!(sw.next, Some(a));
+        let delayed = with_rq(h, 0, |_, ctx, rq, _| {
+            (ctx.tasks[d].data.sched_delayed, rq.class.nr_delayed)
+        });
+        assert_eq!(delayed, (true, 1), "D slept not eligible: queued, delayed");
+        h.at(4 * MS);
+        let sw = crate::conformance::sleep(h, 0, a)?;
+        assert_eq!(sw.next, Some(c), "CPU 0 pulls C, not eligible on CPU 1");
+        let left = with_rq(h, 0, |_, ctx, rq, _| {
+            (
+                ctx.tasks[d].data.on_rq,
+                rq.class.nr_delayed,
+                rq.class.nr_queued,
+            )
+        });
+        assert_eq!(left, (false, 0, 1), "D dequeued; C alone queued on CPU 0");
+        Ok(Vec::<String>::new())
+    })
+    .unwrap_or_else(|e| panic!("{}", e.what()));
+}
+
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 struct WakeWhileLeaving;
 

@@ -487,6 +487,22 @@ impl SchedClass for Eevdf {
         rq.class.tree.first()
     }
 
+    /// `pick_task_fair` on a runqueue with no runnable task: each pick is a delayed task,
+    /// which `pick_next_entity` dequeues (DEQUEUE_DELAYED) before it picks again, until
+    /// `nr_queued` is 0; only then does `pick_next_task_fair` balance new-idle (fair.c of
+    /// 6.18.35: `pick_next_entity` 5582, `pick_task_fair` 8996, `pick_next_task_fair` 9033). A delayed prev, still current, is among them.
+    fn drain_before_newidle(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, _cpu: CpuId) {
+        while rq.class.nr_delayed > 0 && rq.nr_running == 0 {
+            let Some(t) = self.pick_eevdf(&ctx.tasks, &rq.class) else {
+                break;
+            };
+            if !ctx.tasks[t].data.sched_delayed {
+                break;
+            }
+            self.finish_delayed_dequeue(ctx, rq, t);
+        }
+    }
+
     fn pick_next(
         &self,
         ctx: &mut Ctx<EevdfTask>,

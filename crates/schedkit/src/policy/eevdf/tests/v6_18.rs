@@ -149,6 +149,29 @@ fn v6_18_delay_dequeue_keeps_an_ineligible_sleeper_and_dequeues_an_eligible_one(
 }
 
 #[test]
+fn v6_18_a_cpu_run_dry_dequeues_its_delayed_tasks_before_it_balances_new_idle() {
+    let mut fx = Fx::new_618();
+    let (a, b) = a_delayed_beside_b(&mut fx);
+    // b sleeps eligible (0 against V = 1 ms) and leaves: nothing runnable, a still queued.
+    fx.sleep_curr();
+    assert!(!fx.tasks[b].data.on_rq);
+    assert_eq!(fx.rq.nr_running, 0);
+    assert_eq!((fx.rq.class.nr_queued, fx.rq.class.nr_delayed), (1, 1));
+    // pick_next_task_fair (fair.c of 6.18.35, 9033) balances new-idle only once
+    // pick_task_fair (8996) found nothing, and that pick dequeues each delayed entity it
+    // picks (pick_next_entity, 5582): before the balance, a leaves as the first test's pick
+    // had it leave, alone in V, so with lag 0.
+    let (mut c, rq, s) = fx.ctx();
+    s.class.drain_before_newidle(&mut c, rq, 0);
+    let se = &fx.tasks[a].data;
+    assert!(!se.on_rq && !se.sched_delayed);
+    assert_eq!(se.vlag, 0);
+    assert_eq!((fx.rq.class.nr_queued, fx.rq.class.nr_delayed), (0, 0));
+    assert_eq!(fx.rq.nr_running, 0);
+    assert_eq!(fx.pick(), None, "nothing left for the pick");
+}
+
+#[test]
 fn v6_18_a_delayed_task_picked_is_dequeued_with_its_positive_lag_clipped() {
     let mut fx = Fx::new_618();
     let (a, b) = a_delayed_beside_b(&mut fx);
