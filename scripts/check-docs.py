@@ -57,6 +57,8 @@ CHECKS = [
      "scripts/figures/wakeup-preempts.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/kernel-ranges.py", "{schedkit}"],
      "scripts/figures/kernel-ranges.py", True),
+    ("docs/validation.md", ["python3", "scripts/figures/calibrated.py", "{schedkit}"],
+     "scripts/figures/calibrated.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/lost-wakeups.py", "{schedkit}"],
      "scripts/figures/lost-wakeups.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/model-costs.py", "{schedkit}"],
