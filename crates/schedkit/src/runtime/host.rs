@@ -86,7 +86,11 @@ pub(crate) struct Config {
     pub ncpus: usize,
     pub hz: u32,
     pub max_tasks: usize,
+    /// Bytes of each task stack for the task's own frames (`Builder::stack_size`).
     pub stack_size: usize,
+    /// Bytes each task stack holds on top of that for one preemption
+    /// (`SaveArea::stack_cost`; 0 without preemption).
+    pub preempt_stack: usize,
     pub preempt: bool,
     /// How long an idle worker polls for work before it sleeps in the kernel.
     pub idle_spin_ns: u64,
@@ -445,9 +449,10 @@ impl<P: SchedClass> Shared<P> {
         };
         drop(free);
         let t = TaskId(idx as u32);
+        let stack_len = self.cfg.stack_size + self.cfg.preempt_stack;
         let stack = match lock(&self.stacks).pop() {
-            Some(s) if s.usable() >= self.cfg.stack_size => s,
-            _ => match Stack::new(self.cfg.stack_size) {
+            Some(s) if s.usable() >= stack_len => s,
+            _ => match Stack::new(stack_len) {
                 Ok(s) => s,
                 Err(e) => {
                     lock(&self.free).0.push(idx as u32);
