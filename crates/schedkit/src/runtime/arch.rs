@@ -367,6 +367,26 @@ impl SaveArea {
         .clone()
     }
 
+    /// `Err` when the process may now use state components this area does not save: the
+    /// area is sized once per process, and a program that asks for AMX
+    /// (`ARCH_REQ_XCOMP_PERM`) after its first runtime was built would have its tiles
+    /// clobbered by other tasks across preemptions. A runtime built then runs without
+    /// preemption and says why.
+    pub fn covers_permitted(&self) -> Result<(), String> {
+        let Some(mask) = self.xsave_mask else {
+            return Ok(());
+        };
+        let now = xgetbv0() & permitted_xfeatures().unwrap_or(u64::MAX);
+        match now & !mask {
+            0 => Ok(()),
+            missing => Err(format!(
+                "the process was allowed extended state {missing:#x} after the save area was \
+                 sized (XSAVE mask {mask:#x}); ask for it (ARCH_REQ_XCOMP_PERM) before building \
+                 the first runtime"
+            )),
+        }
+    }
+
     /// Stack bytes a preemption takes on a task stack below the interrupted frame: the red
     /// zone it steps over (128), the interrupted pc and the trampoline's 11 saved registers
     /// (96), the area and up to 63 bytes of its 64-byte alignment, and [`SCHEDULER_FRAMES`]

@@ -24,8 +24,8 @@
 //! Use this module's [`Mutex`], [`Semaphore`],
 //! [`Condvar`] and [`channel`], which park the task, not the
 //! worker. A task may resume on another worker thread after any switch, so thread-locals are
-//! per worker, not per task. Task stacks have a guard page; overflowing one kills the
-//! process with SIGSEGV, as overflowing a thread's stack does.
+//! per worker, not per task. Task stacks have a guard page; overflowing one aborts the
+//! process with a message naming the task, as overflowing a thread's stack does.
 
 mod arch;
 mod clock;
@@ -298,15 +298,17 @@ impl Builder {
             return Err(BuildError::StackSize(self.stack_size));
         }
         // Preemption: asked for, not turned off from the environment (CI runs the suite once
-        // that way), a save area this CPU's state fits in, and the signal handlers installed
-        // (the room a preemption takes is added to each task stack). Otherwise the runtime runs cooperatively and says
-        // why (`Runtime::preemption`); no signal is ever sent without its handler.
+        // that way), a save area this CPU's state fits in and that still covers every state
+        // component the process may use, and the signal handlers installed (the room a
+        // preemption takes is added to each task stack). Otherwise the runtime runs
+        // cooperatively and says why (`Runtime::preemption`); no signal is ever sent without
+        // its handler.
         let preemption = if !self.preempt {
             Err("turned off by Builder::preemption(false)".to_string())
         } else if std::env::var(PREEMPT_ENV).is_ok_and(|v| v == "0" || v == "off") {
             Err(format!("turned off by {PREEMPT_ENV}"))
         } else {
-            arch::SaveArea::get()
+            arch::SaveArea::get().and_then(|a| a.covers_permitted().map(|()| a))
         };
         // A task stack overflow names itself (`worker::install_fault_handler`); without the
         // handler it is still caught by the guard page, as a bare SIGSEGV.

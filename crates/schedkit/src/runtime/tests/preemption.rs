@@ -386,6 +386,31 @@ fn the_save_area_is_sized_from_cpuid() {
     }
 }
 
+/// The detected area covers everything the process may use; one that leaves out an enabled
+/// component (as an area sized before an `ARCH_REQ_XCOMP_PERM` for AMX would) is refused with
+/// the component named.
+#[test]
+fn an_area_missing_a_permitted_component_is_refused() {
+    let a = arch::SaveArea::detect();
+    assert_eq!(a.covers_permitted(), Ok(()), "{a:?}");
+    let Some(mask) = a.xsave_mask else {
+        return; // FXSAVE: nothing else can be enabled
+    };
+    if mask == 3 {
+        return; // x87 and SSE only: no component to leave out
+    }
+    let legacy_only = arch::SaveArea {
+        needed: 576,
+        reserve: 4096,
+        xsave_mask: Some(3),
+    };
+    let e = legacy_only.covers_permitted().unwrap_err();
+    assert!(
+        e.contains(&format!("extended state {:#x} after", mask & !3)),
+        "{e}"
+    );
+}
+
 /// Re-runs one test of this binary in a child process with `env` set (the save area and the
 /// preemption switch are decided once per process).
 fn in_child(test: &str, env: &[(&str, &str)]) -> std::process::Output {
@@ -547,6 +572,8 @@ fn one_preemption_fits_what_a_stack_reserves() {
         );
         return;
     };
+    // Two busy workers for every policy: not beside the tests that measure latencies.
+    let _alone = measuring_alone();
     let deepest = Arc::new(AtomicUsize::new(0));
     let d = deepest.clone();
     let ran = within(60, move || {
@@ -590,7 +617,7 @@ fn one_preemption_fits_what_a_stack_reserves() {
                     })
                 })
                 .collect();
-            std::thread::sleep(Duration::from_millis(200));
+            std::thread::sleep(Duration::from_millis(150));
             stop.store(true, Relaxed);
             for h in hs {
                 h.join().unwrap();
