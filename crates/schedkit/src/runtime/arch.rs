@@ -260,6 +260,7 @@ pub fn trampoline_addr() -> usize {
 }
 
 /// The trampoline's code, `[start, end)`.
+#[cfg(test)]
 pub fn trampoline_range() -> (usize, usize) {
     extern "C" {
         fn schedkit_preempt_trampoline_end();
