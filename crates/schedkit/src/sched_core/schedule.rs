@@ -270,6 +270,16 @@ fn pick<H: Host>(
             )));
         }
         match ctx.tasks[n].state {
+            // On per-CPU runqueues a queued task is on its task_cpu's queue (the kernel's
+            // set_task_cpu precedes every enqueue on another runqueue); a pick of one whose
+            // task_cpu is another CPU took it from a queue it is not on.
+            TaskState::Queued if s.layout() == LockLayout::PerCpu && ctx.tasks[n].cpu != cpu => {
+                return Err(CoreError::new(format!(
+                    "{} picked {n} for CPU {cpu}, but it is queued on CPU {}",
+                    s.name(),
+                    ctx.tasks[n].cpu
+                )))
+            }
             TaskState::Queued => {}
             TaskState::Running(c) if c == cpu && prev == Some(n) => {}
             st => {
