@@ -55,8 +55,12 @@ CHECKS = [
     ("docs/fair.md", ["python3", "scripts/figures/wakeup-preempts.py", "{schedkit}",
                       "pipechain"],
      "scripts/figures/wakeup-preempts.py", False),
+    ("docs/traces.md", ["python3", "scripts/figures/replay-vm.py", "{schedkit}"],
+     "scripts/figures/replay-vm.py", True),
     ("docs/validation.md", ["python3", "scripts/figures/kernel-ranges.py", "{schedkit}"],
      "scripts/figures/kernel-ranges.py", True),
+    ("docs/validation.md", ["python3", "scripts/figures/calibrated.py", "{schedkit}"],
+     "scripts/figures/calibrated.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/lost-wakeups.py", "{schedkit}"],
      "scripts/figures/lost-wakeups.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/model-costs.py", "{schedkit}"],
@@ -72,6 +76,15 @@ CHECKS = [
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),
+    # The same golden.sh run as docs/results.md's (made once per check-docs run, in {tmp}).
+    ("docs/rt.md", ["sh", "-c", "[ -f {tmp}/golden/locks.json ] || "
+                    "scripts/golden.sh {tmp}/golden > /dev/null && "
+                    "python3 scripts/figures/golden-tables.py {tmp}/golden rt"],
+     "scripts/figures/golden-tables.py", False),
+    ("docs/locks.md", ["sh", "-c", "[ -f {tmp}/golden/locks.json ] || "
+                       "scripts/golden.sh {tmp}/golden > /dev/null && "
+                       "python3 scripts/figures/golden-tables.py {tmp}/golden locks"],
+     "scripts/figures/golden-tables.py", False),
     ("docs/bfs.md", ["sh", "-c", "bash scripts/bfs-0400.sh {tmp}/bfs > /dev/null && "
                      "python3 scripts/figures/bfs-tables.py {tmp}/bfs"],
      "scripts/figures/bfs-tables.py", False),

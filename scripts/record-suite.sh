@@ -85,6 +85,10 @@ validation=(
 holdout=(
   "hackbench-thread-sock-g4-f10||hackbench -T -g 4 -f 10 -l 300|hackbench:groups=4,fds=10,loops=300,mode=socket,threads=1|rt-tests hackbench: 4 groups x 10 senders/10 receivers, socketpairs, threads, 300 loops"
   "messaging-pipe-g3||perf bench sched messaging -p -g 3 -l 100|hackbench:groups=3,fds=20,loops=100,mode=pipe|perf bench sched messaging: 3 groups, pipes, processes, 100 loops"
+  "pipe-threads||perf bench sched pipe -T -l 3000||perf bench sched pipe with threads (-T): 2 threads, 3000 round trips over 2 pipes"
+  "make-j3|make -s -C \$PROJ clean|TIMEFORMAT='record-suite wall %R s'; time make -C \$PROJ -j3||as the suite's make-j2 with -j3"
+  "nice-hogs-3||\$BIN/hogs -t 1.0 0 10 19||3 busy loops for 1.0 s at nice 0, 10 and 19; the .out gives each one's CPU time"
+  "threadpool-w2||\$BIN/threadpool -w 2 -n 1000 -u 500 -q 4||threadpool.c: a producer queues 1000 jobs of 500 us CPU to 2 workers (queue of 4)"
 )
 if [[ $set_name == holdout ]]; then set=("${holdout[@]}"); else set=("${validation[@]}"); fi
 

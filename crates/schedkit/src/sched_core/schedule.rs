@@ -79,13 +79,13 @@ pub fn schedule<H: Host>(
                     s.yield_task(ctx, rq, cpu, p);
                 }
                 Leave::Sleep { uninterruptible } => {
-                    s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                    dequeue_sleep::<H>(s, ctx, rq, inside, cpu, p);
                     ctx.tasks[p].state = TaskState::Sleeping { uninterruptible };
                     fate.left = true;
                 }
                 Leave::MaybeSleep => {
                     if H::commit_block(inside, p) {
-                        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                        dequeue_sleep::<H>(s, ctx, rq, inside, cpu, p);
                         ctx.tasks[p].state = TaskState::Sleeping {
                             uninterruptible: false,
                         };
@@ -222,6 +222,28 @@ pub fn schedule<H: Host>(
     Ok(Switch { next })
 }
 
+/// `deactivate_task(prev, DEQUEUE_SLEEP)`; a class that may keep it queued while it sleeps
+/// (DELAY_DEQUEUE) says whether it did, and the host learns it ([`Host::blocked_queued`],
+/// the kernel's `p->on_rq` left set for a delayed task) before the handshake hands prev to
+/// wakers, so that a wakeup reads it without this lock.
+#[inline(always)]
+fn dequeue_sleep<H: Host>(
+    s: &Sched<H::Class>,
+    ctx: &mut Ctx<'_, TaskData<H>>,
+    rq: &mut Rq<ClassRq<H>>,
+    inside: &H::Inside,
+    cpu: CpuId,
+    p: TaskId,
+) {
+    if s.class.delays_dequeue() {
+        let before = s.nr_delayed(rq, cpu);
+        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+        H::blocked_queued(inside, p, s.nr_delayed(rq, cpu) > before);
+    } else {
+        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+    }
+}
+
 /// `put_prev_task` + `pick_next_task`, then the pick's validation and the state changes of
 /// the switch, under the runqueue lock. Returns the task picked and whether a prev that
 /// blocked must be queued again (a wakeup arrived while it was leaving: the handshake ends
@@ -248,6 +270,16 @@ fn pick<H: Host>(
             )));
         }
         match ctx.tasks[n].state {
+            // On per-CPU runqueues a queued task is on its task_cpu's queue (the kernel's
+            // set_task_cpu precedes every enqueue on another runqueue); a pick of one whose
+            // task_cpu is another CPU took it from a queue it is not on.
+            TaskState::Queued if s.layout() == LockLayout::PerCpu && ctx.tasks[n].cpu != cpu => {
+                return Err(CoreError::new(format!(
+                    "{} picked {n} for CPU {cpu}, but it is queued on CPU {}",
+                    s.name(),
+                    ctx.tasks[n].cpu
+                )))
+            }
             TaskState::Queued => {}
             TaskState::Running(c) if c == cpu && prev == Some(n) => {}
             st => {

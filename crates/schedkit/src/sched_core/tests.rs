@@ -636,3 +636,60 @@ fn a_wakeup_during_the_new_idle_balance_leaves_prev_to_its_cpu() {
     }
     assert!(checked >= 5, "only {checked} per-CPU classes checked");
 }
+
+/// The pick's check of `task_cpu`: on per-CPU runqueues a task the class picks for a CPU must
+/// be queued there (its `task_cpu` that CPU); a task whose `task_cpu` says another CPU was
+/// taken from a queue it is not on, and the core refuses the pick. A global runqueue's
+/// `task_cpu` is only the CPU a task last ran on, and the same state is a legal pick there.
+struct PickOffItsCpu;
+
+impl WithSched for PickOffItsCpu {
+    type Out = Result<(), CoreError>;
+    fn run_external(
+        self,
+        policy: &'static crate::registry::ExternalPolicy,
+        _env: &crate::registry::BuildEnv,
+    ) -> Self::Out {
+        unreachable!(
+            "the core's tests run built-in classes only, not {}",
+            policy.name
+        )
+    }
+    fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
+        let m = costless_machine();
+        crate::sim::scripted::run(sched, &m, |h| {
+            let cpu0 = CpuMask::single(0);
+            h.at(1_000_000);
+            let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu0), None);
+            let b = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu0), None);
+            for t in [a, b] {
+                attr::fork(h, 0, None, t, None)?;
+            }
+            settle(h, &mut Vec::new())?;
+            let first = curr_of(h, 0).ok_or(CoreError::new("nothing runs"))?;
+            let queued = if first == a { b } else { a };
+            // The fault under test: task_cpu of the queued task names CPU 1.
+            h.lock_rq(0, |_, ctx, _, _| ctx.tasks[queued].cpu = 1);
+            schedule::schedule(h, 0, Some(first), Leave::Yield).map(|_| ())
+        })
+        .map(|_| ())
+    }
+}
+
+#[test]
+fn a_pick_off_the_tasks_cpu_is_refused_on_per_cpu_runqueues() {
+    let m = costless_machine();
+    let env = BuildEnv::of_machine(&m, crate::class::RtBalance::Passive);
+    let err = PolicyKind::O1
+        .build(&env, PickOffItsCpu)
+        .expect_err("O(1) picked a task queued on another CPU's runqueue");
+    assert!(
+        err.what().contains("but it is queued on CPU 1"),
+        "{}",
+        err.what()
+    );
+    // 2.4's one runqueue: task_cpu is where the task last ran, any CPU may pick it.
+    PolicyKind::Goodness
+        .build(&env, PickOffItsCpu)
+        .unwrap_or_else(|e| panic!("goodness: {}", e.what()));
+}
