@@ -241,8 +241,9 @@ impl Builder {
     /// preemption on, each stack also holds what one preemption takes below the task's
     /// deepest frame (the register save area, sized from CPUID, and the scheduler's frames:
     /// [`SaveArea::stack_cost`]), mapped on top of this, so a task that fits its stack without
-    /// preemption fits it with preemption on any CPU (12.3 KiB more on an AVX-512 machine,
-    /// 20.3 KiB with AMX). A guard page lies below.
+    /// preemption fits it with preemption on any CPU (20.3 KiB more on an AVX-512 machine,
+    /// 28.3 KiB with AMX, in virtual memory: pages no task reaches are never touched). A guard
+    /// page lies below.
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = bytes;
         self
