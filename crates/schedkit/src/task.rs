@@ -157,6 +157,32 @@ impl CpuMask {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
     }
 
+    /// The mask's one CPU below `limit`, when it holds exactly one there (the kernel's
+    /// `p->nr_cpus_allowed == 1`, with `limit` the CPUs online); `None` for none or several.
+    pub fn only_cpu(&self, limit: usize) -> Option<CpuId> {
+        let limit = limit.min(Self::MAX_CPUS);
+        let mut found = None;
+        for (i, &w) in self.0.iter().enumerate() {
+            let base = i * 64;
+            if base >= limit {
+                break;
+            }
+            let w = if limit - base < 64 {
+                w & ((1u64 << (limit - base)) - 1)
+            } else {
+                w
+            };
+            if w == 0 {
+                continue;
+            }
+            if found.is_some() || w & (w - 1) != 0 {
+                return None;
+            }
+            found = Some(base + w.trailing_zeros() as usize);
+        }
+        found
+    }
+
     /// CPUs in the mask, ascending, below `limit`.
     pub fn iter(&self, limit: usize) -> impl Iterator<Item = CpuId> + '_ {
         (0..limit.min(Self::MAX_CPUS)).filter(move |c| self.contains(*c))
@@ -673,6 +699,34 @@ mod tests {
         m.clear(3);
         assert_eq!(m.count(), 1);
         assert!(CpuMask::first_n(4).and(&CpuMask::single(2)).contains(2));
+    }
+
+    #[test]
+    fn only_cpu_is_the_single_allowed_cpu_below_the_limit() {
+        // Against the plain count over every limit and a spread of masks, words' edges included.
+        let masks = [
+            vec![],
+            vec![0],
+            vec![5],
+            vec![63],
+            vec![64],
+            vec![0, 1],
+            vec![3, 200],
+            vec![63, 64],
+            vec![255],
+            vec![2, 130, 255],
+        ];
+        for cpus in masks {
+            let mut m = CpuMask::empty();
+            for &c in &cpus {
+                m.set(c);
+            }
+            for limit in [0, 1, 2, 4, 6, 63, 64, 65, 128, 131, 201, 256, 300] {
+                let below: Vec<_> = m.iter(limit).collect();
+                let want = (below.len() == 1).then(|| below[0]);
+                assert_eq!(m.only_cpu(limit), want, "mask {cpus:?}, limit {limit}");
+            }
+        }
     }
 
     #[test]

@@ -96,7 +96,18 @@ std::arch::global_asm!(
     "ud2",
     ".size schedkit_task_start, .-schedkit_task_start",
     // The preemption trampoline. On entry rsp = interrupted rsp - 136 and [rsp] = interrupted
-    // rip (written by the signal handler below the red zone).
+    // rip (written by the signal handler below the red zone), and the handler has set the
+    // worker's preempt_count to 1.
+    //
+    // It lives in the section the handler never redirects (`schedkit_nopreempt`, with
+    // `worker::enter_runtime_here`), and it drops preempt_count to 0 itself, only once its save
+    // area is released: a signal anywhere between the redirect and the `ret 128` therefore
+    // never starts a second trampoline below this one. (Until 2026-11-27 `preempt_entry`
+    // dropped the count in Rust, and a signal landing in its last instructions or at the
+    // XRSTOR below redirected the task again with the first area still live: two areas and
+    // two scheduler frames on the stack, 26.7 KiB with a 12 KiB area, which overflowed the
+    // smallest stack the builder allowed in most runs of a stress.)
+    ".pushsection schedkit_nopreempt,\"ax\",@progbits",
     ".globl schedkit_preempt_trampoline",
     ".type schedkit_preempt_trampoline,@function",
     "schedkit_preempt_trampoline:",
@@ -112,6 +123,8 @@ std::arch::global_asm!(
     "push r9",
     "push r10",
     "push r11",
+    // (Entered again at 1: when a reschedule was asked as the count dropped, below.)
+    "1:",
     // Reserve the save area (its size is set once at start-up from CPUID leaf 0xD, see
     // `SaveArea`), touching every page on the way down as a stack probe: a reserve larger
     // than the guard page must fault on the guard rather than step over it into whatever
@@ -138,7 +151,11 @@ std::arch::global_asm!(
     "mov eax, [rip + {mask}]",
     "mov edx, [rip + {mask} + 4]",
     "xsave64 [rsp]",
+    // `preempt_entry` returns (rax, rdx) = the preempt_count and need_resched words of the
+    // worker the task is on now (it may have moved), with the count still 1.
     "call {entry}",
+    "mov r8, rax",
+    "mov r9, rdx",
     "mov eax, [rip + {mask}]",
     "mov edx, [rip + {mask} + 4]",
     "xrstor64 [rsp]",
@@ -148,9 +165,20 @@ std::arch::global_asm!(
     "3:",
     "fxsave64 [rsp]",
     "call {entry}",
+    "mov r8, rax",
+    "mov r9, rdx",
     "fxrstor64 [rsp]",
     "4:",
     "lea rsp, [rbp-80]",
+    // The area is released: back to task code. The count drops with a locked instruction (a
+    // full barrier), then need_resched is read: the worker's half of `resched`'s Dekker pair,
+    // as in `resched::leave`. A request that came in between is acted on at once by entering
+    // again (the registers are those of the interrupted code; the frame is the same). One that
+    // comes after the read finds the count 0 and signals, and that signal, landing in this
+    // section, only leaves its flag for the next tick or runtime call.
+    "lock dec dword ptr [r8]",
+    "cmp byte ptr [r9], 0",
+    "jne 5f",
     "pop r11",
     "pop r10",
     "pop r9",
@@ -163,7 +191,14 @@ std::arch::global_asm!(
     "popfq",
     "pop rbp",
     "ret 128",
+    "5:",
+    "mov dword ptr [r8], 1",
+    "jmp 1b",
+    ".globl schedkit_preempt_trampoline_end",
+    ".hidden schedkit_preempt_trampoline_end",
+    "schedkit_preempt_trampoline_end:",
     ".size schedkit_preempt_trampoline, .-schedkit_preempt_trampoline",
+    ".popsection",
     reserve = sym SCHEDKIT_SAVE_RESERVE,
     use_xsave = sym SCHEDKIT_SAVE_USE_XSAVE,
     mask = sym SCHEDKIT_SAVE_MASK,
@@ -224,6 +259,18 @@ pub fn trampoline_addr() -> usize {
     schedkit_preempt_trampoline as *const () as usize
 }
 
+/// The trampoline's code, `[start, end)`.
+#[cfg(test)]
+pub fn trampoline_range() -> (usize, usize) {
+    extern "C" {
+        fn schedkit_preempt_trampoline_end();
+    }
+    (
+        trampoline_addr(),
+        schedkit_preempt_trampoline_end as *const () as usize,
+    )
+}
+
 /// How the preemption trampoline saves the interrupted task's extended register state on this
 /// machine, decided once per process.
 ///
@@ -245,6 +292,14 @@ pub struct SaveArea {
     /// `None`: FXSAVE. `Some(mask)`: XSAVE with this requested-feature bitmap.
     pub xsave_mask: Option<u64>,
 }
+
+/// Stack allowed for the scheduler's frames below a preemption's save area (`preempt_entry`,
+/// the tick, timers, `schedule()` and the switch). Measured by
+/// `runtime::tests::preemption::one_preemption_fits_what_a_stack_reserves`, which fails if the
+/// deepest preemption it sees goes below [`SaveArea::stack_cost`]: 1.9 KiB in this
+/// workspace's profiles (opt-level 2), 7.9 KiB with schedkit built at opt-level 0, as a
+/// dependency of a crate in Cargo's default dev profile is. 16 KiB leaves twice that.
+pub const SCHEDULER_FRAMES: usize = 16 * 1024;
 
 /// Environment override for tests and CI: reserve this many bytes instead of what the CPU needs
 /// (to exercise a large area on a machine whose state is small). Smaller than needed is refused.
@@ -315,10 +370,34 @@ impl SaveArea {
         .clone()
     }
 
-    /// Stack bytes a preemption takes on a task stack: the area, the saved registers and the
-    /// red zone, plus an 8 KiB allowance (not measured) for the scheduler's frames below them.
+    /// `Err` when the process may now use state components this area does not save: the
+    /// area is sized once per process, and a program that asks for AMX
+    /// (`ARCH_REQ_XCOMP_PERM`) after its first runtime was built would have its tiles
+    /// clobbered by other tasks across preemptions. A runtime built then runs without
+    /// preemption and says why.
+    pub fn covers_permitted(&self) -> Result<(), String> {
+        let Some(mask) = self.xsave_mask else {
+            return Ok(());
+        };
+        let now = xgetbv0() & permitted_xfeatures().unwrap_or(u64::MAX);
+        match now & !mask {
+            0 => Ok(()),
+            missing => Err(format!(
+                "the process was allowed extended state {missing:#x} after the save area was \
+                 sized (XSAVE mask {mask:#x}); ask for it (ARCH_REQ_XCOMP_PERM) before building \
+                 the first runtime"
+            )),
+        }
+    }
+
+    /// Stack bytes a preemption takes on a task stack below the interrupted frame: the red
+    /// zone it steps over (128), the interrupted pc and the trampoline's 11 saved registers
+    /// (96), the area and up to 63 bytes of its 64-byte alignment, and [`SCHEDULER_FRAMES`]
+    /// for the scheduler's frames below it. Only one preemption is ever on a stack: the
+    /// signal handler never redirects a task whose trampoline has not returned (see
+    /// `schedkit_preempt_trampoline`).
     pub fn stack_cost(&self) -> usize {
-        self.reserve + 128 + 96 + 8 * 1024
+        128 + 96 + self.reserve + 64 + SCHEDULER_FRAMES
     }
 }
 
@@ -396,6 +475,12 @@ impl Stack {
 
     pub fn usable(&self) -> usize {
         self.len - PAGE
+    }
+
+    /// The guard page's addresses, `[lo, hi)`.
+    pub fn guard(&self) -> (usize, usize) {
+        let lo = self.base.as_ptr() as usize;
+        (lo, lo + PAGE)
     }
 
     fn top(&self) -> *mut u8 {

@@ -238,6 +238,16 @@ impl<P: SchedClass> Host for WorkerHost<'_, P> {
         handshake::finish_block(&inside.ctl[t.index()].state)
     }
 
+    /// Relaxed: ordered before the waker's read by the handshake (`finish_block`'s release,
+    /// the claiming waker's acquire), or read by this same worker (a wakeup deferred to it).
+    fn blocked_queued(inside: &Shared<P>, t: TaskId, kept: bool) {
+        inside.ctl[t.index()].queued_asleep.store(kept, Relaxed);
+    }
+
+    fn may_be_queued(&self, t: TaskId) -> bool {
+        self.sh.ctl[t.index()].queued_asleep.load(Relaxed)
+    }
+
     fn prev_stopped(inside: &Shared<P>, cpu: CpuId, task: &mut Task<P::TaskData>, now: u64) {
         // SAFETY: this worker's own cell.
         let since = unsafe { *inside.workers[cpu].switched_in_ns.get() };

@@ -54,6 +54,11 @@ pub(crate) struct TaskCtl {
     pub(super) gen: AtomicU32,
     pub(super) parent_gen: UnsafeCell<u32>,
     pub(super) last_cpu: UnsafeCell<usize>,
+    /// Its class kept it queued when it last blocked (DELAY_DEQUEUE; the kernel's `p->on_rq`
+    /// still set for a delayed task). Written by its worker under the runqueue lock before
+    /// the handshake's `finish_block` hands the task to wakers, read by the waker that claims
+    /// it after: a wakeup looks under the lock only when it is set.
+    pub(super) queued_asleep: AtomicBool,
 }
 
 impl TaskCtl {
@@ -67,6 +72,7 @@ impl TaskCtl {
             gen: AtomicU32::new(0),
             parent_gen: UnsafeCell::new(0),
             last_cpu: UnsafeCell::new(usize::MAX),
+            queued_asleep: AtomicBool::new(false),
         }
     }
 }
@@ -86,7 +92,11 @@ pub(crate) struct Config {
     pub ncpus: usize,
     pub hz: u32,
     pub max_tasks: usize,
+    /// Bytes of each task stack for the task's own frames (`Builder::stack_size`).
     pub stack_size: usize,
+    /// Bytes each task stack holds on top of that for one preemption
+    /// (`SaveArea::stack_cost`; 0 without preemption).
+    pub preempt_stack: usize,
     pub preempt: bool,
     /// How long an idle worker polls for work before it sleeps in the kernel.
     pub idle_spin_ns: u64,
@@ -445,9 +455,10 @@ impl<P: SchedClass> Shared<P> {
         };
         drop(free);
         let t = TaskId(idx as u32);
+        let stack_len = self.cfg.stack_size + self.cfg.preempt_stack;
         let stack = match lock(&self.stacks).pop() {
-            Some(s) if s.usable() >= self.cfg.stack_size => s,
-            _ => match Stack::new(self.cfg.stack_size) {
+            Some(s) if s.usable() >= stack_len => s,
+            _ => match Stack::new(stack_len) {
                 Ok(s) => s,
                 Err(e) => {
                     lock(&self.free).0.push(idx as u32);
@@ -469,6 +480,7 @@ impl<P: SchedClass> Shared<P> {
             *ctl.entry.get() = Some(entry);
             *ctl.saved_count.get() = 1;
             *ctl.last_cpu.get() = usize::MAX;
+            ctl.queued_asleep.store(false, Relaxed);
             *ctl.parent_gen.get() =
                 parent.map_or(0, |(p, _)| self.ctl[p.index()].gen.load(Relaxed));
             ctl.gen.fetch_add(1, Relaxed);

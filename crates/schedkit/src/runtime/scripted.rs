@@ -25,6 +25,7 @@ pub(crate) fn run<P: SchedClass, R>(
         hz,
         max_tasks: 256,
         stack_size: 64 * 1024,
+        preempt_stack: 0,
         preempt: false,
         idle_spin_ns: 0,
     };

@@ -36,6 +36,9 @@ pub(crate) trait WorkerOps: Send + Sync {
     /// Task side: switch to the worker's scheduler with `reason`.
     fn switch_out(&self, cpu: usize, reason: Reason);
     fn current_task(&self, cpu: usize) -> Option<TaskId>;
+    /// The stack of the task running on `cpu`, for the fault handler (called on that worker's
+    /// thread, in a signal handler: it only reads).
+    fn running_stack(&self, cpu: usize) -> Option<StackInfo>;
     fn take_entry(&self, cpu: usize) -> Box<dyn FnOnce() + Send>;
     fn prepare_block(&self, t: TaskId);
     /// The task found its condition true after `prepare_block`: it stays runnable.
@@ -137,4 +140,15 @@ fn flush(outer: Option<Vec<HeldKick>>) {
         }
         last = Some(key);
     }
+}
+
+/// Where a running task's stack lies, for the fault handler's message.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct StackInfo {
+    pub task: TaskId,
+    /// The guard page, `[lo, hi)`.
+    pub guard: (usize, usize),
+    /// Bytes for the task's own frames (`Builder::stack_size`) and for one preemption.
+    pub own: usize,
+    pub preempt: usize,
 }

@@ -9,7 +9,7 @@
 use super::arch;
 use super::handshake;
 use super::host::Shared;
-use super::task_ops::{Reason, WorkerOps};
+use super::task_ops::{Reason, StackInfo, WorkerOps};
 use super::timers;
 use super::worker;
 use super::{RuntimeStats, TaskSpec};
@@ -54,6 +54,19 @@ impl<P: SchedClass> WorkerOps for Shared<P> {
 
     fn current_task(&self, cpu: usize) -> Option<TaskId> {
         self.running(cpu)
+    }
+
+    fn running_stack(&self, cpu: usize) -> Option<StackInfo> {
+        let t = self.running(cpu)?;
+        // SAFETY: a task's stack is set before it first runs and taken only after it exited;
+        // we are on the worker that runs it, so it is there and nobody writes it.
+        let stack = unsafe { (*self.ctl[t.index()].stack.get()).as_ref() }?;
+        Some(StackInfo {
+            task: t,
+            guard: stack.guard(),
+            own: self.cfg.stack_size,
+            preempt: self.cfg.preempt_stack,
+        })
     }
 
     fn take_entry(&self, cpu: usize) -> Box<dyn FnOnce() + Send> {

@@ -285,6 +285,101 @@ pub(crate) fn signals() -> [i32; 3] {
     [tick_signal(), resched_signal(), timer_signal()]
 }
 
+/// The SIGSEGV and SIGBUS dispositions found when [`install_fault_handler`] put its own in
+/// place (std's stack-overflow handler, usually), to pass other faults on to.
+static OLD_FAULT: std::sync::OnceLock<[libc::sigaction; 2]> = std::sync::OnceLock::new();
+
+/// Installs, once per process, a SIGSEGV/SIGBUS handler that names a task stack overflow: a
+/// fault in the guard page of the stack of the task running on this worker is reported on
+/// stderr (the task, its stack's two parts, the builder setting to raise) and the process
+/// aborts, instead of dying of a bare "Segmentation fault". Any other fault goes to the
+/// handler that was there before (std prints its own thread stack overflows), or to the
+/// default action. `Err` says why it could not be installed (the runtime works without).
+pub(crate) fn install_fault_handler() -> Result<(), String> {
+    static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| {
+            let mut old = [unsafe { std::mem::zeroed::<libc::sigaction>() }; 2];
+            for (i, sig) in [libc::SIGSEGV, libc::SIGBUS].into_iter().enumerate() {
+                // SAFETY: reading the current disposition into a zeroed struct.
+                if unsafe { libc::sigaction(sig, std::ptr::null(), &mut old[i]) } != 0 {
+                    return Err(format!(
+                        "sigaction({sig}): {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+            }
+            OLD_FAULT.get_or_init(|| old);
+            for sig in [libc::SIGSEGV, libc::SIGBUS] {
+                // SAFETY: a zeroed sigaction with our handler, on the alternate stack (the
+                // faulting stack has no room left).
+                let r = unsafe {
+                    let mut sa: libc::sigaction = std::mem::zeroed();
+                    sa.sa_sigaction = on_fault as *const () as usize;
+                    sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+                    libc::sigemptyset(&mut sa.sa_mask);
+                    libc::sigaction(sig, &sa, std::ptr::null_mut())
+                };
+                if r != 0 {
+                    return Err(format!(
+                        "sigaction({sig}): {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+            }
+            Ok(())
+        })
+        .clone()
+}
+
+extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let tls = CURRENT.with(|c| c.get());
+    // SAFETY: set by `enter` to a WorkerTls that lives for the worker thread's whole life; the
+    // host outlives its workers.
+    let stack = unsafe { tls.as_ref() }.and_then(|w| unsafe { &*w.host }.running_stack(w.cpu));
+    if let Some(st) = stack.filter(|st| (st.guard.0..st.guard.1).contains(&addr)) {
+        // Formatted into a buffer on this (alternate) stack: no allocation in a handler that
+        // may have interrupted malloc.
+        let mut buf = [0u8; 512];
+        let mut w = &mut buf[..];
+        use std::io::Write;
+        let _ = write!(
+            w,
+            "schedkit runtime: task {} overflowed its stack (fault at {addr:#x}, in the guard \
+             page): {} B for its frames (Builder::stack_size) + {} B for a preemption \
+             (SaveArea::stack_cost); raise Builder::stack_size\n",
+            st.task.0, st.own, st.preempt
+        );
+        let n = 512 - w.len();
+        // SAFETY: writing our buffer to file descriptor 2, then aborting.
+        unsafe {
+            libc::write(2, buf.as_ptr() as *const libc::c_void, n);
+            libc::abort();
+        }
+    }
+    // Not ours: hand it to the previous handler, or restore the default action and return,
+    // so that the faulting instruction runs again and the default action (a core dump) takes
+    // the process as it would have without us.
+    let Some(old) = OLD_FAULT.get() else { return };
+    let old = &old[usize::from(sig == libc::SIGBUS)];
+    let h = old.sa_sigaction;
+    if h == libc::SIG_DFL || h == libc::SIG_IGN {
+        // SAFETY: putting back the disposition we found.
+        unsafe { libc::sigaction(sig, old, std::ptr::null_mut()) };
+    } else if old.sa_flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler was installed for exactly this call.
+        let f: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(h) };
+        f(sig, info, uctx);
+    } else {
+        // SAFETY: as above, a one-argument handler.
+        let f: extern "C" fn(i32) = unsafe { std::mem::transmute(h) };
+        f(sig);
+    }
+}
+
 /// Installs the process-wide handlers once; every later call returns the first one's outcome.
 pub(crate) fn install_handler() -> Result<(), String> {
     static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
@@ -322,6 +417,14 @@ pub(crate) fn install_handler() -> Result<(), String> {
         .clone()
 }
 
+/// Whether the handler may redirect code interrupted at `pc` into the trampoline: only in this
+/// executable's text, never in libc, the vDSO or another library, nor in the
+/// `schedkit_nopreempt` section (between reading the worker and entering runtime code on it,
+/// `enter_runtime_here`, and the trampoline itself, whose area is live until it returns).
+pub(crate) fn redirectable_pc(pc: usize) -> bool {
+    (TEXT_LO.load(Relaxed)..TEXT_HI.load(Relaxed)).contains(&pc) && !in_nopreempt_section(pc)
+}
+
 extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::c_void) {
     let tls = CURRENT.with(|c| c.get());
     if tls.is_null() {
@@ -345,10 +448,8 @@ extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::
     // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
     let uc = unsafe { &mut *(uctx as *mut libc::ucontext_t) };
     let rip = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
-    if rip < TEXT_LO.load(Relaxed) || rip >= TEXT_HI.load(Relaxed) || in_nopreempt_section(rip) {
-        // In libc, the vDSO or another library, or between reading the worker and entering
-        // runtime code on it (`enter_runtime_here`): not a safe point. The next tick or
-        // runtime call handles the request.
+    if !redirectable_pc(rip) {
+        // Not a safe point; the next tick or runtime call handles the request.
         return;
     }
     let rsp = uc.uc_mcontext.gregs[libc::REG_RSP as usize] as usize;
@@ -364,23 +465,50 @@ extern "C" fn on_signal(sig: i32, _info: *mut libc::siginfo_t, uctx: *mut libc::
     // page probe of the save area — page faults on a fresh stack — and XSAVE) must not be
     // redirected again by the next signal, or trampolines nest, each reserving the area anew,
     // until the stack overflows. With a 12 KiB area this crashed 1 run in 3 of the runtime
-    // suite. `preempt_entry` clears it when the task resumes.
+    // suite. The trampoline itself drops it to 0 once its area is released, in a section this
+    // handler never redirects.
     slot.preempt_count.store(1, Relaxed);
 }
 
+/// What [`preempt_entry`] hands back to the trampoline (in rax and rdx): the two words of
+/// `resched`'s request on the worker the task ends up on.
+#[repr(C)]
+pub(crate) struct PreemptExit {
+    preempt_count: *const AtomicU32,
+    need_resched: *const AtomicBool,
+}
+
 /// Called by the trampoline on the task's stack, in normal (not signal) context, with every
-/// register of the interrupted code saved.
-pub(crate) extern "C" fn preempt_entry() {
-    let Some(w) = current() else { return };
-    // SAFETY: the slot outlives the worker thread.
-    unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
-    // SAFETY: the host outlives its workers.
-    let host = unsafe { &*w.host };
+/// register of the interrupted code saved. Runs the scheduler, and again while ticks, an
+/// expired timer or a reschedule came due meanwhile, all at preempt_count 1, so that no signal
+/// redirects the task while the trampoline's save area is on its stack. It returns with the
+/// count still 1: the trampoline drops it once it has released the area (see
+/// `schedkit_preempt_trampoline`), where a signal cannot redirect it either.
+pub(crate) extern "C" fn preempt_entry() -> PreemptExit {
     fatal_on_panic("preemption", || {
-        host.preempt_point(w.cpu);
-        // We may be on another worker now.
-        leave_runtime();
-    });
+        let mut w = current().expect("the trampoline runs only on a worker");
+        // SAFETY: the slot outlives the worker thread.
+        unsafe { (*w.slot).preempt_count.store(1, Relaxed) };
+        loop {
+            // SAFETY: the host outlives its workers.
+            unsafe { &*w.host }.preempt_point(w.cpu);
+            // We may be on another worker now; at count 1 we stay on it until the trampoline
+            // returns to task code.
+            w = current().expect("the trampoline runs only on a worker");
+            // SAFETY: the slot outlives the worker thread.
+            let slot = unsafe { &*w.slot };
+            debug_assert_eq!(slot.preempt_count.load(Relaxed), 1);
+            let due = slot.need_resched.load(Relaxed)
+                || slot.ticks_pending.load(Relaxed) > 0
+                || slot.timer_pending.load(Relaxed);
+            if !due {
+                return PreemptExit {
+                    preempt_count: &slot.preempt_count,
+                    need_resched: &slot.need_resched,
+                };
+            }
+        }
+    })
 }
 
 /// Leaves a level of runtime code (`preempt_count`); back at task code, runs what came due

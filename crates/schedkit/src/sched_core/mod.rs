@@ -207,6 +207,19 @@ pub trait Host {
     fn finish_block(_inside: &Self::Inside, _t: TaskId) -> bool {
         true
     }
+    /// Under the lock, for prev just dequeued to sleep by a class that may keep sleeping tasks
+    /// queued (DELAY_DEQUEUE): whether it did (`kept`). A host that remembers it where a waker
+    /// can read it without a lock (before the handshake hands the task to wakers) answers
+    /// [`may_be_queued`](Self::may_be_queued) from it.
+    fn blocked_queued(_inside: &Self::Inside, _t: TaskId, _kept: bool) {}
+    /// `try_to_wake_up`'s lock-free `READ_ONCE(p->on_rq)` before `ttwu_runnable` (fair.c's
+    /// DELAY_DEQUEUE, 6.12+; `kernel/sched/core.c`): whether `t`, just claimed asleep
+    /// ([`Wakee::Asleep`]), may still be queued by its class. `false` lets the wakeup skip
+    /// the lock of its runqueue, where the class would find nothing to requeue. The default
+    /// always looks under the lock (the simulator, whose figures price that section).
+    fn may_be_queued(&self, _t: TaskId) -> bool {
+        true
+    }
     /// Under the lock, prev stops running on `cpu` at `now` (the host's run-time accounting).
     fn prev_stopped(
         _inside: &Self::Inside,

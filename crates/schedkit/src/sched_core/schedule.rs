@@ -79,13 +79,13 @@ pub fn schedule<H: Host>(
                     s.yield_task(ctx, rq, cpu, p);
                 }
                 Leave::Sleep { uninterruptible } => {
-                    s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                    dequeue_sleep::<H>(s, ctx, rq, inside, cpu, p);
                     ctx.tasks[p].state = TaskState::Sleeping { uninterruptible };
                     fate.left = true;
                 }
                 Leave::MaybeSleep => {
                     if H::commit_block(inside, p) {
-                        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+                        dequeue_sleep::<H>(s, ctx, rq, inside, cpu, p);
                         ctx.tasks[p].state = TaskState::Sleeping {
                             uninterruptible: false,
                         };
@@ -223,6 +223,28 @@ pub fn schedule<H: Host>(
         h.kick_idle_balancer(cpu, false);
     }
     Ok(Switch { next })
+}
+
+/// `deactivate_task(prev, DEQUEUE_SLEEP)`; a class that may keep it queued while it sleeps
+/// (DELAY_DEQUEUE) says whether it did, and the host learns it ([`Host::blocked_queued`],
+/// the kernel's `p->on_rq` left set for a delayed task) before the handshake hands prev to
+/// wakers, so that a wakeup reads it without this lock.
+#[inline(always)]
+fn dequeue_sleep<H: Host>(
+    s: &Sched<H::Class>,
+    ctx: &mut Ctx<'_, TaskData<H>>,
+    rq: &mut Rq<ClassRq<H>>,
+    inside: &H::Inside,
+    cpu: CpuId,
+    p: TaskId,
+) {
+    if s.class.delays_dequeue() {
+        let before = s.nr_delayed(rq, cpu);
+        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+        H::blocked_queued(inside, p, s.nr_delayed(rq, cpu) > before);
+    } else {
+        s.dequeue(ctx, rq, cpu, p, DequeueKind::Sleep);
+    }
 }
 
 /// `put_prev_task` + `pick_next_task`, then the pick's validation and the state changes of

@@ -85,7 +85,7 @@ pub fn wake_delayed<H: Host>(
     irq: bool,
     uninterruptible: bool,
 ) -> Result<bool, CoreError> {
-    if !h.sched().class.delays_dequeue() {
+    if !h.sched().class.delays_dequeue() || !h.may_be_queued(t) {
         return Ok(false);
     }
     let woke = task_rq_lock(h, t, |s, ctx, rq| {

@@ -302,7 +302,17 @@ pub fn timer_due(s: &mut DlServer, now: u64) -> bool {
 /// reschedules the idle CPU, `put_prev_task_idle` charges the idle time so far
 /// (`dl_server_update_idle_time`), and the server's pick finds no normal task, so it stops.
 /// (Here timers fire at the CPU's ticks and picks, and an idle CPU takes neither.)
+///
+/// Inlined up to its first test (a CPU that was not idle, the usual pick, returns at once).
+#[inline]
 pub fn idle_timers(s: &mut DlServer, now: u64) {
+    if s.idle_since.is_some() {
+        idle_timers_replay(s, now);
+    }
+}
+
+#[inline(never)]
+fn idle_timers_replay(s: &mut DlServer, now: u64) {
     for _ in 0..4 {
         let (Some(since), Some(at)) = (s.idle_since, s.timer) else {
             return;

@@ -93,20 +93,26 @@ impl Eevdf {
 
     /// `update_curr` (+ `update_deadline`): returns whether to reschedule: the slice ran out
     /// with others queued, or (6.18) the protected slice is over (`!protect_slice(curr)`).
+    ///
+    /// Nothing happens when no time passed since the runner was last charged: both eras
+    /// return before `update_deadline` and `update_min_vruntime` when `delta_exec <= 0`
+    /// (6.6's `update_curr`; 6.18's, after `update_se`). That is every second call of a
+    /// `schedule()` that charged the runner already at the same clock reading (a yield's
+    /// `yield_task` then `put_prev`, a block's dequeue then `put_prev`), as the kernel's
+    /// `rq_clock_skip_update` makes it for `yield_task_fair`.
     pub(super) fn update_curr(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq) -> bool {
         let Some(c) = rq.curr else { return false };
         let now = ctx.now;
         let mut resched = false;
-        let mut ran = false;
         {
             let se = &mut ctx.tasks[c].data;
             let delta = now.saturating_sub(se.exec_start);
-            if delta > 0 {
-                ran = true;
-                se.sum_exec += delta;
-                se.vruntime = se.vruntime.wrapping_add(Self::delta_fair(delta, se));
-                se.exec_start = now;
+            if delta == 0 {
+                return false;
             }
+            se.sum_exec += delta;
+            se.vruntime = se.vruntime.wrapping_add(Self::delta_fair(delta, se));
+            se.exec_start = now;
             // update_deadline: past its deadline, a new slice.
             if !before(se.vruntime, se.deadline) {
                 if !se.custom_slice {
@@ -119,11 +125,8 @@ impl Eevdf {
         }
         Self::update_min_vruntime(&ctx.tasks, rq);
         if self.is_618() {
-            // 6.18 returns before any of this when delta_exec <= 0, and reschedules when
-            // the deadline passed or the protected slice is over, if others are queued.
-            if !ran {
-                return false;
-            }
+            // 6.18 reschedules when the deadline passed or the protected slice is over, if
+            // others are queued.
             let se = &ctx.tasks[c].data;
             let ask = rq.nr_queued > 1 && (resched || !Self::protect_slice(se));
             // `resched_curr_lazy` from whichever path charged the runner (the tick, a

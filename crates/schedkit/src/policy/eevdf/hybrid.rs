@@ -185,8 +185,24 @@ impl Eevdf {
         asym::util_fits_cpu(t.data.util.load_avg, clamp, cap, !clamp.is_default()) > 0
     }
 
-    /// `update_misfit_status(p, rq)` (`p` None: the CPU goes idle).
+    /// `update_misfit_status(p, rq)` (`p` None: the CPU goes idle). Its first test, whether
+    /// CPU capacities differ at all, is the kernel's static key (`sched_asym_cpucap_active`),
+    /// free on a machine whose CPUs are alike: inlined here at every pick and tick, with the
+    /// rest out of line.
+    #[inline]
     pub(super) fn update_misfit_status(
+        &self,
+        tasks: &TaskView<'_, EevdfTask>,
+        rq: &mut EevdfRq,
+        p: Option<TaskId>,
+    ) {
+        if rq.hy.as_ref().is_some_and(|h| h.asym_capacity) {
+            self.update_misfit_status_asym(tasks, rq, p);
+        }
+    }
+
+    #[inline(never)]
+    fn update_misfit_status_asym(
         &self,
         tasks: &TaskView<'_, EevdfTask>,
         rq: &mut EevdfRq,
@@ -196,9 +212,6 @@ impl Eevdf {
         let Some(h) = rq.hy.as_mut() else {
             return;
         };
-        if !h.asym_capacity {
-            return;
-        }
         h.misfit_task_load = match p {
             Some(t)
                 if tasks[t].cpus_allowed.count() > 1

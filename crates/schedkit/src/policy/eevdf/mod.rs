@@ -639,6 +639,13 @@ impl SchedClass for Eevdf {
         waker_cpu: CpuId,
         kind: WakeKind,
     ) -> CpuId {
+        // select_task_rq (kernel/sched/core.c, 6.6 and 6.18): a task allowed on one CPU is not
+        // handed to its class (`p->nr_cpus_allowed > 1` fails): it goes to that CPU
+        // (`cpumask_any`), and select_task_rq_fair's work and side effects (record_wakee,
+        // wake_wide) do not happen for it.
+        if let Some(only) = tasks[t].cpus_allowed.only_cpu(view.ncpus()) {
+            return only;
+        }
         self.select_task_rq_fair(tasks, view, t, waker_cpu, kind)
     }
 

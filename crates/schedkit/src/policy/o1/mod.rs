@@ -65,25 +65,66 @@ pub struct Jiffies {
     pub min_timeslice: i64,
     /// `MAX_SLEEP_AVG` = DEF_TIMESLICE * MAX_BONUS (1 s).
     pub max_sleep_avg: i64,
+    /// Division by `tick_ns` and by `max_sleep_avg` (see [`Recip`]).
+    tick_recip: Recip,
+    max_sleep_avg_recip: Recip,
+}
+
+/// `n / d` for a divisor fixed for the run, by a multiplication. 2.6.11's divisors in
+/// `NS_TO_JIFFIES` and `CURRENT_BONUS` (`1e9 / HZ`, `MAX_SLEEP_AVG`) are compile-time
+/// constants, which the compiler turns into multiplications; here HZ is the host's, known
+/// at run time, so the reciprocal is computed once ([`O1`] keeps the [`Jiffies`] of its HZ)
+/// and every quotient is still exact: with `m = floor((2^64 - 1) / d)` the high half of
+/// `n * m` is `floor(n / d)` or one less, and one comparison corrects it.
+#[derive(Clone, Copy, Debug)]
+pub struct Recip {
+    d: u64,
+    m: u64,
+}
+
+impl Recip {
+    pub fn new(d: u64) -> Recip {
+        Recip {
+            d,
+            m: if d > 1 { u64::MAX / d } else { 0 },
+        }
+    }
+
+    #[inline]
+    pub fn div(&self, n: u64) -> u64 {
+        if self.d <= 1 {
+            // 1: n itself; 0: the division by zero the plain `/` would have panicked with.
+            return n / self.d;
+        }
+        let q = ((n as u128 * self.m as u128) >> 64) as u64;
+        if n - q * self.d >= self.d {
+            q + 1
+        } else {
+            q
+        }
+    }
 }
 
 impl Jiffies {
     pub fn new(hz: u32) -> Jiffies {
         let hz = hz as u64;
         let def = (100 * hz / 1000) as i64;
+        let tick_ns = 1_000_000_000 / hz;
         Jiffies {
             hz,
-            tick_ns: 1_000_000_000 / hz,
+            tick_ns,
             def_timeslice: def,
             min_timeslice: ((5 * hz / 1000) as i64).max(1),
             max_sleep_avg: def * MAX_BONUS,
+            tick_recip: Recip::new(tick_ns),
+            max_sleep_avg_recip: Recip::new((def * MAX_BONUS) as u64),
         }
     }
     pub fn to_ns(&self, j: i64) -> u64 {
         j.max(0) as u64 * self.tick_ns
     }
     pub fn ns_to_jiffies(&self, ns: u64) -> i64 {
-        (ns / self.tick_ns) as i64
+        self.tick_recip.div(ns) as i64
     }
     pub fn ns_max_sleep_avg(&self) -> u64 {
         self.to_ns(self.max_sleep_avg)
@@ -106,7 +147,9 @@ impl Jiffies {
 
     /// `CURRENT_BONUS(p)` = NS_TO_JIFFIES(sleep_avg) * MAX_BONUS / MAX_SLEEP_AVG.
     pub fn current_bonus(&self, sleep_avg: u64) -> i64 {
-        self.ns_to_jiffies(sleep_avg) * MAX_BONUS / self.max_sleep_avg
+        // Both operands are non-negative: the unsigned quotient is C's.
+        self.max_sleep_avg_recip
+            .div((self.ns_to_jiffies(sleep_avg) * MAX_BONUS) as u64) as i64
     }
 
     /// `INTERACTIVE_SLEEP(p)` in ns.
@@ -200,6 +243,9 @@ pub struct O1 {
     /// `cache_decay_ticks`: how long a task counts as cache-hot for the balancer.
     pub cache_decay_ticks: u64,
     pub era: O1Era,
+    /// The constants of the host's HZ, computed at the first hook that reads them (the
+    /// kernel's are compile-time constants).
+    jiffies: std::sync::OnceLock<Jiffies>,
 }
 
 /// Which O(1): the announcement's (`o1:era=2002`, [`era2002`]) or 2.6.11's (`o1`).
@@ -225,6 +271,7 @@ impl O1 {
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
             era: O1Era::V2_6_11,
+            jiffies: std::sync::OnceLock::new(),
         }
     }
 
@@ -235,6 +282,7 @@ impl O1 {
         O1 {
             cache_decay_ticks: cacheflush_time / cpu_khz.max(1) + 1,
             era: O1Era::V2_6_11,
+            jiffies: std::sync::OnceLock::new(),
         }
     }
 
@@ -251,6 +299,7 @@ impl O1 {
         O1 {
             cache_decay_ticks: ticks,
             era: O1Era::V2_6_11,
+            jiffies: std::sync::OnceLock::new(),
         }
     }
 
@@ -346,8 +395,16 @@ pub fn recalc_task_prio(p: &mut T, now: u64, j: &Jiffies) {
 }
 
 impl O1 {
+    #[inline]
     fn jiffies(&self, hz: u32) -> Jiffies {
-        Jiffies::new(hz)
+        match self.jiffies.get() {
+            Some(j) if j.hz == hz as u64 => *j,
+            _ => {
+                let j = Jiffies::new(hz);
+                let _ = self.jiffies.set(j);
+                j
+            }
+        }
     }
 
     /// Queues `t` in array `which`.

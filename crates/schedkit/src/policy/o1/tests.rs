@@ -801,3 +801,60 @@ fn balancer_walks_expired_then_rt_then_active() {
     }
     assert_eq!(order, [expired, rt_high, rt_low, active_tail]);
 }
+
+proptest::proptest! {
+    /// `Recip::div` is `/` for every dividend and divisor, the jiffy constants of the usual
+    /// HZ values among them.
+    #[test]
+    fn reciprocal_division_is_exact(n in proptest::prelude::any::<u64>(), d in 1u64..) {
+        proptest::prop_assert_eq!(Recip::new(d).div(n), n / d);
+    }
+}
+
+#[test]
+fn reciprocal_division_is_exact_at_the_edges() {
+    let ds = [
+        1,
+        2,
+        3,
+        7,
+        10,
+        100,
+        250,
+        1000,
+        1_000_000,
+        4_000_000,
+        10_000_000,
+        u64::MAX / 3,
+        u64::MAX - 1,
+        u64::MAX,
+    ];
+    for d in ds {
+        let r = Recip::new(d);
+        for n in [
+            0,
+            1,
+            d - 1,
+            d,
+            d.saturating_add(1),
+            2 * (d / 2),
+            u64::MAX - 1,
+            u64::MAX,
+            999_999_999,
+        ] {
+            assert_eq!(r.div(n), n / d, "{n} / {d}");
+        }
+    }
+    // The constants O(1) divides by, for HZ 100, 250, 1000: sleep_avg and run times up to
+    // NS_MAX_SLEEP_AVG and beyond.
+    for hz in [100u32, 250, 1000] {
+        let j = Jiffies::new(hz);
+        for ns in (0..3_000_000_000u64).step_by(999_983) {
+            assert_eq!(j.ns_to_jiffies(ns), (ns / j.tick_ns) as i64);
+            assert_eq!(
+                j.current_bonus(ns),
+                (ns / j.tick_ns) as i64 * MAX_BONUS / j.max_sleep_avg
+            );
+        }
+    }
+}

@@ -3,9 +3,10 @@
 //!
 //! One file per topic: `tasks` (spawn, join, wakeups, sleeps, attributes, shutdown),
 //! `policies` (priority order and CPU shares), `preemption` (and the save area, and the suite
-//! re-run in child processes), `sync` (the primitives), `futures` (async tasks). This file holds
-//! the helpers they share, which the I/O tests use too. Tests reach the runtime only through
-//! `runtime` and its private modules; never `sim`, the workload model or `metrics`.
+//! re-run in child processes), `sync` (the primitives), `futures` (async tasks), `stackprobe`
+//! (painting a task's stack to see how deep it went). This file holds the helpers they share,
+//! which the I/O tests use too. Tests reach the runtime only through `runtime` and its private
+//! modules; never `sim`, the workload model or `metrics`.
 
 use super::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 mod futures;
 mod policies;
 mod preemption;
+mod stackprobe;
 mod sync;
 mod tasks;
 

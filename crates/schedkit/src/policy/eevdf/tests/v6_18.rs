@@ -509,12 +509,15 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
         cpus_per_package: None,
     });
     let class = Eevdf::v6_18(2);
-    let select = |waker_flips: u32| {
+    let select_with = |waker_flips: u32, pinned: Option<CpuId>| {
         let mut tasks: Tasks<EevdfTask> = Tasks::new();
         let w = tasks.spawn();
         let p = tasks.spawn();
         let other = tasks.spawn();
         tasks[p].cpu = 1;
+        if let Some(c) = pinned {
+            tasks[p].cpus_allowed = crate::task::CpuMask::single(c);
+        }
         // p has woken two partners in turn: 2 flips. w has had `waker_flips` changes.
         tasks[p].data.wakee.record(TaskId(10), 1);
         tasks[p].data.wakee.record(TaskId(11), 2);
@@ -557,10 +560,14 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
         });
         (cpu, tasks[w].data.wakee.flips())
     };
+    let select = |waker_flips: u32| select_with(waker_flips, None);
     // w: 2 flips, +1 for p (a new wakee) = 3 < 2 * 2: not wide, affine: CPU 0.
     assert_eq!(select(2), (0, 3));
     // w: 3 + 1 = 4 >= 2 * 2 and p's 2 >= 2: wide, p stays with its previous CPU 1.
     assert_eq!(select(3), (1, 4));
+    // p allowed on CPU 1 only: core.c's select_task_rq does not ask the class
+    // (`nr_cpus_allowed == 1`), so the affine CPU 0 is not taken and w records no flip.
+    assert_eq!(select_with(2, Some(1)), (1, 2));
 }
 
 #[test]
