@@ -311,21 +311,8 @@ pub(crate) fn install_fault_handler() -> Result<(), String> {
             }
             OLD_FAULT.get_or_init(|| old);
             for sig in [libc::SIGSEGV, libc::SIGBUS] {
-                // SAFETY: a zeroed sigaction with our handler, on the alternate stack (the
-                // faulting stack has no room left).
-                let r = unsafe {
-                    let mut sa: libc::sigaction = std::mem::zeroed();
-                    sa.sa_sigaction = on_fault as *const () as usize;
-                    sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-                    libc::sigemptyset(&mut sa.sa_mask);
-                    libc::sigaction(sig, &sa, std::ptr::null_mut())
-                };
-                if r != 0 {
-                    return Err(format!(
-                        "sigaction({sig}): {}",
-                        std::io::Error::last_os_error()
-                    ));
-                }
+                // On the alternate stack: the faulting stack has no room left.
+                set_handler(sig, on_fault, libc::SA_ONSTACK, &[])?;
             }
             Ok(())
         })
@@ -380,6 +367,34 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, uctx: *mut libc::c_
     }
 }
 
+/// `sigaction(sig)` with the three-argument `handler`, `flags` besides SA_SIGINFO, and `blocked`
+/// masked while it runs; `Err` names the signal and the OS error.
+fn set_handler(
+    sig: i32,
+    handler: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void),
+    flags: i32,
+    blocked: &[i32],
+) -> Result<(), String> {
+    // SAFETY: a zeroed sigaction filled in here; `handler` has the SA_SIGINFO signature.
+    let r = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as *const () as usize;
+        sa.sa_flags = libc::SA_SIGINFO | flags;
+        libc::sigemptyset(&mut sa.sa_mask);
+        for &b in blocked {
+            libc::sigaddset(&mut sa.sa_mask, b);
+        }
+        libc::sigaction(sig, &sa, std::ptr::null_mut())
+    };
+    if r != 0 {
+        return Err(format!(
+            "sigaction({sig}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// Installs the process-wide handlers once; every later call returns the first one's outcome.
 pub(crate) fn install_handler() -> Result<(), String> {
     static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
@@ -389,28 +404,17 @@ pub(crate) fn install_handler() -> Result<(), String> {
             TEXT_LO.store(lo, Relaxed);
             TEXT_HI.store(hi, Relaxed);
             for sig in signals() {
-                // SAFETY: a zeroed sigaction with our handler; SA_ONSTACK because the handler
-                // writes below the interrupted stack pointer and must not run on that stack.
-                let r = unsafe {
-                    let mut sa: libc::sigaction = std::mem::zeroed();
-                    sa.sa_sigaction = on_signal as *const () as usize;
-                    sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
-                    // All three signals blocked while any handler runs: a reschedule signal
-                    // landing in the tick's handler would otherwise see the handler's own
-                    // context (our text, preempt_count 0) and redirect *it* to the
-                    // trampoline, on the alternate stack.
-                    libc::sigemptyset(&mut sa.sa_mask);
-                    for blocked in signals() {
-                        libc::sigaddset(&mut sa.sa_mask, blocked);
-                    }
-                    libc::sigaction(sig, &sa, std::ptr::null_mut())
-                };
-                if r != 0 {
-                    return Err(format!(
-                        "sigaction({sig}): {}",
-                        std::io::Error::last_os_error()
-                    ));
-                }
+                // SA_ONSTACK because the handler writes below the interrupted stack pointer
+                // and must not run on that stack. All three signals blocked while any handler
+                // runs: a reschedule signal landing in the tick's handler would otherwise see
+                // the handler's own context (our text, preempt_count 0) and redirect *it* to
+                // the trampoline, on the alternate stack.
+                set_handler(
+                    sig,
+                    on_signal,
+                    libc::SA_ONSTACK | libc::SA_RESTART,
+                    &signals(),
+                )?;
             }
             Ok(())
         })

@@ -16,6 +16,22 @@ mod conformance;
 use crate::conformance::{costless_machine, curr_of, settle, spec};
 use crate::sched_core::scripted::Scripted;
 
+/// `WithSched::run_external` of the core's tests, which build built-in classes only.
+macro_rules! builtin_only {
+    () => {
+        fn run_external(
+            self,
+            policy: &'static crate::registry::ExternalPolicy,
+            _env: &crate::registry::BuildEnv,
+        ) -> Self::Out {
+            unreachable!(
+                "the core's tests run built-in classes only, not {}",
+                policy.name
+            )
+        }
+    };
+}
+
 /// The host under test with two probes: its lock-free read of `task_cpu` is stale for the
 /// first `stale` reads (as a parent that keeps migrating looks to a reaper on another CPU);
 /// and, with `wake_in_window` set, the first time the core takes a runqueue lock to *view*
@@ -187,16 +203,7 @@ struct ReapAfterStaleReads {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 impl WithSched for ReapAfterStaleReads {
     type Out = i64;
-    fn run_external(
-        self,
-        policy: &'static crate::registry::ExternalPolicy,
-        _env: &crate::registry::BuildEnv,
-    ) -> Self::Out {
-        unreachable!(
-            "the core's tests run built-in classes only, not {}",
-            policy.name
-        )
-    }
+    builtin_only!();
     fn run<C: SchedClass>(self, sched: Sched<C>) -> i64 {
         let stale = self.stale;
         let topology = crate::machine::Topology::flat(2);
@@ -402,16 +409,7 @@ struct YieldBothHosts;
 
 impl WithSched for YieldBothHosts {
     type Out = Result<(), CoreError>;
-    fn run_external(
-        self,
-        policy: &'static crate::registry::ExternalPolicy,
-        _env: &crate::registry::BuildEnv,
-    ) -> Self::Out {
-        unreachable!(
-            "the core's tests run built-in classes only, not {}",
-            policy.name
-        )
-    }
+    builtin_only!();
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let name = sched.name();
         let m = costless_machine();
@@ -438,16 +436,7 @@ struct YieldRuntime {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 impl WithSched for YieldRuntime {
     type Out = Result<(), CoreError>;
-    fn run_external(
-        self,
-        policy: &'static crate::registry::ExternalPolicy,
-        _env: &crate::registry::BuildEnv,
-    ) -> Self::Out {
-        unreachable!(
-            "the core's tests run built-in classes only, not {}",
-            policy.name
-        )
-    }
+    builtin_only!();
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let (topology, hz) = (self.machine.topology.clone(), self.machine.hz());
         crate::runtime::scripted::run(sched, topology, hz, |h| yield_semantics(h)).map(|_| ())
@@ -580,7 +569,7 @@ fn a_newly_idle_cpu_dequeues_its_delayed_tasks_before_it_balances() {
         let mut log = Vec::new();
         let (cpu0, cpu1, all) = (CpuMask::single(0), CpuMask::single(1), CpuMask::first_n(2));
         h.at(MS);
-        let mut two_on = |h: &mut _, cpu: CpuId, mask: CpuMask| -> Result<[TaskId; 2], CoreError> {
+        let two_on = |h: &mut _, cpu: CpuId, mask: CpuMask| -> Result<[TaskId; 2], CoreError> {
             let mut ts = [TaskId(0); 2];
             for t in &mut ts {
                 *t = Scripted::add_task(h, &spec(SchedPolicy::Normal, 0, 0, mask), None);
@@ -732,16 +721,7 @@ struct PickOffItsCpu;
 
 impl WithSched for PickOffItsCpu {
     type Out = Result<(), CoreError>;
-    fn run_external(
-        self,
-        policy: &'static crate::registry::ExternalPolicy,
-        _env: &crate::registry::BuildEnv,
-    ) -> Self::Out {
-        unreachable!(
-            "the core's tests run built-in classes only, not {}",
-            policy.name
-        )
-    }
+    builtin_only!();
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let m = costless_machine();
         crate::sim::scripted::run(sched, &m, |h| {
