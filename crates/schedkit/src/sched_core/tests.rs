@@ -361,10 +361,9 @@ fn a_cpu_outside_the_affinity_is_an_error() {
     );
 }
 
-/// `sched_yield()` as each design documents it, on CPU 0 with everything bound there: a
-/// normal task yields to another normal task of its nice level; an RT task yields to RT
-/// tasks of its own priority and never to lower ones.
-fn yield_semantics<H: Scripted>(h: &mut H) -> Result<Vec<String>, CoreError> {
+/// Two nice-0 tasks bound to CPU 0, forked and settled at 1 ms: (the one running, the one
+/// queued).
+fn two_normal_tasks_on_cpu0<H: Scripted>(h: &mut H) -> Result<(TaskId, TaskId), CoreError> {
     let cpu0 = CpuMask::single(0);
     h.at(1_000_000);
     let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu0), None);
@@ -374,8 +373,16 @@ fn yield_semantics<H: Scripted>(h: &mut H) -> Result<Vec<String>, CoreError> {
     }
     settle(h, &mut Vec::new())?;
     let first = curr_of(h, 0).ok_or(CoreError::new("nothing runs"))?;
+    Ok((first, if first == a { b } else { a }))
+}
+
+/// `sched_yield()` as each design documents it, on CPU 0 with everything bound there: a
+/// normal task yields to another normal task of its nice level; an RT task yields to RT
+/// tasks of its own priority and never to lower ones.
+fn yield_semantics<H: Scripted>(h: &mut H) -> Result<Vec<String>, CoreError> {
+    let cpu0 = CpuMask::single(0);
+    let (first, other) = two_normal_tasks_on_cpu0(h)?;
     let next = schedule::schedule(h, 0, Some(first), Leave::Yield)?.next;
-    let other = if first == a { b } else { a };
     if <H::Class as SchedClass>::YIELD_GIVES_WAY && next != Some(other) {
         return Err(CoreError::new(format!(
             "{first} yielded to {next:?}, not {other}"
@@ -725,16 +732,7 @@ impl WithSched for PickOffItsCpu {
     fn run<C: SchedClass>(self, sched: Sched<C>) -> Self::Out {
         let m = costless_machine();
         crate::sim::scripted::run(sched, &m, |h| {
-            let cpu0 = CpuMask::single(0);
-            h.at(1_000_000);
-            let a = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu0), None);
-            let b = h.add_task(&spec(SchedPolicy::Normal, 0, 0, cpu0), None);
-            for t in [a, b] {
-                attr::fork(h, 0, None, t, None)?;
-            }
-            settle(h, &mut Vec::new())?;
-            let first = curr_of(h, 0).ok_or(CoreError::new("nothing runs"))?;
-            let queued = if first == a { b } else { a };
+            let (first, queued) = two_normal_tasks_on_cpu0(h)?;
             // The fault under test: task_cpu of the queued task names CPU 1.
             h.lock_rq(0, |_, ctx, _, _| ctx.tasks[queued].cpu = 1);
             schedule::schedule(h, 0, Some(first), Leave::Yield).map(|_| ())
