@@ -549,6 +549,18 @@ impl<C: SchedClass> Sched<C> {
         if rq.dl.server.params.is_some() {
             return self.pick_next_served(ctx, rq, cpu);
         }
+        self.pick_stacked(ctx, rq, cpu)
+    }
+
+    /// The stacked classes' picks in order (deadline, RT, then the policy's class), with no
+    /// fair server in front of them.
+    #[inline]
+    fn pick_stacked(
+        &self,
+        ctx: &mut Ctx<C::TaskData>,
+        rq: &mut Rq<C::Rq>,
+        cpu: CpuId,
+    ) -> Option<TaskId> {
         if !C::OWNS_RT {
             if rq.dl.nr_running() > 0 {
                 if let Some(t) = self.dl.pick(ctx, rq) {
@@ -603,17 +615,8 @@ impl<C: SchedClass> Sched<C> {
         } else {
             None
         };
-        let next = next.or_else(|| {
-            if rq.dl.nr_running() > 0 {
-                if let Some(t) = self.dl.pick(ctx, rq) {
-                    return Some(t);
-                }
-            }
-            if let Some(t) = self.rt.pick(ctx, rq, cpu) {
-                return Some(t);
-            }
-            self.class.pick_next(ctx, rq, cpu)
-        });
+        // The server is set up only for a class that stacks on the RT class (`!C::OWNS_RT`).
+        let next = next.or_else(|| self.pick_stacked(ctx, rq, cpu));
         let srv = &mut rq.dl.server;
         match next {
             None => {
