@@ -139,7 +139,7 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
 
 /// Figures within their targets of at least one of the kernel's five recordings of the
 /// command, under eevdf:era=6.18 on `host` (docs/validation.md).
-const SOME_RUN: usize = 52;
+const SOME_RUN: usize = 51;
 
 #[test]
 fn validation_is_deterministic() {
