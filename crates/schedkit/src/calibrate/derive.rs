@@ -122,12 +122,24 @@ pub fn derive(raw: &Raw, host: &MachineProfile) -> (Vec<Entry>, Vec<Entry>) {
             ..copied(fallback, unit, why)
         },
     };
+    // A figure outside what a profile may hold (`machine/check.rs`) is not a figure of the
+    // machine but of what disturbed it (a chase whose every run was preempted on a busy
+    // machine measured 3.7 us per load): it is refused, and the fallback says so.
+    let within = |f: &Fig, lo: f64, hi: f64, unit: &str| -> Fig {
+        match f {
+            Ok(m) if !(lo..=hi).contains(&m.v) => Err(format!(
+                "it measured {:.0} {unit}, outside what a profile may hold ({lo}..={hi} {unit}): {}",
+                m.v, m.how
+            )),
+            other => other.clone(),
+        }
+    };
     let mut costs = vec![];
     let mut kernel = vec![];
 
     let cache = direct(
         "cache_latency_ns",
-        &raw.cache_latency,
+        &within(&raw.cache_latency, 0.0, 1_000.0, "ns"),
         hc.cache_latency_ns,
         "an estimate there",
     );
@@ -135,17 +147,21 @@ pub fn derive(raw: &Raw, host: &MachineProfile) -> (Vec<Entry>, Vec<Entry>) {
     costs.push(cache);
     costs.push(direct(
         "mem_latency_ns",
-        &raw.mem_latency,
+        &within(&raw.mem_latency, 0.0, 10_000.0, "ns"),
         hc.mem_latency_ns,
         "an estimate there",
     ));
     costs.push(direct(
         "mem_read_mb_s",
-        &raw.mem_read,
+        &within(&raw.mem_read, 1.0, 10_000_000.0, "MB/s"),
         hc.mem_read_mb_s,
         "an estimate there",
     ));
-    if let Some(Ok(m)) = &raw.llc_read {
+    let llc_read = raw
+        .llc_read
+        .as_ref()
+        .map(|f| within(f, 1.0, 10_000_000.0, "MB/s"));
+    if let Some(Ok(m)) = &llc_read {
         costs.push(Entry {
             key: "llc_read_mb_s",
             value: m.v,
@@ -155,7 +171,7 @@ pub fn derive(raw: &Raw, host: &MachineProfile) -> (Vec<Entry>, Vec<Entry>) {
     }
     costs.push(direct(
         "atomic_ns",
-        &raw.atomic,
+        &within(&raw.atomic, 0.0, 10_000.0, "ns"),
         hc.atomic_ns,
         "an estimate there",
     ));

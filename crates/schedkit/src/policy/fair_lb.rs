@@ -104,6 +104,75 @@ pub const CAPACITY: u64 = 1024;
 /// `sysctl_sched_nr_migrate`: tasks `detach_tasks` looks at per pass.
 pub const NR_MIGRATE: usize = 32;
 
+/// SIS_UTIL's part of each LLC's `sched_domain_shared` (fair.c of v6.18:
+/// `update_idle_cpu_scan`, written by the periodic balancer; `select_idle_cpu`, read at every
+/// wakeup that searches for an idle CPU): `nr_idle_scan`, how many CPUs of the LLC a wakeup's
+/// idle search may look at. One per LLC, shared by its CPUs' runqueues (atomics: the runtime's
+/// workers read it without a lock, as the kernel reads it with `READ_ONCE`).
+///
+/// It starts at the LLC's CPU count, what a periodic pass over an idle LLC writes: a simulation
+/// or a replay starts on an idle machine that has been up for a while (the recording script
+/// waits for a quiet machine). The kernel zeroes it when it builds the domains (`sd_init`
+/// takes the `sched_domain_shared` that `__sdt_alloc` zeroed) and the first periodic pass, a
+/// few milliseconds after boot, sets it.
+#[derive(Debug)]
+pub struct LlcShared {
+    /// Each CPU's LLC, as an index of `nr_idle_scan`.
+    llc_of: Vec<usize>,
+    /// `sd_llc_size` of each CPU.
+    llc_size: Vec<u64>,
+    nr_idle_scan: Vec<std::sync::atomic::AtomicU32>,
+}
+
+impl LlcShared {
+    pub fn new(topology: &Topology) -> LlcShared {
+        let n = topology.ncpus;
+        let mut ids: Vec<usize> = Vec::new();
+        let llc_of: Vec<usize> = (0..n)
+            .map(|c| match ids.iter().position(|&k| k == topology.cache[c]) {
+                Some(i) => i,
+                None => {
+                    ids.push(topology.cache[c]);
+                    ids.len() - 1
+                }
+            })
+            .collect();
+        let llc_size = (0..n)
+            .map(|c| llc_of.iter().filter(|&&l| l == llc_of[c]).count() as u64)
+            .collect();
+        LlcShared {
+            llc_size,
+            // What a periodic pass over an idle LLC writes: its every CPU.
+            nr_idle_scan: (0..ids.len())
+                .map(|l| std::sync::atomic::AtomicU32::new(llc_of.iter().filter(|&&k| k == l).count() as u32))
+                .collect(),
+            llc_of,
+        }
+    }
+
+    /// `READ_ONCE(sd_share->nr_idle_scan)` of `cpu`'s LLC.
+    pub fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
+        self.nr_idle_scan[self.llc_of[cpu]].load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// `update_idle_cpu_scan`: after a periodic (not new-idle) pass of `dst_cpu` over a level
+    /// of `span_weight` CPUs whose groups' utilisation sums to `sum_util`, at the level's
+    /// `imbalance_pct`. Only the level that is the LLC writes. "The number of CPUs to search
+    /// drops as sum_util increases, when sum_util hits 85% or above, the scan stops": with
+    /// x = sum_util / llc_weight, y = 1024 − x² · pct² / (10000 · 1024) (at least 0), and
+    /// `nr_idle_scan` = y · llc_weight / 1024, in the kernel's integer steps.
+    pub fn update_idle_cpu_scan(&self, dst_cpu: CpuId, span_weight: usize, sum_util: u64, pct: u64) {
+        let llc_weight = self.llc_size[dst_cpu];
+        if span_weight as u64 != llc_weight {
+            return;
+        }
+        let x = sum_util / llc_weight;
+        let tmp = (x * x * pct * pct / (10_000 * CAPACITY)).min(CAPACITY);
+        let y = (CAPACITY - tmp) * llc_weight / CAPACITY;
+        self.nr_idle_scan[self.llc_of[dst_cpu]].store(y as u32, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// `enum group_type`, lowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum GroupType {
@@ -337,6 +406,11 @@ pub struct Domains {
     /// The pending pass may push the source's running task if nothing else moves
     /// (`need_active_balance`: a misfit, or asym packing's `asym_active_balance`).
     pub active_ok: bool,
+    /// SIS_UTIL: the LLC's `nr_idle_scan`, which this CPU's periodic passes over the LLC
+    /// level update (`None`: SIS_UTIL off, or a machine of several kinds of CPU, whose
+    /// balancer `capacity::find_src` does not sum utilisation and whose wakeups search by
+    /// capacity instead).
+    pub llc_shared: Option<std::sync::Arc<LlcShared>>,
 }
 
 impl Domains {
@@ -426,6 +500,7 @@ impl Domains {
             newidle: NewIdle::new(cpu, migration_cost),
             asym: None,
             active_ok: false,
+            llc_shared: None,
         }
     }
 
@@ -587,6 +662,7 @@ impl Domains {
         view: &CpuView,
         idle: CpuIdle,
     ) -> Option<Busiest> {
+        let mut sum_util = 0;
         let found = find_src(
             ops,
             &self.levels[i],
@@ -594,7 +670,17 @@ impl Domains {
             view,
             idle,
             self.asym.as_deref(),
+            &mut sum_util,
         );
+        // update_sd_lb_stats ends with update_idle_cpu_scan ("only during periodic load
+        // balancing, rather than CPU_NEWLY_IDLE, because the latter can fire way more
+        // frequently than the former").
+        if let Some(sh) = self.llc_shared.as_deref() {
+            if idle != CpuIdle::NewlyIdle && self.asym.is_none() {
+                let l = &self.levels[i];
+                sh.update_idle_cpu_scan(this_cpu, l.span.len(), sum_util, l.imbalance_pct);
+            }
+        }
         let lvl = &mut self.levels[i];
         match found {
             Some((cpu, m, active_ok)) => {
@@ -688,20 +774,25 @@ fn find_src(
     view: &CpuView,
     idle: CpuIdle,
     asym: Option<&super::asym::Published>,
+    sum_util: &mut u64,
 ) -> Option<(CpuId, Migration, bool)> {
     match asym {
         Some(p) => capacity::find_src(ops, lvl, this_cpu, view, idle, p),
-        None => find_src_sym(ops, lvl, this_cpu, view, idle).map(|(c, m)| (c, m, false)),
+        None => find_src_sym(ops, lvl, this_cpu, view, idle, sum_util)
+            .map(|(c, m)| (c, m, false)),
     }
 }
 
-/// `find_src` on a machine whose CPUs are all alike.
+/// `find_src` on a machine whose CPUs are all alike; `sum_util` gets the sum of the groups'
+/// utilisation (`update_sd_lb_stats`'s, for SIS_UTIL), each CPU's `cpu_util_cfs` at most its
+/// capacity, with the runqueue's PELT load standing for its utilisation as in `classify`.
 fn find_src_sym(
     ops: &mut OpCounter,
     lvl: &Level,
     this_cpu: CpuId,
     view: &CpuView,
     idle: CpuIdle,
+    sum_util: &mut u64,
 ) -> Option<(CpuId, Migration)> {
     let pct = lvl.imbalance_pct;
     let mut local: Option<(usize, GroupStats, GroupType)> = None;
@@ -719,6 +810,7 @@ fn find_src_sym(
             st.nr_running += cs.rq_nr_running() as u64;
             st.h_nr_running += cs.nr_running as u64;
             st.load += cs.load;
+            *sum_util += cs.load.min(CAPACITY);
             if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
                 st.idle_cpus += 1;
             }

@@ -454,11 +454,18 @@ pub fn select_cpu<D>(
 /// With `wake_wide` (the class's flip counts say so) no affine wakeup is tried.
 ///
 /// The loads are the runqueues' PELT averages and the caller's `task_h_load` of the wakee and
-/// the waker (6.18's class passes each task's own PELT signal). Not modelled: `recent_used_cpu`,
-/// `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks counts as idle), `select_idle_smt`
-/// on the previous CPU's siblings, and SIS_UTIL's limit on how many CPUs `select_idle_cpu`
-/// scans (which skips the scan altogether when the LLC is busy: fair.c 7700). Fork placement
-/// is [`select_cpu`]'s `find_idlest_group` walk.
+/// the waker (6.18's class passes each task's own PELT signal).
+///
+/// SIS_UTIL (`select_idle_cpu`, fair.c of v6.18; `sis`: the LLCs' `nr_idle_scan`, `None`
+/// where the feature is off): the search of the target's LLC may look at `nr_idle_scan`
+/// CPUs, from `target + 1` on, and none at all, not even a whole idle core, when
+/// `nr_idle_scan` is 0 ("overloaded LLC is unlikely to have idle cpu/core"); the target is
+/// then kept. An idle core's search, when SMT is on, is not counted against the limit (the
+/// kernel decrements `nr` only on the path without an idle core).
+///
+/// Not modelled: `recent_used_cpu`, `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks
+/// counts as idle), `select_idle_smt` on the previous CPU's siblings. Fork placement is
+/// [`select_cpu`]'s `find_idlest_group` walk.
 #[allow(clippy::too_many_arguments)]
 pub fn select_cpu_v6_18<D>(
     tasks: &TaskView<'_, D>,
@@ -470,6 +477,7 @@ pub fn select_cpu_v6_18<D>(
     waker_load: u64,
     wake_wide: bool,
     fit: Option<(u64, super::asym::Uclamp, bool)>,
+    sis: Option<&super::fair_lb::LlcShared>,
 ) -> CpuId {
     let WakeKind::Wakeup { sync } = kind else {
         return select_cpu(
@@ -549,6 +557,17 @@ pub fn select_cpu_v6_18<D>(
         .unwrap_or(target);
     }
     let near = |c: CpuId| share_cache(c, target);
+    // select_idle_cpu, SIS_UTIL: "because !--nr is the condition to stop scan".
+    let mut nr = match sis {
+        Some(s) => {
+            let nr = s.nr_idle_scan(target) + 1;
+            if nr == 1 {
+                return target;
+            }
+            nr
+        }
+        None => u32::MAX,
+    };
     let smt = (0..n).any(|c| topo.core.iter().filter(|&&k| k == topo.core[c]).count() > 1);
     if smt {
         let whole_core_idle = |c: CpuId| (0..n).filter(|&s| topo.core[s] == topo.core[c]).all(idle);
@@ -560,11 +579,21 @@ pub fn select_cpu_v6_18<D>(
             return c;
         }
     }
-    // select_idle_cpu: for_each_cpu_wrap from target + 1 over the LLC.
-    (1..=n)
-        .map(|k| (target + k) % n)
-        .find(|&c| allowed(c) && near(c) && idle(c))
-        .unwrap_or(target)
+    // select_idle_cpu: for_each_cpu_wrap from target + 1 over the LLC's allowed CPUs,
+    // "if (--nr <= 0) return -1" before each.
+    for c in (1..=n).map(|k| (target + k) % n) {
+        if !(allowed(c) && near(c)) {
+            continue;
+        }
+        nr -= 1;
+        if nr == 0 {
+            return target;
+        }
+        if idle(c) {
+            return c;
+        }
+    }
+    target
 }
 
 /// `imbalance_pct` of the lowest 6.18 domain spanning both CPUs (`sd_init`, topology.c

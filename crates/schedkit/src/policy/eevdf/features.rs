@@ -121,6 +121,8 @@ pub struct Features {
     pub delay_dequeue: bool,
     pub delay_zero: bool,
     pub wakeup_preemption: bool,
+    /// SIS_UTIL (v5.20+): the wakeup's idle search limited by the LLC's utilisation.
+    pub sis_util: bool,
 }
 
 impl Features {
@@ -130,6 +132,7 @@ impl Features {
         delay_dequeue: true,
         delay_zero: true,
         wakeup_preemption: true,
+        sis_util: true,
     };
 }
 
@@ -149,6 +152,7 @@ impl Eevdf {
             migration_cost: 500_000,
             removed: super::RemovedLoad::default(),
             asym: Default::default(),
+            llc_shared: Default::default(),
             era: EevdfEra::V6_6,
             features: Features {
                 place_rel_deadline: false,
@@ -156,6 +160,8 @@ impl Eevdf {
                 delay_dequeue: false,
                 delay_zero: false,
                 wakeup_preemption: true,
+                // On in 6.6 too, but its class keeps the 2.6.2x wakeup path (no SIS_UTIL).
+                sis_util: false,
             },
             fair_server: None,
         }
@@ -171,6 +177,7 @@ impl Eevdf {
             migration_cost: 500_000,
             removed: super::RemovedLoad::default(),
             asym: Default::default(),
+            llc_shared: Default::default(),
             era: EevdfEra::V6_18,
             features: Features::V6_18,
             fair_server: Some(DlServerParams::FAIR_DEFAULT),

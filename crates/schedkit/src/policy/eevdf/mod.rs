@@ -83,6 +83,7 @@ use crate::ds::rbtree::{RbEntry, RbNode, RbTree};
 use crate::ds::work::Work;
 use crate::machine::Topology;
 use crate::task::{CpuId, Task, TaskId, TaskView};
+use std::sync::Arc;
 use std::collections::BTreeMap;
 
 mod entity;
@@ -228,6 +229,9 @@ pub struct Eevdf {
     pub removed: RemovedLoad,
     /// 6.18 on a hybrid machine: what every CPU publishes for the capacity rules.
     pub asym: hybrid::AsymShared,
+    /// 6.18, SIS_UTIL: each LLC's `nr_idle_scan` (`fair_lb::LlcShared`), made at the first
+    /// runqueue; a copy of the class starts empty.
+    pub llc_shared: LlcSharedCell,
     pub era: EevdfEra,
     pub features: Features,
     /// 6.12+: each CPU's fair server (`fair_server_init`, `sched_init_dl_servers`; run by the
@@ -237,6 +241,24 @@ pub struct Eevdf {
 }
 
 type T = Task<EevdfTask>;
+
+/// The class's [`fair_lb::LlcShared`], made at the first runqueue (on a machine of one kind of
+/// CPU, with SIS_UTIL on); a copy of the class starts empty, as [`RemovedLoad`].
+#[derive(Debug, Default)]
+pub struct LlcSharedCell(std::sync::OnceLock<Arc<fair_lb::LlcShared>>);
+
+impl Clone for LlcSharedCell {
+    fn clone(&self) -> Self {
+        LlcSharedCell::default()
+    }
+}
+
+impl LlcSharedCell {
+    /// The LLCs' shared state, once a runqueue made it.
+    pub fn get(&self) -> Option<&fair_lb::LlcShared> {
+        self.0.get().map(|a| &**a)
+    }
+}
 
 impl SchedClass for Eevdf {
     type Rq = EevdfRq;
@@ -322,6 +344,13 @@ impl SchedClass for Eevdf {
             let mut lb = fair_lb::Domains::build(domain, topology, self.migration_cost);
             if hy.is_some() {
                 lb.asym = self.published();
+            } else if self.features.sis_util {
+                lb.llc_shared = Some(
+                    self.llc_shared
+                        .0
+                        .get_or_init(|| Arc::new(fair_lb::LlcShared::new(topology)))
+                        .clone(),
+                );
             }
             return EevdfRq {
                 lb,

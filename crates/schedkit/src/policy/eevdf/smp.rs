@@ -107,7 +107,16 @@ impl Eevdf {
             }
             let fit = Self::fit_check(&tasks[t], view.topology);
             return sched_domains::select_cpu_v6_18(
-                tasks, view, t, waker_cpu, kind, w, waker_load, wide, fit,
+                tasks,
+                view,
+                t,
+                waker_cpu,
+                kind,
+                w,
+                waker_load,
+                wide,
+                fit,
+                self.llc_shared.get(),
             );
         }
         let w = tasks[t].data.load.weight;

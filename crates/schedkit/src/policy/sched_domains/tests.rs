@@ -288,6 +288,7 @@ fn wake_618(
         NICE_0,
         wide,
         None,
+        None,
     )
 }
 
@@ -417,4 +418,80 @@ fn the_numa_level_is_sd_node_init() {
     assert!(d
         .find_busiest(&mut ops, s + 8_000_000, 0, &v, CpuIdle::Idle)
         .is_some());
+}
+
+// ----- SIS_UTIL (fair.c of v6.18: update_idle_cpu_scan, select_idle_cpu) -----
+
+#[test]
+fn sis_util_nr_idle_scan_by_hand() {
+    use crate::policy::fair_lb::LlcShared;
+    // Two CPUs in one LLC, imbalance_pct 117. x = sum_util / 2;
+    // y = 1024 - x² · 117² / (10000 · 1024); nr_idle_scan = y · 2 / 1024.
+    let t = topo(2, 1, 2, None);
+    let sh = LlcShared::new(&t);
+    assert_eq!(sh.nr_idle_scan(0), 2, "as an idle LLC's periodic pass leaves it");
+    let scan = |sum_util| {
+        sh.update_idle_cpu_scan(0, 2, sum_util, 117);
+        sh.nr_idle_scan(1)
+    };
+    // Idle LLC: y = 1024, both CPUs.
+    assert_eq!(scan(0), 2);
+    // One CPU busy: x = 512, tmp = 512² · 13689 / 10 240 000 = 350, y = 674, 1348 / 1024 = 1.
+    assert_eq!(scan(1024), 1);
+    // x = 619: tmp = 383 161 · 13689 / 10 240 000 = 512, y = 512, 1024 / 1024 = 1.
+    assert_eq!(scan(1238), 1);
+    // x = 620: tmp = 513, y = 511: 0, no search.
+    assert_eq!(scan(1240), 0);
+    // Both busy: tmp capped at 1024.
+    assert_eq!(scan(2048), 0);
+    // A level that is not the LLC writes nothing.
+    sh.update_idle_cpu_scan(0, 4, 0, 117);
+    assert_eq!(sh.nr_idle_scan(0), 0);
+    // Each LLC starts at its CPU count.
+    let t = topo(6, 1, 4, None);
+    let sh = LlcShared::new(&t);
+    assert_eq!((sh.nr_idle_scan(0), sh.nr_idle_scan(5)), (4, 2));
+    // Eight CPUs, LLCs of four: each LLC its own hint.
+    let t = topo(8, 1, 4, None);
+    let sh = LlcShared::new(&t);
+    // x = 1024 / 4 = 256: tmp = 65 536 · 13689 / 10 240 000 = 87, y = 937, 3748 / 1024 = 3.
+    sh.update_idle_cpu_scan(5, 4, 1024, 117);
+    assert_eq!((sh.nr_idle_scan(4), sh.nr_idle_scan(7), sh.nr_idle_scan(0)), (3, 3, 4));
+}
+
+#[test]
+fn sis_util_limits_the_wakeups_idle_search() {
+    use crate::policy::fair_lb::LlcShared;
+    use crate::task::Tasks;
+    // Four CPUs in one LLC. p last ran on CPU 0, the waker runs alone there (sync: the target
+    // is CPU 0, busy); CPU 1 busy, CPUs 2 and 3 idle.
+    let t = topo(4, 1, 4, None);
+    let st = [busy(1, 1024), busy(1, 1024), cpu(0, 0), cpu(0, 0)];
+    let sh = LlcShared::new(&t);
+    let wake = |sis: Option<&LlcShared>| {
+        let mut tasks: Tasks<()> = Tasks::new();
+        let p = tasks.spawn();
+        tasks[p].cpu = 0;
+        let v = view_of(&st, &t);
+        let kind = WakeKind::Wakeup { sync: true };
+        select_cpu_v6_18(&tasks.view(), &v, p, 0, kind, 1024, NICE_0, false, None, sis)
+    };
+    // Without SIS_UTIL, or with the whole LLC to scan, the search from CPU 1 on finds CPU 2.
+    assert_eq!(wake(None), 2);
+    assert_eq!(wake(Some(&sh)), 2);
+    // nr_idle_scan 0 (an LLC at 85 % and more): no search, the target.
+    sh.update_idle_cpu_scan(0, 4, 4096, 117);
+    assert_eq!(sh.nr_idle_scan(0), 0);
+    assert_eq!(wake(Some(&sh)), 0);
+    // nr_idle_scan 1: "--nr" leaves 1 for CPU 1, busy; then 0: stop, the target.
+    // x = 1200 / 4 = 300: tmp = 90 000 · 13689 / 10 240 000 = 120, y = 904, 3616 / 1024 = 3;
+    // x = 1800 / 4 = 450: tmp = 270, y = 754, 2 CPUs; x = 2048 / 4 = 512: tmp = 350,
+    // y = 674, 2; x = 2600 / 4 = 650: tmp = 564, y = 460, 1.
+    sh.update_idle_cpu_scan(0, 4, 2600, 117);
+    assert_eq!(sh.nr_idle_scan(0), 1);
+    assert_eq!(wake(Some(&sh)), 0);
+    // nr_idle_scan 2: CPU 1 (busy), then CPU 2 (idle): taken.
+    sh.update_idle_cpu_scan(0, 4, 2048, 117);
+    assert_eq!(sh.nr_idle_scan(0), 2);
+    assert_eq!(wake(Some(&sh)), 2);
 }
