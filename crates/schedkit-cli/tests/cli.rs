@@ -878,17 +878,21 @@ fn validate_replays_a_suite_workload_and_reports_it() {
         1,
         "{out}"
     );
-    // nice-hogs meets all its targets (docs/validation.md): --check exits 0; threadpool
-    // misses some: --check says so with status 1.
-    let (code, _, err) = schedkit(&[
+    // --check exits 0 when every figure meets its target. Under its own class no workload of
+    // the suite meets all five today (docs/validation.md); make-j2 replayed under O(1) does
+    // (the replay is deterministic: if a change moves it, pick another that does).
+    let (code, out, err) = schedkit(&[
         "validate",
         suite,
         "--only",
-        "nice-hogs",
+        "make-j2",
+        "--policy",
+        "o1",
         "--check",
         "--quiet",
     ]);
-    assert_eq!(code, 0, "{err}");
+    assert_eq!(code, 0, "{out}{err}");
+    // threadpool misses some: --check says so with status 1.
     let (code, _, err) = schedkit(&[
         "validate",
         suite,

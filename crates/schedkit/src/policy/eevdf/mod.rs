@@ -372,9 +372,15 @@ impl SchedClass for Eevdf {
         ctx: &mut Ctx<EevdfTask>,
         rq: &mut Rq<EevdfRq>,
         _cpu: CpuId,
-        _parent: Option<TaskId>,
+        parent: Option<TaskId>,
         child: TaskId,
     ) -> bool {
+        // dup_task_struct copies the whole task_struct, and neither sched_fork nor
+        // __sched_fork resets `wakee_flips`, `wakee_flip_decay_ts` or `last_wakee`: a child
+        // starts with its parent's record_wakee state (6.18's wake_wide reads it).
+        let inherited = parent
+            .filter(|_| self.is_618())
+            .map(|p| ctx.tasks[p].data.wakee.clone());
         let c = &mut ctx.tasks[child];
         let (nice, policy, custom) = (c.nice, c.policy, c.slice_ns);
         c.data = EevdfTask {
@@ -383,6 +389,9 @@ impl SchedClass for Eevdf {
             ..EevdfTask::default()
         };
         if self.is_618() {
+            if let Some(w) = inherited {
+                c.data.wakee = w;
+            }
             // init_entity_runnable_average: a new task's signal starts at its weight.
             c.data.avg = Pelt::new_task(c.data.load.weight);
             // __setparam_fair: sched_attr.sched_runtime, clamped to 0.1..100 ms.

@@ -720,3 +720,33 @@ fn v6_18_a_task_weighs_its_own_signal_and_takes_it_along_when_woken_elsewhere() 
     let left = fx.rq.class.pelt.load_avg - fx.tasks[b].data.avg.load_avg;
     assert!(left <= 3, "CPU 0 kept {left} of the {moved} that left");
 }
+
+#[test]
+fn v6_18_a_forked_task_starts_with_its_parents_wakee_flips() {
+    // dup_task_struct copies wakee_flips, wakee_flip_decay_ts and last_wakee; nothing in
+    // sched_fork resets them. 6.6's class keeps no flips (no wake_wide) and copies nothing.
+    for (class, inherits) in [(Eevdf::v6_18(1), true), (Eevdf::v6_6(1), false)] {
+        let mut fx = Fx::with(Eevdf {
+            fair_server: None,
+            ..class
+        });
+        let parent = fx.spawn(0);
+        for (i, at) in [(10, 1), (11, 2), (12, 3)] {
+            fx.tasks[parent].data.wakee.record(TaskId(i), at);
+        }
+        assert_eq!(fx.tasks[parent].data.wakee.flips(), 3);
+        let child = fx.tasks.spawn();
+        let (mut c, rq, s) = fx.ctx();
+        s.class.task_fork(&mut c, rq, 0, Some(parent), child);
+        let flips = c.tasks[child].data.wakee.flips();
+        assert_eq!(flips, if inherits { 3 } else { 0 });
+        // The copy is the child's own: the parent's next wakee does not count for it.
+        c.tasks[parent].data.wakee.record(TaskId(13), 4);
+        assert_eq!(c.tasks[child].data.wakee.flips(), flips);
+        if inherits {
+            // Its last wakee is the parent's (12): waking 12 is no change of wakee.
+            c.tasks[child].data.wakee.record(TaskId(12), 5);
+            assert_eq!(c.tasks[child].data.wakee.flips(), 3);
+        }
+    }
+}
