@@ -29,6 +29,14 @@ std::arch::global_asm!(
     // addresses its calls pushed. A bare round trip (two switches) went from 22 to 9 ns on
     // this machine (`bench runtime`'s "raw switch"), and with the task three calls deep, as
     // a task in `yield_now` is, it stays at 9 ns where jumping both ways costs 21 ns.
+    //
+    // Of the MXCSR it carries the control bits only (rounding, masks, DAZ, FZ: callee-saved
+    // in the System V ABI), and reloads them only when the resumed context's differ; the
+    // status flags (bits 0-5, caller-saved) stay as they are. Until 2026-11-27 it reloaded the
+    // whole saved word at every switch: on an Intel Xeon (Sapphire Rapids) VM an `ldmxcsr`
+    // that changes the register costs about 25 ns (one that writes the same value, 1-2 ns),
+    // and two contexts differ in their sticky flags as soon as one of them has done an
+    // inexact floating-point operation, so every switch paid it (`scripts/mxcsr-reload.c`).
     ".globl schedkit_switch",
     ".type schedkit_switch,@function",
     "schedkit_switch:",
@@ -41,9 +49,14 @@ std::arch::global_asm!(
     "sub rsp, 8",
     "stmxcsr [rsp]",
     "fnstcw [rsp+4]",
+    "mov r8d, [rsp]",
     "mov [rdi], rsp",
     "mov rsp, rsi",
-    "ldmxcsr [rsp]",
+    "mov r9d, [rsp]",
+    "xor r9d, r8d",
+    "test r9d, 0xffc0",
+    "jnz 8f",
+    "7:",
     "fldcw [rsp+4]",
     "add rsp, 8",
     "pop r15",
@@ -54,6 +67,16 @@ std::arch::global_asm!(
     "pop rbp",
     "pop rcx",
     "jmp rcx",
+    // The resumed context's MXCSR control bits differ from the current ones: load them, with
+    // the current status flags (which the ABI leaves to the caller).
+    "8:",
+    "and r8d, 0x3f",
+    "mov r9d, [rsp]",
+    "and r9d, 0xffc0",
+    "or r9d, r8d",
+    "mov [rsp], r9d",
+    "ldmxcsr [rsp]",
+    "jmp 7b",
     ".size schedkit_switch, .-schedkit_switch",
     // The same switch entered by a jump from [`resume`] (whose resume address is already on
     // the stack) and left by `ret`: the worker's way into a task. The task's resume address,
@@ -73,9 +96,14 @@ std::arch::global_asm!(
     "sub rsp, 8",
     "stmxcsr [rsp]",
     "fnstcw [rsp+4]",
+    "mov r8d, [rsp]",
     "mov [rdi], rsp",
     "mov rsp, rsi",
-    "ldmxcsr [rsp]",
+    "mov r9d, [rsp]",
+    "xor r9d, r8d",
+    "test r9d, 0xffc0",
+    "jnz 8f",
+    "7:",
     "fldcw [rsp+4]",
     "add rsp, 8",
     "pop r15",
@@ -85,6 +113,14 @@ std::arch::global_asm!(
     "pop rbx",
     "pop rbp",
     "ret",
+    "8:",
+    "and r8d, 0x3f",
+    "mov r9d, [rsp]",
+    "and r9d, 0xffc0",
+    "or r9d, r8d",
+    "mov [rsp], r9d",
+    "ldmxcsr [rsp]",
+    "jmp 7b",
     ".size schedkit_switch_ret, .-schedkit_switch_ret",
     // First entry of a new task: the initial frame's "return address". r12 = argument,
     // r13 = entry function, which never returns.
@@ -626,6 +662,78 @@ mod tests {
             };
             assert_eq!(unsafe { (*pp).count }, round);
         }
+    }
+
+    fn mxcsr() -> u32 {
+        let mut m = 0u32;
+        // SAFETY: stores the MXCSR into a local.
+        unsafe { std::arch::asm!("stmxcsr [{}]", in(reg) &mut m, options(nostack)) };
+        m
+    }
+
+    fn set_mxcsr(m: u32) {
+        // SAFETY: loads a valid MXCSR value (reserved bits clear) from a local.
+        unsafe { std::arch::asm!("ldmxcsr [{}]", in(reg) &m, options(nostack)) };
+    }
+
+    const ROUND_DOWN: u32 = 0x2000;
+    const PRECISION_FLAG: u32 = 0x20;
+
+    struct Modes {
+        main: *mut u8,
+        task: *mut u8,
+        /// The task's MXCSR as it saw it after each resume.
+        seen: Vec<u32>,
+    }
+
+    extern "C" fn rounding_task(arg: *mut u8) -> ! {
+        let m = arg as *mut Modes;
+        // Its own rounding mode, kept across its switches.
+        set_mxcsr((mxcsr() & !0x3f) | ROUND_DOWN);
+        loop {
+            // SAFETY: the test keeps `m` alive while the task runs, and only one side runs.
+            unsafe {
+                switch(&mut (*m).task, (*m).main);
+                (*m).seen.push(mxcsr());
+            }
+        }
+    }
+
+    /// A switch carries each context's MXCSR control bits (callee-saved in the System V ABI):
+    /// a task's rounding mode is its own, whichever way it is entered; the status flags
+    /// (caller-saved) are left as they are, not reloaded.
+    #[test]
+    fn a_switch_keeps_each_context_s_mxcsr_control_bits() {
+        let stack = Stack::new(64 * 1024).unwrap();
+        let mut modes = Modes {
+            main: std::ptr::null_mut(),
+            task: std::ptr::null_mut(),
+            seen: Vec::new(),
+        };
+        let mp: *mut Modes = &mut modes;
+        let before = mxcsr();
+        // SAFETY: mp points at `modes`, alive for the whole test.
+        unsafe { (*mp).task = stack.init(rounding_task, mp as *mut u8) };
+        for round in 0..4 {
+            let flags = if round % 2 == 0 { PRECISION_FLAG } else { 0 };
+            set_mxcsr((before & !0x3f) | flags);
+            // SAFETY: as in the test above.
+            unsafe {
+                if round % 2 == 0 {
+                    resume(&mut (*mp).main, (*mp).task);
+                } else {
+                    switch(&mut (*mp).main, (*mp).task);
+                }
+            }
+            let m = mxcsr();
+            assert_eq!(m & !0x3f, before & !0x3f, "main's control bits, round {round}");
+            if round > 0 {
+                let seen = unsafe { *(*mp).seen.last().unwrap() };
+                assert_eq!(seen & !0x3f, (before & !0x3f) | ROUND_DOWN, "round {round}");
+                assert_eq!(seen & 0x3f, flags, "the status flags main left, round {round}");
+            }
+        }
+        set_mxcsr(before);
     }
 
     #[test]
