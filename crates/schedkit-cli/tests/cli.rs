@@ -882,14 +882,7 @@ fn validate_replays_a_suite_workload_and_reports_it() {
     // the suite meets all five today (docs/validation.md); make-j2 replayed under O(1) does
     // (the replay is deterministic: if a change moves it, pick another that does).
     let (code, out, err) = schedkit(&[
-        "validate",
-        suite,
-        "--only",
-        "make-j2",
-        "--policy",
-        "o1",
-        "--check",
-        "--quiet",
+        "validate", suite, "--only", "make-j2", "--policy", "o1", "--check", "--quiet",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     // threadpool misses some: --check says so with status 1.

@@ -473,14 +473,25 @@ fn a_figure_no_profile_may_hold_is_refused_and_copied_from_host() {
     // `costs.cache_latency_ns` may be (0..=1000 ns). The profile takes host's value and says why.
     let host = host_profile();
     let mut raw = host_like_raw();
-    raw.cache_latency = fig(3704.0, "pointer chase; every run was preempted by another task");
+    raw.cache_latency = fig(
+        3704.0,
+        "pointer chase; every run was preempted by another task",
+    );
     raw.atomic = fig(20_000.0, "locked add");
     let (c, _) = derive(&raw, &host);
     let cache = get(&c, "cache_latency_ns");
     assert!(close(cache.value, host.costs.cache_latency_ns));
-    assert!(cache.note.starts_with("copied from profiles/host.toml"), "{}", cache.note);
+    assert!(
+        cache.note.starts_with("copied from profiles/host.toml"),
+        "{}",
+        cache.note
+    );
     assert!(cache.note.contains("it measured 3704 ns"), "{}", cache.note);
-    assert!(cache.note.contains("every run was preempted"), "{}", cache.note);
+    assert!(
+        cache.note.contains("every run was preempted"),
+        "{}",
+        cache.note
+    );
     assert!(close(get(&c, "atomic_ns").value, host.costs.atomic_ns));
     // In range: kept as measured.
     assert!(close(get(&c, "mem_latency_ns").value, 90.0));

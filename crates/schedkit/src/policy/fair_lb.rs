@@ -144,7 +144,11 @@ impl LlcShared {
             llc_size,
             // What a periodic pass over an idle LLC writes: its every CPU.
             nr_idle_scan: (0..ids.len())
-                .map(|l| std::sync::atomic::AtomicU32::new(llc_of.iter().filter(|&&k| k == l).count() as u32))
+                .map(|l| {
+                    std::sync::atomic::AtomicU32::new(
+                        llc_of.iter().filter(|&&k| k == l).count() as u32
+                    )
+                })
                 .collect(),
             llc_of,
         }
@@ -161,7 +165,13 @@ impl LlcShared {
     /// drops as sum_util increases, when sum_util hits 85% or above, the scan stops": with
     /// x = sum_util / llc_weight, y = 1024 − x² · pct² / (10000 · 1024) (at least 0), and
     /// `nr_idle_scan` = y · llc_weight / 1024, in the kernel's integer steps.
-    pub fn update_idle_cpu_scan(&self, dst_cpu: CpuId, span_weight: usize, sum_util: u64, pct: u64) {
+    pub fn update_idle_cpu_scan(
+        &self,
+        dst_cpu: CpuId,
+        span_weight: usize,
+        sum_util: u64,
+        pct: u64,
+    ) {
         let llc_weight = self.llc_size[dst_cpu];
         if span_weight as u64 != llc_weight {
             return;
@@ -169,7 +179,8 @@ impl LlcShared {
         let x = sum_util / llc_weight;
         let tmp = (x * x * pct * pct / (10_000 * CAPACITY)).min(CAPACITY);
         let y = (CAPACITY - tmp) * llc_weight / CAPACITY;
-        self.nr_idle_scan[self.llc_of[dst_cpu]].store(y as u32, std::sync::atomic::Ordering::Relaxed);
+        self.nr_idle_scan[self.llc_of[dst_cpu]]
+            .store(y as u32, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -778,8 +789,7 @@ fn find_src(
 ) -> Option<(CpuId, Migration, bool)> {
     match asym {
         Some(p) => capacity::find_src(ops, lvl, this_cpu, view, idle, p),
-        None => find_src_sym(ops, lvl, this_cpu, view, idle, sum_util)
-            .map(|(c, m)| (c, m, false)),
+        None => find_src_sym(ops, lvl, this_cpu, view, idle, sum_util).map(|(c, m)| (c, m, false)),
     }
 }
 

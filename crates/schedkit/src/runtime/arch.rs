@@ -726,11 +726,19 @@ mod tests {
                 }
             }
             let m = mxcsr();
-            assert_eq!(m & !0x3f, before & !0x3f, "main's control bits, round {round}");
+            assert_eq!(
+                m & !0x3f,
+                before & !0x3f,
+                "main's control bits, round {round}"
+            );
             if round > 0 {
                 let seen = unsafe { *(*mp).seen.last().unwrap() };
                 assert_eq!(seen & !0x3f, (before & !0x3f) | ROUND_DOWN, "round {round}");
-                assert_eq!(seen & 0x3f, flags, "the status flags main left, round {round}");
+                assert_eq!(
+                    seen & 0x3f,
+                    flags,
+                    "the status flags main left, round {round}"
+                );
             }
         }
         set_mxcsr(before);

@@ -83,8 +83,8 @@ use crate::ds::rbtree::{RbEntry, RbNode, RbTree};
 use crate::ds::work::Work;
 use crate::machine::Topology;
 use crate::task::{CpuId, Task, TaskId, TaskView};
-use std::sync::Arc;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 mod entity;
 mod features;

@@ -429,7 +429,11 @@ fn sis_util_nr_idle_scan_by_hand() {
     // y = 1024 - x² · 117² / (10000 · 1024); nr_idle_scan = y · 2 / 1024.
     let t = topo(2, 1, 2, None);
     let sh = LlcShared::new(&t);
-    assert_eq!(sh.nr_idle_scan(0), 2, "as an idle LLC's periodic pass leaves it");
+    assert_eq!(
+        sh.nr_idle_scan(0),
+        2,
+        "as an idle LLC's periodic pass leaves it"
+    );
     let scan = |sum_util| {
         sh.update_idle_cpu_scan(0, 2, sum_util, 117);
         sh.nr_idle_scan(1)
@@ -456,7 +460,10 @@ fn sis_util_nr_idle_scan_by_hand() {
     let sh = LlcShared::new(&t);
     // x = 1024 / 4 = 256: tmp = 65 536 · 13689 / 10 240 000 = 87, y = 937, 3748 / 1024 = 3.
     sh.update_idle_cpu_scan(5, 4, 1024, 117);
-    assert_eq!((sh.nr_idle_scan(4), sh.nr_idle_scan(7), sh.nr_idle_scan(0)), (3, 3, 4));
+    assert_eq!(
+        (sh.nr_idle_scan(4), sh.nr_idle_scan(7), sh.nr_idle_scan(0)),
+        (3, 3, 4)
+    );
 }
 
 #[test]
@@ -474,7 +481,18 @@ fn sis_util_limits_the_wakeups_idle_search() {
         tasks[p].cpu = 0;
         let v = view_of(&st, &t);
         let kind = WakeKind::Wakeup { sync: true };
-        select_cpu_v6_18(&tasks.view(), &v, p, 0, kind, 1024, NICE_0, false, None, sis)
+        select_cpu_v6_18(
+            &tasks.view(),
+            &v,
+            p,
+            0,
+            kind,
+            1024,
+            NICE_0,
+            false,
+            None,
+            sis,
+        )
     };
     // Without SIS_UTIL, or with the whole LLC to scan, the search from CPU 1 on finds CPU 2.
     assert_eq!(wake(None), 2);
