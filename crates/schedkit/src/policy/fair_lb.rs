@@ -117,40 +117,24 @@ pub const NR_MIGRATE: usize = 32;
 /// few milliseconds after boot, sets it.
 #[derive(Debug)]
 pub struct LlcShared {
-    /// Each CPU's LLC, as an index of `nr_idle_scan`.
+    /// Each CPU's LLC (`Topology::cache`, numbered from 0).
     llc_of: Vec<usize>,
-    /// `sd_llc_size` of each CPU.
+    /// `sd_llc_size` of each LLC.
     llc_size: Vec<u64>,
     nr_idle_scan: Vec<std::sync::atomic::AtomicU32>,
 }
 
 impl LlcShared {
     pub fn new(topology: &Topology) -> LlcShared {
-        let n = topology.ncpus;
-        let mut ids: Vec<usize> = Vec::new();
-        let llc_of: Vec<usize> = (0..n)
-            .map(|c| match ids.iter().position(|&k| k == topology.cache[c]) {
-                Some(i) => i,
-                None => {
-                    ids.push(topology.cache[c]);
-                    ids.len() - 1
-                }
-            })
-            .collect();
-        let llc_size = (0..n)
-            .map(|c| llc_of.iter().filter(|&&l| l == llc_of[c]).count() as u64)
-            .collect();
+        let mut llc_size = vec![0u64; topology.ncaches()];
+        for &l in &topology.cache {
+            llc_size[l] += 1;
+        }
         LlcShared {
-            llc_size,
             // What a periodic pass over an idle LLC writes: its every CPU.
-            nr_idle_scan: (0..ids.len())
-                .map(|l| {
-                    std::sync::atomic::AtomicU32::new(
-                        llc_of.iter().filter(|&&k| k == l).count() as u32
-                    )
-                })
-                .collect(),
-            llc_of,
+            nr_idle_scan: llc_size.iter().map(|&n| (n as u32).into()).collect(),
+            llc_size,
+            llc_of: topology.cache.clone(),
         }
     }
 
@@ -172,7 +156,7 @@ impl LlcShared {
         sum_util: u64,
         pct: u64,
     ) {
-        let llc_weight = self.llc_size[dst_cpu];
+        let llc_weight = self.llc_size[self.llc_of[dst_cpu]];
         if span_weight as u64 != llc_weight {
             return;
         }

@@ -37,24 +37,7 @@ use crate::machine::Topology;
 use crate::policy::asym::{self, Published, Uclamp};
 use crate::policy::pelt::Pelt;
 use crate::task::{CpuId, TaskId, TaskView};
-use std::sync::{Arc, OnceLock};
-
-/// The class's [`Published`] state, made at the first runqueue; a copy of the class starts
-/// empty (as `RemovedLoad`).
-#[derive(Debug, Default)]
-pub struct AsymShared(OnceLock<Arc<Published>>);
-
-impl Clone for AsymShared {
-    fn clone(&self) -> Self {
-        AsymShared::default()
-    }
-}
-
-impl AsymShared {
-    fn get(&self) -> Option<&Arc<Published>> {
-        self.0.get()
-    }
-}
+use std::sync::Arc;
 
 /// A runqueue's part on a hybrid machine.
 #[derive(Clone, Debug, Default)]
@@ -78,9 +61,7 @@ impl Eevdf {
         if !(t.asym_capacity || t.asym_packing) {
             return None;
         }
-        self.asym
-            .0
-            .get_or_init(|| Arc::new(Published::new(t.ncpus)));
+        self.asym.get_or_init(|| Published::new(t.ncpus));
         Some(HybridRq {
             cap: t.capacity_of(cpu),
             max_cap: t.max_capacity(),

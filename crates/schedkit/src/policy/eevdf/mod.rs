@@ -228,10 +228,10 @@ pub struct Eevdf {
     /// without that runqueue's lock.
     pub removed: RemovedLoad,
     /// 6.18 on a hybrid machine: what every CPU publishes for the capacity rules.
-    pub asym: hybrid::AsymShared,
-    /// 6.18, SIS_UTIL: each LLC's `nr_idle_scan` (`fair_lb::LlcShared`), made at the first
-    /// runqueue; a copy of the class starts empty.
-    pub llc_shared: LlcSharedCell,
+    pub asym: FirstRqShared<crate::policy::asym::Published>,
+    /// 6.18, SIS_UTIL: each LLC's `nr_idle_scan` (`fair_lb::LlcShared`; made only on a
+    /// machine of one kind of CPU, with SIS_UTIL on).
+    pub llc_shared: FirstRqShared<fair_lb::LlcShared>,
     pub era: EevdfEra,
     pub features: Features,
     /// 6.12+: each CPU's fair server (`fair_server_init`, `sched_init_dl_servers`; run by the
@@ -242,21 +242,32 @@ pub struct Eevdf {
 
 type T = Task<EevdfTask>;
 
-/// The class's [`fair_lb::LlcShared`], made at the first runqueue (on a machine of one kind of
-/// CPU, with SIS_UTIL on); a copy of the class starts empty, as [`RemovedLoad`].
-#[derive(Debug, Default)]
-pub struct LlcSharedCell(std::sync::OnceLock<Arc<fair_lb::LlcShared>>);
+/// State the class's runqueues share, made at the first runqueue (`new_rq`); a copy of the
+/// class starts empty, as [`RemovedLoad`] does, so that two runs never share it.
+#[derive(Debug)]
+pub struct FirstRqShared<S>(std::sync::OnceLock<Arc<S>>);
 
-impl Clone for LlcSharedCell {
-    fn clone(&self) -> Self {
-        LlcSharedCell::default()
+impl<S> Default for FirstRqShared<S> {
+    fn default() -> Self {
+        FirstRqShared(std::sync::OnceLock::new())
     }
 }
 
-impl LlcSharedCell {
-    /// The LLCs' shared state, once a runqueue made it.
-    pub fn get(&self) -> Option<&fair_lb::LlcShared> {
-        self.0.get().map(|a| &**a)
+impl<S> Clone for FirstRqShared<S> {
+    fn clone(&self) -> Self {
+        FirstRqShared::default()
+    }
+}
+
+impl<S> FirstRqShared<S> {
+    /// The shared state, once a runqueue made it.
+    pub fn get(&self) -> Option<&Arc<S>> {
+        self.0.get()
+    }
+
+    /// The shared state, made by `make` if no runqueue made it yet.
+    pub fn get_or_init(&self, make: impl FnOnce() -> S) -> &Arc<S> {
+        self.0.get_or_init(|| Arc::new(make()))
     }
 }
 
@@ -347,8 +358,7 @@ impl SchedClass for Eevdf {
             } else if self.features.sis_util {
                 lb.llc_shared = Some(
                     self.llc_shared
-                        .0
-                        .get_or_init(|| Arc::new(fair_lb::LlcShared::new(topology)))
+                        .get_or_init(|| fair_lb::LlcShared::new(topology))
                         .clone(),
                 );
             }

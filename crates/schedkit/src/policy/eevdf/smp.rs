@@ -116,7 +116,7 @@ impl Eevdf {
                 waker_load,
                 wide,
                 fit,
-                self.llc_shared.get(),
+                self.llc_shared.get().map(|a| &**a),
             );
         }
         let w = tasks[t].data.load.weight;
