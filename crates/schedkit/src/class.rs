@@ -594,6 +594,16 @@ pub trait SchedClass: Send + Sync + 'static {
         false
     }
 
+    /// Whether `task`, asleep, is still queued by this class: the kernel's `p->on_rq` of a
+    /// sleeping task, set only while DELAY_DEQUEUE keeps it queued as delayed and cleared when
+    /// it is finally dequeued (at a pick, `pick_next_entity` → `dequeue_entities` →
+    /// `__block_task`, or by a class change) or requeued by a wakeup. Read without the lock by
+    /// a host that can ([`Host::may_be_queued`](crate::sched_core::Host::may_be_queued)); the
+    /// default, for a class that delays dequeues, is "maybe", which looks under the lock.
+    fn queued_asleep(&self, _task: &Task<Self::TaskData>) -> bool {
+        self.delays_dequeue()
+    }
+
     fn enqueue(
         &self,
         ctx: &mut Ctx<Self::TaskData>,

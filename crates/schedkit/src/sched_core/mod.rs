@@ -208,15 +208,23 @@ pub trait Host {
         true
     }
     /// Under the lock, for prev just dequeued to sleep by a class that may keep sleeping tasks
-    /// queued (DELAY_DEQUEUE): whether it did (`kept`). A host that remembers it where a waker
-    /// can read it without a lock (before the handshake hands the task to wakers) answers
-    /// [`may_be_queued`](Self::may_be_queued) from it.
+    /// queued (DELAY_DEQUEUE): whether it did (`kept`). A host that cannot read its tasks'
+    /// class state without the lock (the runtime) remembers it where a waker can read it
+    /// (before the handshake hands the task to wakers) and answers
+    /// [`may_be_queued`](Self::may_be_queued) from it; one that can (the simulator, one
+    /// thread) reads the class's own state instead ([`Sched::queued_asleep`]).
     fn blocked_queued(_inside: &Self::Inside, _t: TaskId, _kept: bool) {}
     /// `try_to_wake_up`'s lock-free `READ_ONCE(p->on_rq)` before `ttwu_runnable` (fair.c's
     /// DELAY_DEQUEUE, 6.12+; `kernel/sched/core.c`): whether `t`, just claimed asleep
     /// ([`Wakee::Asleep`]), may still be queued by its class. `false` lets the wakeup skip
-    /// the lock of its runqueue, where the class would find nothing to requeue. The default
-    /// always looks under the lock (the simulator, whose figures price that section).
+    /// the lock of its runqueue, where the class would find nothing to requeue, as the kernel
+    /// skips `ttwu_runnable` for a task dequeued to sleep (`p->on_rq == 0`). `true` is always
+    /// safe (the class finds nothing and the wakeup goes on) but takes, and the simulator
+    /// prices, a lock section the kernel does not: the simulator answers
+    /// [`Sched::queued_asleep`], which follows `p->on_rq` through the delayed task's final
+    /// dequeue at a pick; the runtime answers what [`blocked_queued`](Self::blocked_queued)
+    /// last told it (still `true` after such a dequeue: a lock taken for nothing). The default
+    /// always looks under the lock.
     fn may_be_queued(&self, _t: TaskId) -> bool {
         true
     }
@@ -806,6 +814,13 @@ impl<C: SchedClass> Sched<C> {
     #[inline]
     pub fn nr_delayed(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
         self.class.nr_delayed(rq, cpu)
+    }
+
+    /// `p->on_rq` of the sleeping `t`: whether its class still holds it queued (delayed). A
+    /// task of a stacked class never is (a delayed task's class change finishes its dequeue).
+    #[inline]
+    pub fn queued_asleep(&self, t: &Task<C::TaskData>) -> bool {
+        !self.in_stacked(t) && self.class.queued_asleep(t)
     }
 
     /// The weighted load a balancer compares: the class's, plus an RT task's weight for

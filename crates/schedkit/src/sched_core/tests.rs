@@ -176,6 +176,12 @@ impl<H: Host> Host for ProbeHost<H> {
     fn finish_block(inside: &H::Inside, t: TaskId) -> bool {
         H::finish_block(inside, t)
     }
+    fn blocked_queued(inside: &H::Inside, t: TaskId, kept: bool) {
+        H::blocked_queued(inside, t, kept)
+    }
+    fn may_be_queued(&self, t: TaskId) -> bool {
+        self.inner.may_be_queued(t)
+    }
     fn prev_stopped(inside: &H::Inside, cpu: CpuId, task: &mut Task<TaskData<Self>>, now: u64) {
         H::prev_stopped(inside, cpu, task, now)
     }
@@ -328,6 +334,12 @@ impl<H: Host> Host for &mut H {
     }
     fn finish_block(inside: &H::Inside, t: TaskId) -> bool {
         H::finish_block(inside, t)
+    }
+    fn blocked_queued(inside: &H::Inside, t: TaskId, kept: bool) {
+        H::blocked_queued(inside, t, kept)
+    }
+    fn may_be_queued(&self, t: TaskId) -> bool {
+        (**self).may_be_queued(t)
     }
 }
 

@@ -291,6 +291,15 @@ impl<P: SchedClass> Host for Sim<'_, '_, P> {
         Wakee::StillCurrent
     }
 
+    /// `READ_ONCE(p->on_rq)`: the class's own record of whether it still holds `t` queued
+    /// (delayed), read as the kernel reads `p->on_rq`, without the lock; it is cleared where
+    /// the kernel clears `p->on_rq` (the delayed task's final dequeue at a pick, or its
+    /// requeue by a wakeup), so a task dequeued to sleep is woken without its old runqueue's
+    /// lock (`try_to_wake_up` calls `ttwu_runnable` only when `p->on_rq` is set).
+    fn may_be_queued(&self, t: TaskId) -> bool {
+        self.sched.queued_asleep(&self.tasks[t])
+    }
+
     fn resched(&mut self, cpu: CpuId, from: Option<CpuId>) {
         // No asking CPU (an agent outside the model: a task started or changed from outside)
         // reaches `cpu` as a remote CPU would, by IPI; sending it is the agent's own work.
@@ -580,5 +589,121 @@ pub(crate) mod scripted {
         fn ntasks(&self) -> usize {
             self.tasks.len()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::class::RtBalance;
+    use crate::conformance::{costless_machine, curr_of, settle, sleep, spec};
+    use crate::policy::eevdf::Eevdf;
+    use crate::sched_core::scripted::Scripted;
+    use crate::sched_core::{attr, with_rq};
+    use crate::task::SchedPolicy;
+
+    const MS: u64 = 1_000_000;
+
+    /// Runqueue-lock sections the wakeup of `t` from CPU 1 takes, all runqueues together, and
+    /// what it found.
+    fn wake_sections<P: SchedClass>(
+        h: &mut Sim<'_, '_, P>,
+        t: TaskId,
+    ) -> Result<(u64, Wakee), CoreError> {
+        let before: u64 = h.locks.iter().map(|l| l.acquisitions).sum();
+        let found = Scripted::wake(h, t, 1)?;
+        let after: u64 = h.locks.iter().map(|l| l.acquisitions).sum();
+        Ok((after - before, found))
+    }
+
+    /// `try_to_wake_up` of 6.12+ takes the lock of the wakee's old runqueue for
+    /// `ttwu_runnable` only when `p->on_rq` is set (core.c: `if (READ_ONCE(p->on_rq) &&
+    /// ttwu_runnable(p, wake_flags)) break;`): for a task DELAY_DEQUEUE kept queued, not for
+    /// one dequeued to sleep, nor for a delayed one that a pick has since dequeued
+    /// (`pick_next_entity` → `dequeue_entities(DEQUEUE_DELAYED)` → `__block_task` clears
+    /// `p->on_rq`). Two tasks pinned to CPU 0 of a costless 6.18 machine (nice 0: virtual time
+    /// is real time), woken from CPU 1:
+    ///
+    /// 1. At 1 ms D and W are forked, placed at V with no lag; D runs. At 3 ms D (vruntime
+    ///    V0 + 2 ms) sleeps not eligible (V = V0 + 1 ms): kept queued, delayed. Its wakeup
+    ///    requeues it where it is: one section (CPU 0's, `ttwu_runnable`), no placement.
+    /// 2. At 4 ms W (V0 + 1 ms) sleeps eligible (V = V0 + 1.5 ms): dequeued, `on_rq` 0. Its
+    ///    wakeup takes one section, CPU 0's to queue it (`ttwu_do_activate`); before the
+    ///    simulator read `p->on_rq` it took two, CPU 0's for `ttwu_runnable` first. Woken
+    ///    with its lag (placed back at V0 + 1 ms) and the earlier deadline, W preempts D.
+    /// 3. At 6 ms W (V0 + 3 ms) sleeps not eligible (V = V0 + 2.5 ms): delayed; D runs. At
+    ///    6.5 ms D (V0 + 2.5 ms) sleeps eligible (V = V0 + 2.75 ms, the delayed W counted):
+    ///    dequeued, and the pick finds only W, dequeues it and leaves CPU 0 idle. W's wakeup
+    ///    then takes one section, to queue it, as in 2.
+    #[test]
+    fn a_wakeup_takes_the_old_runqueues_lock_only_for_a_task_still_queued() {
+        let machine = costless_machine();
+        crate::sched_core::lockdep::forget_held();
+        let class = Eevdf {
+            fair_server: None,
+            ..Eevdf::v6_18(2)
+        };
+        let s = Sched::new(class, RtBalance::Passive, 2);
+        scripted::run(s, &machine, |h| {
+            let mut log = Vec::new();
+            h.at(MS);
+            let mut forked = [TaskId(0); 2];
+            for t in &mut forked {
+                *t = h.add_task(&spec(SchedPolicy::Normal, 0, 0, CpuMask::single(0)), None);
+                attr::fork(h, 0, None, *t, None)?;
+            }
+            settle(h, &mut log)?;
+            let [p, q] = forked;
+            let (d, w) = if curr_of(h, 0) == Some(p) {
+                (p, q)
+            } else {
+                (q, p)
+            };
+            let state = |h: &mut Sim<'_, '_, Eevdf>, t: TaskId| {
+                with_rq(h, 0, |_, ctx, _, _| {
+                    (ctx.tasks[t].data.on_rq, ctx.tasks[t].data.sched_delayed)
+                })
+            };
+
+            // 1. Delayed: its old runqueue's lock, to requeue it there.
+            h.at(3 * MS);
+            assert_eq!(sleep(h, 0, d)?.next, Some(w));
+            assert_eq!(state(h, d), (true, true), "D slept not eligible: delayed");
+            assert!(h.may_be_queued(d));
+            assert_eq!(wake_sections(h, d)?, (1, Wakee::Asleep));
+            assert_eq!(
+                (h.task_state(d), state(h, d)),
+                (TaskState::Queued, (true, false))
+            );
+            settle(h, &mut log)?;
+
+            // 2. Dequeued to sleep: only the lock of the runqueue it is queued on.
+            h.at(4 * MS);
+            assert_eq!(sleep(h, 0, w)?.next, Some(d));
+            assert_eq!(state(h, w), (false, false), "W slept eligible: dequeued");
+            assert!(!h.may_be_queued(w));
+            assert_eq!(wake_sections(h, w)?, (1, Wakee::Asleep));
+            assert_eq!(h.task_state(w), TaskState::Queued);
+            settle(h, &mut log)?;
+            assert_eq!(curr_of(h, 0), Some(w), "W, woken with its lag, preempts D");
+
+            // 3. Delayed, then dequeued by a pick: as dequeued.
+            h.at(6 * MS);
+            assert_eq!(sleep(h, 0, w)?.next, Some(d));
+            assert_eq!(state(h, w), (true, true), "W slept not eligible: delayed");
+            h.at(6 * MS + MS / 2);
+            assert_eq!(
+                sleep(h, 0, d)?.next,
+                None,
+                "the pick dequeues W: CPU 0 idles"
+            );
+            assert_eq!(state(h, d), (false, false), "D slept eligible: dequeued");
+            assert_eq!(state(h, w), (false, false), "W dequeued at the pick");
+            assert!(!h.may_be_queued(w));
+            assert_eq!(wake_sections(h, w)?, (1, Wakee::Asleep));
+            assert_eq!(h.task_state(w), TaskState::Queued);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{}", e.what()));
     }
 }

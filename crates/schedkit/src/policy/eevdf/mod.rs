@@ -347,6 +347,13 @@ impl SchedClass for Eevdf {
         self.requeue_delayed_entity(ctx, rq, t)
     }
 
+    /// `sched_delayed`: set when `dequeue` kept the sleeping task queued, cleared by
+    /// `finish_delayed_dequeue` (the pick's DEQUEUE_DELAYED, a class change) and by
+    /// `requeue_delayed_entity`, as `p->on_rq` is (`__block_task`, `ttwu_runnable`).
+    fn queued_asleep(&self, task: &Task<EevdfTask>) -> bool {
+        task.data.sched_delayed
+    }
+
     fn new_rq(&self, domain: usize, topology: &Topology) -> EevdfRq {
         // Per-CPU layout: the lock domain is the CPU.
         if self.is_618() {
