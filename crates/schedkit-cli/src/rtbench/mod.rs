@@ -77,6 +77,21 @@ pub fn validate(o: &Opts) -> Result<()> {
             );
         }
     }
+    if let Some((policy, prio, ncpus)) = rt_starvation(o.cpus) {
+        bail!(
+            "--cpus {}: this process runs under {policy} (priority {prio}) and may use {ncpus} \
+             CPU(s): {} busy workers of one RT priority would never leave a CPU to the thread \
+             that ends each measurement (RT threads of one priority are not time-sliced), and \
+             the run would not end. {}",
+            o.cpus,
+            o.cpus,
+            if ncpus > 1 {
+                format!("Give --cpus {} or fewer, or run without chrt", ncpus - 1)
+            } else {
+                "Run it without chrt".to_string()
+            }
+        );
+    }
     for r in &o.runners {
         if !RUNNERS.contains(&r.as_str()) {
             bail!(
@@ -86,6 +101,24 @@ pub fn validate(o: &Opts) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `cpus` busy workers would starve the benchmark's own threads: this process runs
+/// under SCHED_FIFO or SCHED_RR (which the workers inherit) and may use no more than `cpus`
+/// CPUs. Returns the policy's name, its priority and the CPUs the process may use.
+fn rt_starvation(cpus: usize) -> Option<(&'static str, i32, usize)> {
+    // SAFETY: plain queries of the calling thread's scheduling policy and affinity.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    let name = match policy {
+        libc::SCHED_FIFO => "SCHED_FIFO",
+        libc::SCHED_RR => "SCHED_RR",
+        _ => return None,
+    };
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: as above, into a local.
+    unsafe { libc::sched_getparam(0, &mut param) };
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (cpus >= ncpus).then_some((name, param.sched_priority, ncpus))
 }
 
 fn row(w: &str, runner: &str, policy: &str, value: f64, unit: &str, hib: bool) -> Row {

@@ -138,6 +138,11 @@ impl LlcShared {
         }
     }
 
+    /// `per_cpu(sd_llc_size, cpu)`: how many CPUs share `cpu`'s last-level cache.
+    pub fn llc_size(&self, cpu: CpuId) -> u32 {
+        self.llc_size[self.llc_of[cpu]] as u32
+    }
+
     /// `READ_ONCE(sd_share->nr_idle_scan)` of `cpu`'s LLC.
     pub fn nr_idle_scan(&self, cpu: CpuId) -> u32 {
         self.nr_idle_scan[self.llc_of[cpu]].load(std::sync::atomic::Ordering::Relaxed)

@@ -88,10 +88,17 @@ impl Eevdf {
                     waker_load = self.task_h_load(&tasks[waker].data);
                     let wf = &tasks[waker].data.wakee;
                     wf.record(t, view.now);
-                    let topo = view.topology;
-                    let llc = (0..view.ncpus())
-                        .filter(|&c| topo.cache[c] == topo.cache[waker_cpu])
-                        .count() as u32;
+                    // sd_llc_size, kept per LLC where SIS_UTIL made the LLCs' shared state;
+                    // counted from the topology otherwise (a hybrid machine, SIS_UTIL off).
+                    let llc = match self.llc_shared.get() {
+                        Some(shared) => shared.llc_size(waker_cpu),
+                        None => {
+                            let topo = view.topology;
+                            (0..view.ncpus())
+                                .filter(|&c| topo.cache[c] == topo.cache[waker_cpu])
+                                .count() as u32
+                        }
+                    };
                     wide = wake_wide(wf.flips(), tasks[t].data.wakee.flips(), llc);
                 }
             }
