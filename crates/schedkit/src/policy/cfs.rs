@@ -97,6 +97,7 @@ pub struct CfsTask {
 #[derive(Debug)]
 pub struct ByVruntime;
 impl RbEntry<CfsTask> for ByVruntime {
+    type Aug = ();
     fn node(t: &Task<CfsTask>) -> &RbNode {
         &t.data.node
     }

@@ -93,6 +93,7 @@ pub struct FairClockTask {
 #[derive(Debug)]
 pub struct ByFairKey;
 impl RbEntry<FairClockTask> for ByFairKey {
+    type Aug = ();
     fn node(t: &Task<FairClockTask>) -> &RbNode {
         &t.data.node
     }

@@ -81,7 +81,7 @@ impl Eevdf {
             v = tasks[c].data.vruntime;
         }
         if !rq.tree.is_empty() {
-            let m = rq.tree.min_aug(tasks);
+            let m = rq.tree.root_aug(tasks).min_vruntime;
             v = if curr.is_none() || before(m, v) { m } else { v };
         }
         if before(rq.min_vruntime, v) {
@@ -150,10 +150,8 @@ impl Eevdf {
                 m = tasks[c].data.slice;
             }
         }
-        if let Some((&s, _)) = rq.slices.first_key_value() {
-            m = m.min(s);
-        }
-        m
+        // The root's `min_slice` (u64::MAX when the tree is empty).
+        m.min(rq.tree.root_aug(tasks).min_slice)
     }
 
     /// `set_protect_slice` (6.18): protected up to the deadline, or the end of the shortest
@@ -239,7 +237,11 @@ impl Eevdf {
             let mut node = rq.tree.root();
             while let Some(n) = node {
                 if let Some(l) = rq.tree.left(tasks, n) {
-                    if Self::vruntime_eligible(tasks, rq, rq.tree.subtree_min(tasks, l)) {
+                    if Self::vruntime_eligible(
+                        tasks,
+                        rq,
+                        rq.tree.subtree_aug(tasks, l).min_vruntime,
+                    ) {
                         node = Some(l);
                         continue;
                     }
@@ -261,12 +263,10 @@ impl Eevdf {
         }
     }
 
-    /// `__enqueue_entity`: into the tree and the sums behind V (and the slice multiset).
+    /// `__enqueue_entity`: into the tree (whose nodes keep their subtrees' smallest vruntime
+    /// and slice range, `min_vruntime_cb`) and the sums behind V.
     pub(super) fn tree_insert(ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq, t: TaskId) {
         Self::avg_add(rq, &ctx.tasks[t].data);
-        if rq.track_slices {
-            *rq.slices.entry(ctx.tasks[t].data.slice).or_insert(0) += 1;
-        }
         rq.tree.insert(&mut ctx.tasks, t, ctx.ops);
     }
 
@@ -274,18 +274,6 @@ impl Eevdf {
     pub(super) fn tree_remove(ctx: &mut Ctx<EevdfTask>, rq: &mut EevdfRq, t: TaskId) {
         rq.tree.remove(&mut ctx.tasks, t, ctx.ops);
         Self::avg_sub(rq, &ctx.tasks[t].data);
-        if rq.track_slices {
-            // A slice changes only while its task is out of the tree, so it is counted here.
-            let s = ctx.tasks[t].data.slice;
-            let n = rq.slices.get_mut(&s);
-            crate::check!(n.is_some(), "slice {s} of {t} not counted");
-            if let Some(n) = n {
-                *n -= 1;
-                if *n == 0 {
-                    rq.slices.remove(&s);
-                }
-            }
-        }
     }
 
     pub(super) fn enqueue_entity(&self, ctx: &mut Ctx<EevdfTask>, rq: &mut Rq<EevdfRq>, t: TaskId) {

@@ -79,11 +79,10 @@ use super::sched_domains::SchedDomains;
 use super::weight::{LoadWeight, IDLEPRIO_LATER};
 use crate::class::*;
 use crate::ds::list::{Linked, TaskList};
-use crate::ds::rbtree::{RbEntry, RbNode, RbTree};
+use crate::ds::rbtree::{Augment, MinWrapping, RbEntry, RbNode, RbTree};
 use crate::ds::work::Work;
 use crate::machine::Topology;
 use crate::task::{CpuId, Task, TaskId, TaskView};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod entity;
@@ -106,7 +105,7 @@ pub use smp::{wake_wide, WakeeFlips};
 // policy data (see `Task`), so a walk costs one line per level.
 #[repr(C)]
 pub struct EevdfTask {
-    node: RbNode,
+    node: RbNode<EevdfAug>,
     pub vruntime: u64,
     pub deadline: u64,
     /// `V - vruntime` saved at dequeue (clamped), restored by `place_entity`.
@@ -157,21 +156,57 @@ impl Linked for EevdfTask {
     }
 }
 
-/// The tree: by deadline, each subtree's smallest vruntime kept.
+/// What each node of the deadline tree keeps of its subtree: `min_vruntime_update`'s fields
+/// (fair.c; `se->min_vruntime` since 6.6, `se->min_slice` since 6.12 for `cfs_rq_min_slice`,
+/// `se->max_slice` for `cfs_rq_max_slice`'s lag limit). 6.6's rules read only the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EevdfAug {
+    /// The smallest vruntime (compared by wrapping difference); `u64::MAX` for none.
+    pub min_vruntime: u64,
+    /// The shortest slice; `u64::MAX` for none.
+    pub min_slice: u64,
+    /// The longest slice; 0 for none.
+    pub max_slice: u64,
+}
+
+impl Augment for EevdfAug {
+    const NONE: EevdfAug = EevdfAug {
+        min_vruntime: u64::MAX,
+        min_slice: u64::MAX,
+        max_slice: 0,
+    };
+    #[inline]
+    fn combine(self, o: EevdfAug) -> EevdfAug {
+        EevdfAug {
+            min_vruntime: MinWrapping(self.min_vruntime)
+                .combine(MinWrapping(o.min_vruntime))
+                .0,
+            min_slice: self.min_slice.min(o.min_slice),
+            max_slice: self.max_slice.max(o.max_slice),
+        }
+    }
+}
+
+/// The tree: by deadline, each subtree's smallest vruntime and its slices' range kept.
 #[derive(Debug)]
 pub struct ByDeadline;
 impl RbEntry<EevdfTask> for ByDeadline {
-    fn node(t: &Task<EevdfTask>) -> &RbNode {
+    type Aug = EevdfAug;
+    fn node(t: &Task<EevdfTask>) -> &RbNode<EevdfAug> {
         &t.data.node
     }
-    fn node_mut(t: &mut Task<EevdfTask>) -> &mut RbNode {
+    fn node_mut(t: &mut Task<EevdfTask>) -> &mut RbNode<EevdfAug> {
         &mut t.data.node
     }
     fn key(t: &Task<EevdfTask>) -> u64 {
         t.data.deadline
     }
-    fn aug(t: &Task<EevdfTask>) -> u64 {
-        t.data.vruntime
+    fn aug(t: &Task<EevdfTask>) -> EevdfAug {
+        EevdfAug {
+            min_vruntime: t.data.vruntime,
+            min_slice: t.data.slice,
+            max_slice: t.data.slice,
+        }
     }
 }
 
@@ -191,11 +226,6 @@ pub struct EevdfRq {
     /// Of those, delayed (asleep; not counted in the core's `nr_running`, which is
     /// `h_nr_runnable`'s count, but published for the kernel's `rq->nr_running`).
     pub nr_delayed: usize,
-    /// Slices of the entities in the tree, counted (`cfs_rq_min_slice`'s augmented minimum,
-    /// kept as a multiset), where `track_slices` (6.18: only its rules read them, and 6.6's
-    /// enqueue and pick pay nothing for them).
-    pub slices: BTreeMap<u64, u32>,
-    pub track_slices: bool,
     /// 6.18: `update_curr` asked to reschedule the running task (TIF_NEED_RESCHED), from a
     /// path whose caller does not hear it (an enqueue); the preemption check reports it.
     pub need_resched: bool,
@@ -372,7 +402,6 @@ impl SchedClass for Eevdf {
             return EevdfRq {
                 lb,
                 hy,
-                track_slices: true,
                 entity_pelt: true,
                 cpu: domain,
                 ..EevdfRq::default()

@@ -90,10 +90,8 @@ impl Eevdf {
                 m = tasks[c].data.slice;
             }
         }
-        if let Some((&s, _)) = rq.slices.last_key_value() {
-            m = m.max(s);
-        }
-        m
+        // The root's `max_slice` (0 when the tree is empty).
+        m.max(rq.tree.root_aug(tasks).max_slice)
     }
 
     /// The end of a delayed dequeue (`dequeue_entity` with DEQUEUE_DELAYED, then
