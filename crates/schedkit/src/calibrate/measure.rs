@@ -629,6 +629,51 @@ pub fn fork_exit_wait() -> io::Result<u64> {
     Ok(now_ns() - t)
 }
 
+/// The parent's `fork()` alone: the ns from just before the call to its return in the
+/// parent, and whether the parent lost the CPU meanwhile (an involuntary switch, in
+/// `getrusage`).
+///
+/// The child can run before `fork()` returns in the parent: `wake_up_new_task` asks
+/// whether the new task should preempt its parent (EEVDF does so when the child's
+/// deadline, half a slice past the average vruntime, comes before the parent's, once the
+/// parent's slice is no longer protected; CFS with `sched_child_runs_first`). Were the
+/// child to `_exit` at once, such a sample would hold its whole life. So the child first
+/// blocks reading a pipe: a child that runs first adds only its return from `fork`, a
+/// `close` and a blocking `read` and two switches, and the parent's involuntary switch
+/// says that it did (the caller leaves such samples out, as `unpreempted` does runs).
+/// The parent closes the pipe and reaps the child after the timed span. The span holds
+/// the parent's return to user space and the copy-on-write faults its first writes take
+/// (glibc's fork wrapper, the clock read): the child still shares those pages, as in
+/// lmbench's `lat_proc fork`.
+pub fn fork_call() -> io::Result<(u64, bool)> {
+    let (r, w) = pipe()?;
+    let p = preemptions();
+    let t = now_ns();
+    // SAFETY: the child calls only close, read and _exit (async-signal-safe), on
+    // descriptors opened before the fork.
+    let pid = unsafe { libc::fork() };
+    let dt = now_ns() - t;
+    let preempted = preemptions() != p;
+    if pid < 0 {
+        return os_err("fork");
+    }
+    if pid == 0 {
+        // SAFETY: see above. read returns 0 (end of file) once the parent closes its
+        // write end, the child's own closed first.
+        unsafe {
+            let mut b = 0u8;
+            libc::close(w.0);
+            libc::read(r.0, (&mut b as *mut u8).cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    drop((r, w));
+    if reap(pid)? != 0 {
+        return Err(io::Error::other("a forked child did not exit 0"));
+    }
+    Ok((dt, preempted))
+}
+
 /// The ns of a waitpid that reaps a child already a zombie (waited for first with
 /// `waitid(WNOWAIT)`, which leaves it one).
 pub fn wait_zombie() -> io::Result<u64> {

@@ -14,7 +14,8 @@
 //! - **pipes** in one process (write, read) and between two processes pinned to one CPU (the
 //!   round trip, whose remainder is two context switches); between two CPUs, kept busy by
 //!   SCHED_IDLE spinners and left idle (the IPI and the idle exit);
-//! - **processes**: fork + exit + wait, wait on a zombie, fork + exec, `sh -c`; copy-on-write
+//! - **processes**: fork + exit + wait, the parent's `fork()` call alone (which splits the
+//!   first between fork and exit), wait on a zombie, fork + exec, `sh -c`; copy-on-write
 //!   faults; AF_UNIX socket sends and receives.
 //!
 //! The splits of round trips into profile fields follow the derivations in

@@ -128,6 +128,51 @@ fn ops(plan: &Plan, cpu: usize, what: &str, op: impl FnMut() -> io::Result<u64> 
     }
 }
 
+/// The parent's `fork()` timed call by call (`measure::fork_call`): the median of the
+/// calls its child did not preempt, or of all where every one was preempted, as
+/// `describe` says of runs.
+fn fork_calls(plan: &Plan, cpu: usize, rss: &str) -> Fig {
+    let mut preempted = vec![];
+    let r = on_cpu(cpu, || {
+        m::per_op(plan.proc_ns, plan.min_ops, 1_000_000, || {
+            let (ns, p) = m::fork_call()?;
+            preempted.push(p);
+            Ok(ns)
+        })
+    });
+    match r {
+        Ok(v) => {
+            let kept: Vec<f64> = v
+                .iter()
+                .zip(&preempted)
+                .filter(|(_, &p)| !p)
+                .map(|(&x, _)| x)
+                .collect();
+            let n_pre = v.len() - kept.len();
+            let mut how = format!(
+                "the parent's fork() alone, from just before the call to its return (the child blocks on a pipe read, then exits; reaped after the timing), pinned to CPU {cpu}{rss}: median of {} calls",
+                if kept.is_empty() { v.len() } else { kept.len() }
+            );
+            if kept.is_empty() {
+                how.push_str(
+                    "; every call lost the CPU before it returned (the child ran first), so each holds two switches and the child's run to its pipe read",
+                );
+                fig(median(&v), how)
+            } else {
+                if n_pre > 0 {
+                    let _ = write!(
+                        how,
+                        "; {n_pre} call{} that lost the CPU before returning (the child, or another task, ran first) left out",
+                        if n_pre == 1 { "" } else { "s" }
+                    );
+                }
+                fig(median(&kept), how)
+            }
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// (idle, total) jiffies of each CPU given, from /proc/stat.
 fn cpu_times(cpus: &[usize]) -> Option<Vec<(u64, u64)>> {
     let text = read_file("/proc/stat")?;
@@ -492,6 +537,8 @@ pub fn calibrate(opts: &Options, progress: &mut dyn FnMut(&str)) -> String {
         .unwrap_or_default();
     let fork = ops(&plan, a, &format!("forks{rss}"), m::fork_exit_wait);
     show(progress, "fork + exit + wait", &fork, "ns");
+    let fork_call = fork_calls(&plan, a, &rss);
+    show(progress, "fork() in the parent", &fork_call, "ns");
     let wait = ops(
         &plan,
         a,
@@ -540,6 +587,7 @@ pub fn calibrate(opts: &Options, progress: &mut dyn FnMut(&str)) -> String {
         timer_irq,
         timer_wake_exit,
         fork,
+        fork_call,
         wait,
         exec,
         shell,

@@ -275,7 +275,8 @@ fn ok(v: f64) -> Fig {
 }
 
 /// host.toml's own numbers ("M"): a 2.72 us pipe round trip on one CPU, 200 + 190 ns of
-/// pipe work per hop, lat_proc fork 220 us, exec 980 us, shell 2.7 ms.
+/// pipe work per hop, lat_proc fork 220 us, exec 980 us, shell 2.7 ms; and a fork() call
+/// of 66 us (the recorded hackbench's forks come 66 us apart, docs/validation.md).
 fn host_like_raw() -> Raw {
     Raw {
         mhz: 2500.0,
@@ -292,6 +293,7 @@ fn host_like_raw() -> Raw {
         timer_irq: ok(17_600.0),
         timer_wake_exit: ok(8_000.0),
         fork: ok(220_000.0),
+        fork_call: ok(66_000.0),
         wait: ok(1000.0),
         exec: ok(980_000.0),
         // sh -c 'exit 0': fork + exec (980 us) and the shell's 740 us start-up.
@@ -332,9 +334,17 @@ fn derivations_split_as_host_toml_does() {
     assert!(close(get(&c, "timer_irq_ns").value, 17_600.0));
     assert!(close(get(&c, "timer_wake_exit_ns").value, 8_000.0));
     assert!(close(get(&c, "llc_read_mb_s").value, 80_000.0));
-    // Fork: 220 000 - 1000 (wait) - 2 x 970 = 217 060, split 2:1.
-    assert!(close(get(&k, "fork_ns").value, 217_060.0 * 2.0 / 3.0));
-    assert!(close(get(&k, "exit_ns").value, 217_060.0 / 3.0));
+    // Fork: the fork() call, 66 000. Exit: lat_proc fork 220 000 - 1000 (wait) - 2 x 970
+    // (switches) = 217 060, less the fork() call: 151 060.
+    let f = get(&k, "fork_ns");
+    assert!(close(f.value, 66_000.0));
+    assert!(f.note.contains("fork() call alone"), "{}", f.note);
+    assert!(
+        f.above.iter().any(|l| l.contains("66000 ns (test)")),
+        "{:?}",
+        f.above
+    );
+    assert!(close(get(&k, "exit_ns").value, 151_060.0));
     assert!(close(get(&k, "wait_ns").value, 1000.0));
     assert!(close(get(&k, "exec_ns").value, 760_000.0));
     assert!(close(get(&k, "shell_startup_ns").value, 740_000.0));
@@ -405,6 +415,64 @@ fn what_is_not_measured_is_copied_from_host_and_says_why() {
     assert!(e.value == 0.0 && e.note.contains("clamped"), "{}", e.note);
     let e = get(&c, "idle_exit_ns");
     assert!(e.value == 0.0 && e.note.contains("clamped"), "{}", e.note);
+}
+
+#[test]
+fn fork_and_exit_fall_back_to_the_2_to_1_split_and_clamp() {
+    let host = host_profile();
+    // The fork() call not measured: lat_proc fork less wait and switches (217 060, as
+    // above) split 2:1, and the notes say why.
+    let mut raw = host_like_raw();
+    raw.fork_call = Err("fork: Resource temporarily unavailable".into());
+    let (_, k) = derive(&raw, &host);
+    let (f, e) = (get(&k, "fork_ns"), get(&k, "exit_ns"));
+    assert!(close(f.value, 217_060.0 * 2.0 / 3.0), "{}", f.value);
+    assert!(close(e.value, 217_060.0 / 3.0), "{}", e.value);
+    assert!(f.note.contains("split by assumption") && e.note.contains("split by assumption"));
+    let above = f.above.join("\n");
+    assert!(
+        above.contains("2:1") && above.contains("Resource temporarily unavailable"),
+        "{above}"
+    );
+    // A fork() call as long as all of lat_proc fork less wait and switches leaves exit
+    // nothing: clamped at 0, and the note says why; fork keeps its measured call.
+    let mut raw = host_like_raw();
+    raw.fork_call = ok(230_000.0);
+    let (_, k) = derive(&raw, &host);
+    assert!(close(get(&k, "fork_ns").value, 230_000.0));
+    let e = get(&k, "exit_ns");
+    assert!(
+        e.value == 0.0 && e.note.contains("clamped at 0"),
+        "{}",
+        e.note
+    );
+    // A lat_proc fork shorter than its wait and switches (2900 < 1000 + 2 x 970 = 2940):
+    // the whole figure is taken, and exit is 2900 - 500 = 2400.
+    let mut raw = host_like_raw();
+    raw.fork = ok(2900.0);
+    raw.fork_call = ok(500.0);
+    let (_, k) = derive(&raw, &host);
+    assert!(close(get(&k, "fork_ns").value, 500.0));
+    assert!(close(get(&k, "exit_ns").value, 2400.0));
+    assert!(get(&k, "fork_ns")
+        .above
+        .iter()
+        .any(|l| l.contains("the whole figure is taken")));
+    // lat_proc fork not measured: both copied from host, whatever the fork() call says.
+    let mut raw = host_like_raw();
+    raw.fork = Err("fork: Cannot allocate memory".into());
+    let (_, k) = derive(&raw, &host);
+    for (key, v) in [
+        ("fork_ns", host.kernel.fork_ns),
+        ("exit_ns", host.kernel.exit_ns),
+    ] {
+        let e = get(&k, key);
+        assert!(
+            e.value == v && e.note.starts_with("copied from profiles/host.toml"),
+            "{key}: {}",
+            e.note
+        );
+    }
 }
 
 #[test]
