@@ -386,24 +386,18 @@ pub fn derive(raw: &Raw, host: &MachineProfile) -> (Vec<Entry>, Vec<Entry>) {
             match &raw.fork_call {
                 Ok(c) => {
                     let exit = base - c.v;
+                    // As the value is written (fmt_float rounds half away from zero).
+                    let call = c.v.round();
                     above.push(format!(
-                        "The parent's fork() call alone: {:.0} ns ({}).",
-                        c.v, c.how
+                        "Less wait_ns ({wait_ns:.0}) and two switches (2 x {ctx_full:.0}): {base:.0}{clamp}; less the parent's fork()"
                     ));
                     above.push(format!(
-                        "Less wait_ns ({wait_ns:.0}) and two switches (2 x {ctx_full:.0}): {base:.0}{clamp}; less the fork() call: {exit:.0}, the"
+                        "call timed alone ({call:.0}, fork_ns): {exit:.0}, the child's start and _exit and the wakeup of its waiting parent."
                     ));
-                    above.push(
-                        "child's start and _exit (and the wakeup of its waiting parent): exit_ns."
-                            .into(),
-                    );
                     kernel.push(Entry {
                         key: "fork_ns",
                         value: c.v,
-                        note: format!(
-                            "measured: the parent's fork() call alone, median of its calls ({:.0} ns, above)",
-                            c.v
-                        ),
+                        note: format!("measured: {}", c.how),
                         above,
                     });
                     kernel.push(Entry {
@@ -411,13 +405,11 @@ pub fn derive(raw: &Raw, host: &MachineProfile) -> (Vec<Entry>, Vec<Entry>) {
                         value: exit.max(0.0),
                         note: if exit > 0.0 {
                             format!(
-                                "measured: lat_proc fork less wait, switches and the fork() call ({base:.0} - {:.0})",
-                                c.v
+                                "measured: lat_proc fork less wait, switches and the fork() call ({base:.0} - {call:.0})"
                             )
                         } else {
                             format!(
-                                "measured, clamped at 0: the fork() call alone ({:.0} ns) came to the whole of lat_proc fork less wait and switches ({base:.0} ns) or more; the two are timed apart, and exit's share is within their noise",
-                                c.v
+                                "measured, clamped at 0: the fork() call alone ({call:.0} ns) came to the whole of lat_proc fork less wait and switches ({base:.0} ns) or more; the two are timed apart, and exit's share is within their noise"
                             )
                         },
                         above: vec![],

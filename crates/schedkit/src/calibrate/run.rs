@@ -150,7 +150,7 @@ fn fork_calls(plan: &Plan, cpu: usize, rss: &str) -> Fig {
                 .collect();
             let n_pre = v.len() - kept.len();
             let mut how = format!(
-                "the parent's fork() alone, from just before the call to its return (the child blocks on a pipe read, then exits; reaped after the timing), pinned to CPU {cpu}{rss}: median of {} calls",
+                "the parent's fork() call alone, median of {} calls each timed from just before it to its return in the parent (the child blocks on a pipe read until reaped after the timing), pinned to CPU {cpu}{rss}",
                 if kept.is_empty() { v.len() } else { kept.len() }
             );
             if kept.is_empty() {
