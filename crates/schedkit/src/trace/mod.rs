@@ -187,6 +187,12 @@ pub struct Trace {
     /// The task each CPU ran when the trace starts, where known (the header of a CPU's first
     /// line names it); writers start from it so that a trace reads back the same.
     pub running_at_start: std::collections::BTreeMap<u32, TaskIdx>,
+    /// The `sched_waking`s (by time stamp and wakee) of a task still on its CPU on its way to
+    /// sleep: its switch to S or D follows the waking, and its `sched_wakeup` that switch
+    /// (`try_to_wake_up` found it dequeued but still `p->on_cpu`, waited, and queued it). A
+    /// waking of a running task without both is one the task absorbed (`ttwu_runnable`).
+    /// Found by the importer where the trace has both events; empty otherwise.
+    pub wakings_of_blocking: std::collections::BTreeSet<(u64, TaskIdx)>,
 }
 
 impl Trace {
@@ -228,6 +234,11 @@ impl Trace {
             end_ns: to.min(self.end_ns),
             stats: self.stats.clone(),
             running_at_start,
+            wakings_of_blocking: self
+                .wakings_of_blocking
+                .range((from, 0)..=(to, TaskIdx::MAX))
+                .copied()
+                .collect(),
         }
     }
 }

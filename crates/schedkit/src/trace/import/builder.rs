@@ -180,6 +180,9 @@ pub(super) struct Resolver {
     /// When each task was last named by an event, and the time of the event at hand.
     pub(super) last_seen: Vec<u64>,
     pub(super) now: u64,
+    /// `sched_waking`s of a task on a CPU, by wakee: the waking's time stamp, and whether the
+    /// task has since switched out to sleep (see `Trace::wakings_of_blocking`).
+    pub(super) waking_on_cpu: HashMap<TaskIdx, (u64, bool)>,
 }
 
 impl Resolver {
@@ -197,6 +200,7 @@ impl Resolver {
             cpu_last: HashMap::new(),
             last_seen: Vec::new(),
             now: 0,
+            waking_on_cpu: HashMap::new(),
         }
     }
 
@@ -337,6 +341,16 @@ impl Resolver {
                         if state == PrevState::Dead {
                             self.dead[p] = true;
                         }
+                        // A waking while it ran: its sleep now makes it the waking of a task
+                        // on its way to sleep, if its sched_wakeup comes next; any other
+                        // switch-out means the task went on runnable (it absorbed it).
+                        if let Some(w) = self.waking_on_cpu.get_mut(&p) {
+                            if state.is_sleep() {
+                                w.1 = true;
+                            } else {
+                                self.waking_on_cpu.remove(&p);
+                            }
+                        }
                     }
                     if let Some(n) = n {
                         if let Some(other) = self.on_cpu.insert(n, r.cpu) {
@@ -362,12 +376,19 @@ impl Resolver {
                             .other_events
                             .entry("sched_wakeup (sched_waking used)".into())
                             .or_default() += 1;
-                        self.task(&task);
+                        if let Some(t) = self.task(&task) {
+                            if let Some((ts, true)) = self.waking_on_cpu.remove(&t) {
+                                self.trace.wakings_of_blocking.insert((ts, t));
+                            }
+                        }
                         continue;
                     }
                     let Some(t) = self.task(&task) else {
                         continue;
                     };
+                    if waking && self.on_cpu.contains_key(&t) {
+                        self.waking_on_cpu.insert(t, (r.ts, false));
+                    }
                     max_cpu = max_cpu.max(cpu);
                     EventKind::Waking {
                         waker: current,

@@ -178,3 +178,39 @@ fn a_replay_takes_the_recorded_switches_and_ipis_off_the_runs() {
         r.toml()
     );
 }
+
+#[test]
+fn a_waking_of_a_task_on_its_way_to_sleep_is_told_from_one_it_absorbed() {
+    // b runs on CPU 1. a wakes it at 10 µs; b switches out to sleep at 11 µs and its
+    // sched_wakeup follows at 12 µs (the kernel's wait for p->on_cpu): a waking of a task on
+    // its way to sleep. At 30 µs a wakes b, running again, and its sched_wakeup comes at once
+    // (ttwu_runnable): absorbed; b goes on and is preempted at 40 µs.
+    let text = "\
+# #P:2
+ a-1 [000] d..2. 0.000001: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ b-2 [001] d..2. 0.000001: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ a-1 [000] d..4. 0.000010: sched_waking: comm=b pid=2 prio=120 target_cpu=001
+ b-2 [001] d..2. 0.000011: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ a-1 [000] d..5. 0.000012: sched_wakeup: comm=b pid=2 prio=120 target_cpu=001
+ x-0 [001] d..2. 0.000013: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ a-1 [000] d..4. 0.000030: sched_waking: comm=b pid=2 prio=120 target_cpu=001
+ a-1 [000] d..5. 0.000030: sched_wakeup: comm=b pid=2 prio=120 target_cpu=001
+ b-2 [001] d..2. 0.000040: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=R ==> next_comm=x next_pid=0 next_prio=120
+";
+    let t = import::parse(text).unwrap();
+    let b = t.tasks.iter().position(|x| x.pid == 2).unwrap();
+    assert_eq!(
+        t.wakings_of_blocking.iter().copied().collect::<Vec<_>>(),
+        vec![(10_000, b)],
+        "only the first waking"
+    );
+    // Both wakings find b not asleep: the replay drops both, the first of a task on its way
+    // to sleep, whose sleep (11 to 13 µs) has no wakeup left and replays as a timed one.
+    let r = to_workload(&t, "hand", &OpPrices::default());
+    assert_eq!(r.stats.dropped_wakeups, 2);
+    assert_eq!(r.stats.dropped_wakeups_of_blocking, 1);
+    assert_eq!(r.stats.sleeps_without_wakeup, 1);
+    // A window keeps the marks inside it only.
+    assert!(t.window(0, 5_000).wakings_of_blocking.is_empty());
+    assert_eq!(t.window(5_000, 50_000).wakings_of_blocking.len(), 1);
+}
