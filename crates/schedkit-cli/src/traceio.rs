@@ -260,10 +260,10 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         st.timed_sleeps + st.sleeps_without_wakeup,
         st.dropped_wakeups
     );
-    if st.dropped_wakeups_of_blocking > 0 {
+    if st.task_wakeups_of_blocking > 0 || st.dropped_wakeups_of_blocking > 0 {
         eprintln!(
-            "  {} of the dropped wakeups woke a task on its way to sleep (its switch to sleep, then its sched_wakeup, came after): that sleep replays as a timed one (docs/validation.md, \"Found, not yet fixed\")",
-            st.dropped_wakeups_of_blocking
+            "  {} of the task wakeups woke a task on its way to sleep (its switch to sleep, then its sched_wakeup, came after the waking): kept as its waker's; {} such wakeups from interrupts dropped",
+            st.task_wakeups_of_blocking, st.dropped_wakeups_of_blocking
         );
     }
     eprintln!(

@@ -51,10 +51,13 @@ pub struct ReplayStats {
     pub sleeps_without_wakeup: u64,
     /// Wakeups of a task that was not asleep: dropped.
     pub dropped_wakeups: u64,
-    /// Of those, wakeups of a task on its way to sleep (`Trace::wakings_of_blocking`): the
-    /// sleep that follows has no wakeup left and replays as a timed one (docs/validation.md,
-    /// "Found, not yet fixed").
+    /// Of those, wakeups of a task on its way to sleep (`Trace::wakings_of_blocking`) that
+    /// could not be kept as a task's (from interrupt context): the sleep that follows
+    /// replays as a timed one.
     pub dropped_wakeups_of_blocking: u64,
+    /// Of the task wakeups, those of a task on its way to sleep: the waker's `wake` at its
+    /// `sched_waking`, the wakee's wait at its switch to sleep, which follows.
+    pub task_wakeups_of_blocking: u64,
     pub forks: u64,
     pub exits: u64,
     /// Prices of the replay's system calls taken off the recorded runs, and what no run was
@@ -187,6 +190,9 @@ struct T {
     exiting: bool,
     exited: bool,
     woken_by_task: bool,
+    /// Woken on its way to sleep (`Trace::wakings_of_blocking`): the waker and the index of
+    /// its `Wake` atom, for the sleep the task's next switch-out begins.
+    prewoken: Option<(usize, usize)>,
 }
 
 impl T {
@@ -273,7 +279,23 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         }
                     } else if prev_state.is_sleep() {
                         t.close_run();
-                        t.blocked = Some((ts, prev_state == PrevState::DiskSleep));
+                        if t.prewoken.take().is_some() {
+                            // Woken on its way here: it waits for the post its waker made
+                            // at the recorded waking (whether it then sleeps is the replay's
+                            // timing, as for every other wakeup).
+                            t.atoms.push(Atom::WaitWake);
+                            t.woken_by_task = true;
+                        } else {
+                            t.blocked = Some((ts, prev_state == PrevState::DiskSleep));
+                        }
+                    }
+                    if let Some((w, i)) = ts_[p].prewoken.take() {
+                        // Not a sleep after all (the importer's mark says it would be): the
+                        // waker's post is undone and the wakeup dropped.
+                        ts_[w].atoms[i] = Atom::Paid(0);
+                        st.task_wakeups -= 1;
+                        st.task_wakeups_of_blocking -= 1;
+                        st.dropped_wakeups += 1;
                     }
                 }
                 if let Some(n) = next {
@@ -307,9 +329,27 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                     }
                 }
                 let Some((since, io)) = ts_[task].blocked.take() else {
-                    st.dropped_wakeups += 1;
-                    if trace.wakings_of_blocking.contains(&(ts, task)) {
-                        st.dropped_wakeups_of_blocking += 1;
+                    let blocking = trace.wakings_of_blocking.contains(&(ts, task))
+                        && ts_[task].prewoken.is_none();
+                    match waker {
+                        Some(w) if blocking && !irq && w != task && !ts_[w].exited => {
+                            // The wakee is on its way to sleep (the kernel waits for it to
+                            // leave its CPU and queues it): the waker posts now, and the
+                            // wakee's switch to sleep, next, becomes its wait.
+                            let wt = &mut ts_[w];
+                            wt.flush(ts, start);
+                            wt.atoms.push(Atom::Wake(task, target_cpu != e.cpu));
+                            let i = wt.atoms.len() - 1;
+                            ts_[task].prewoken = Some((w, i));
+                            st.task_wakeups += 1;
+                            st.task_wakeups_of_blocking += 1;
+                        }
+                        _ => {
+                            st.dropped_wakeups += 1;
+                            if blocking {
+                                st.dropped_wakeups_of_blocking += 1;
+                            }
+                        }
                     }
                     continue;
                 };

@@ -204,12 +204,25 @@ fn a_waking_of_a_task_on_its_way_to_sleep_is_told_from_one_it_absorbed() {
         vec![(10_000, b)],
         "only the first waking"
     );
-    // Both wakings find b not asleep: the replay drops both, the first of a task on its way
-    // to sleep, whose sleep (11 to 13 µs) has no wakeup left and replays as a timed one.
+    // Both wakings find b not asleep. The first is kept as a's wakeup of b: a posts at
+    // 10 µs, b waits at its switch to sleep at 11 µs (before, its sleep from 11 to 13 µs
+    // replayed as a timed one of 2 µs); the absorbed one is dropped.
     let r = to_workload(&t, "hand", &OpPrices::default());
-    assert_eq!(r.stats.dropped_wakeups, 2);
-    assert_eq!(r.stats.dropped_wakeups_of_blocking, 1);
-    assert_eq!(r.stats.sleeps_without_wakeup, 1);
+    assert_eq!(r.stats.task_wakeups, 1);
+    assert_eq!(r.stats.task_wakeups_of_blocking, 1);
+    assert_eq!(r.stats.dropped_wakeups, 1);
+    assert_eq!(r.stats.dropped_wakeups_of_blocking, 0);
+    assert_eq!(r.stats.sleeps_without_wakeup, 0);
+    let toml = &r.toml();
+    assert!(
+        toml.contains("\"compute 9000ns\",\n  \"send wake.0\""),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("\"compute 10000ns\",\n  \"recv wake.0\",\n  \"compute 27000ns\""),
+        "{toml}"
+    );
+    assert!(!toml.contains("sleep "), "{toml}");
     // A window keeps the marks inside it only.
     assert!(t.window(0, 5_000).wakings_of_blocking.is_empty());
     assert_eq!(t.window(5_000, 50_000).wakings_of_blocking.len(), 1);
