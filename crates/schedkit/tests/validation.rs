@@ -29,7 +29,6 @@ const HOLDS: &[(&str, &str)] = &[
     ("hackbench-sock-g8", "model: Time"),
     ("hackbench-thread-sock-g2", "migrations"),
     ("hackbench-thread-sock-g2", "busy CPU time (ms)"),
-    ("hackbench-thread-sock-g2", "wakeup latency p50 (us)"),
     ("hackbench-thread-sock-g2", "model: Time"),
     ("schbench", "context switches"),
     ("schbench", "wakeups"),
@@ -138,7 +137,7 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
 
 /// Figures within their targets of at least one of the kernel's five recordings of the
 /// command, under eevdf:era=6.18 on `host` (docs/validation.md).
-const SOME_RUN: usize = 48;
+const SOME_RUN: usize = 49;
 
 #[test]
 fn validation_is_deterministic() {
