@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where each wakee last ran, against its waker's CPU, in an ftrace text trace (recorded, or
 written by `schedkit replay --trace`; docs/validation.md, "Why the replay of hackbench-sock-g2
-wakes nine receivers in ten on their sender's CPU" and "schbench's migrations"):
+wakes most receivers on their sender's CPU" and "schbench's migrations"):
 
     python3 scripts/figures/wakee-last-cpu.py TRACE[.gz] ...
 
