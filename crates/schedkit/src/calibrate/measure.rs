@@ -88,32 +88,46 @@ pub struct Runs {
 /// Calls `f` (one timed run) until `reps` runs were not preempted by another task, at
 /// most `4 reps` times: a run that lost the CPU measured the other task too.
 pub fn unpreempted(reps: usize, mut f: impl FnMut() -> io::Result<f64>) -> io::Result<Runs> {
-    let (mut kept, mut all) = (vec![], vec![]);
+    let (mut all, mut preempted) = (vec![], vec![]);
+    let mut kept = 0;
     for _ in 0..4 * reps.max(1) {
         let p = preemptions();
-        let v = f()?;
-        all.push(v);
-        if preemptions() == p {
-            kept.push(v);
-            if kept.len() >= reps {
-                break;
+        all.push(f()?);
+        let lost = preemptions() != p;
+        preempted.push(lost);
+        kept += usize::from(!lost);
+        if !lost && kept >= reps {
+            break;
+        }
+    }
+    Ok(Runs::of(all, &preempted))
+}
+
+impl Runs {
+    /// Of values each flagged whether its run lost the CPU: those that did not, or all of
+    /// them where every one did.
+    pub fn of(all: Vec<f64>, preempted: &[bool]) -> Runs {
+        let kept: Vec<f64> = all
+            .iter()
+            .zip(preempted)
+            .filter(|(_, &p)| !p)
+            .map(|(&v, _)| v)
+            .collect();
+        let n_preempted = all.len() - kept.len();
+        if kept.is_empty() {
+            Runs {
+                kept: all,
+                preempted: n_preempted,
+                all_preempted: true,
+            }
+        } else {
+            Runs {
+                kept,
+                preempted: n_preempted,
+                all_preempted: false,
             }
         }
     }
-    let preempted = all.len() - kept.len();
-    Ok(if kept.is_empty() {
-        Runs {
-            kept: all,
-            preempted,
-            all_preempted: true,
-        }
-    } else {
-        Runs {
-            kept,
-            preempted,
-            all_preempted: false,
-        }
-    })
 }
 
 /// Runs `f(iters)`, `iters` chosen by pilot runs so that one run takes about

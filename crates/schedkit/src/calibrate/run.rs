@@ -142,32 +142,24 @@ fn fork_calls(plan: &Plan, cpu: usize, rss: &str) -> Fig {
     });
     match r {
         Ok(v) => {
-            let kept: Vec<f64> = v
-                .iter()
-                .zip(&preempted)
-                .filter(|(_, &p)| !p)
-                .map(|(&x, _)| x)
-                .collect();
-            let n_pre = v.len() - kept.len();
+            let r = m::Runs::of(v, &preempted);
             let mut how = format!(
                 "the parent's fork() call alone, median of {} calls each timed from just before it to its return in the parent (the child blocks on a pipe read until reaped after the timing), pinned to CPU {cpu}{rss}",
-                if kept.is_empty() { v.len() } else { kept.len() }
+                r.kept.len()
             );
-            if kept.is_empty() {
+            if r.all_preempted {
                 how.push_str(
                     "; every call lost the CPU before it returned (the child ran first), so each holds two switches and the child's run to its pipe read",
                 );
-                fig(median(&v), how)
-            } else {
-                if n_pre > 0 {
-                    let _ = write!(
-                        how,
-                        "; {n_pre} call{} that lost the CPU before returning (the child, or another task, ran first) left out",
-                        if n_pre == 1 { "" } else { "s" }
-                    );
-                }
-                fig(median(&kept), how)
+            } else if r.preempted > 0 {
+                let _ = write!(
+                    how,
+                    "; {} call{} that lost the CPU before returning (the child, or another task, ran first) left out",
+                    r.preempted,
+                    if r.preempted == 1 { "" } else { "s" }
+                );
             }
+            fig(median(&r.kept), how)
         }
         Err(e) => Err(e.to_string()),
     }
