@@ -58,6 +58,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 outdir=${outdir:-$repo/traces/$set_name}
+# Absolute: each workload runs in its own working directory (below), where a relative OUTDIR
+# would name another place.
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
 MACHINE=${MACHINE:-host}
 QUIET_WAIT_S=${QUIET_WAIT_S:-600}
 RETRIES=${RETRIES:-3}
@@ -103,18 +107,22 @@ for n in "${only[@]}"; do
   for w in "${set[@]}"; do [[ $(field "$w" 0) == "$n" ]] && found=1; done
   [[ $found == 1 ]] || { echo "record-suite.sh: no workload '$n' in the $set_name set (--list)" >&2; exit 2; }
 done
-# Splits a trace's events (gzipped or not) into the workload's (the first task in the trace is
-# record-trace.sh's shell; the first task it forks runs the command; their descendants), kernel
-# threads', the VM agent's (background) and everything else's (foreign: other users' work that
-# ran during the recording). Prints "FOREIGN BACKGROUND TOTAL comm:count...".
+# Splits a trace's events (gzipped or not) into the workload's (the parent of the trace's first
+# fork is record-trace.sh's shell, which forks the command as soon as tracing is on; the task it
+# forks runs the command; their descendants), kernel threads', the VM agent's (background) and
+# everything else's (foreign: other users' work that ran during the recording). Prints
+# "FOREIGN BACKGROUND TOTAL comm:count...". (Not the trace's first task: an event of another
+# CPU, an interrupt's wakeup or a kernel thread's switch, can come before the shell's fork.)
 foreign() {
-  zcat -f "$1" | awk '
+  local root
+  root=$(zcat -f "$1" | awk '/sched_process_fork:/ && match($0, / pid=[0-9]+/) {
+    print substr($0, RSTART + 5, RLENGTH - 5) + 0; exit }')
+  zcat -f "$1" | awk -v R="$root" '
     /^#/ { next }
     {
       if (!match($0, /-[0-9]+ +\[[0-9]+\]/)) next
       comm = substr($0, 1, RSTART - 1); sub(/^ +/, "", comm)
       pid = substr($0, RSTART + 1) + 0
-      if (R == "") R = pid
       if ($0 ~ /sched_process_fork:/ && match($0, / pid=[0-9]+/)) {
         ppid = substr($0, RSTART + 5, RLENGTH - 5) + 0
         if (match($0, /child_pid=[0-9]+/)) {
@@ -308,6 +316,8 @@ hz=$( (zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$kver" 2>/dev/null)
 config=$( (zcat /proc/config.gz 2>/dev/null || cat "/boot/config-$kver" 2>/dev/null) \
   | grep -E '^(# )?CONFIG_(HZ|PREEMPT|SCHED_|NO_HZ|NUMA|SMP|NR_CPUS)|AUTOGROUP' | grep -v TRACER || true)
 D=/sys/kernel/debug/sched
+# debugfs holds sched_features and the preemption mode; mounted for the read where it is not.
+[[ -d $D ]] || mount -t debugfs nodev /sys/kernel/debug 2>/dev/null || true
 if preempt=$(cat $D/preempt 2>/dev/null); then :; else
   err=$(cat $D/preempt 2>&1 >/dev/null | sed 's/^cat: //' || true)
   mode=none
