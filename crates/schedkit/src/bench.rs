@@ -187,6 +187,7 @@ pub fn idle_heavy_workload(n: usize) -> Workload {
         .op(Op::Sleep {
             dur: Dist::Const(1_000_000_000_000),
             uninterruptible: false,
+            irq_cpu: None,
         })
         .op(Op::Exit)
         .build("sleeper");

@@ -518,6 +518,10 @@ pub struct SimStats {
     /// each one posted before its sleeper waited is a recorded sleep, wakeup and pair of
     /// switches that the replay did not repeat.
     pub sent_unwaited: u64,
+    /// Timed sleeps whose interrupt, on another CPU (`sleep D irq-on N`), woke the task
+    /// before it had left its own CPU: it did not sleep, and no wakeup or switch happened.
+    /// In a replayed trace, another way a recorded wakeup is not repeated.
+    pub timers_before_sleep: u64,
     /// Host wall-clock seconds the simulation took (the only non-deterministic field).
     pub wall_s: f64,
 }

@@ -293,3 +293,64 @@ fn a_replay_built_as_data_is_its_exported_toml_read_back() {
         );
     }
 }
+
+/// A timed sleep that names the CPU of its interrupt (`sleep D irq-on N`, what a replay
+/// writes for a recorded interrupt's wakeup) is woken from that CPU: its `sched_waking` is
+/// there, and so are the interrupt and the wakeup's choice of CPU (`select_task_rq` runs on
+/// the waking CPU). Without it, the interrupt is the sleeper's own CPU's.
+#[test]
+fn a_sleep_is_woken_from_the_cpu_its_interrupt_names() {
+    let m = Machine::load("host").unwrap();
+    let wakings_on = |irq: &str, hogs: bool| {
+        let mut text = format!(
+            "name = \"irq\"\n[[group]]\nname = \"sleeper\"\naffinity = [0]\nprogram = [\"loop 20\", \"compute 50us\", \"sleep 200us{irq}\", \"end\"]\n"
+        );
+        if hogs {
+            for cpu in 0..2 {
+                text += &format!("[[group]]\nname = \"hog{cpu}\"\naffinity = [{cpu}]\nbackground = true\nprogram = [\"loop forever\", \"compute 1ms\", \"end\"]\n");
+            }
+        }
+        let w = schedkit::workload::file::parse_str(&text, "irq.toml", "irq").unwrap();
+        let mut rec = TraceRecorder::new(None);
+        let cfg = SimConfig {
+            duration_ns: 100_000_000,
+            trace: Some(&mut rec),
+            ..Default::default()
+        };
+        let r = PolicyKind::Eevdf.simulate(&m, &w, cfg).unwrap();
+        assert!(r.completed, "{:?}", r.deadlock);
+        let t = rec.finish();
+        let sleeper = t
+            .tasks
+            .iter()
+            .position(|k| k.comm.contains("sleeper"))
+            .expect("the sleeper is in the trace");
+        let mut cpus = [0u32; 2];
+        for e in &t.events {
+            if matches!(e.kind, trace::EventKind::Waking { task, .. } if task == sleeper) {
+                cpus[e.cpu as usize] += 1;
+            }
+        }
+        assert_eq!(
+            figures(&t).tasks[sleeper].wakeups,
+            21,
+            "irq '{irq}', hogs {hogs}"
+        );
+        cpus
+    };
+    assert_eq!(wakings_on("", false), [20, 0]);
+    assert_eq!(wakings_on(" irq-on 1", false), [0, 20]);
+    // With both CPUs busy (a hog on each), CPU 1's interrupt wakes the sleeper onto CPU 0
+    // with an IPI, sent after the waking: every switch-in follows its own waking, so the
+    // trace's figures count all 20 wakeups (and the start, a wakeup of its own).
+    assert_eq!(wakings_on(" irq-on 1", true), [0, 20]);
+    // A CPU the machine lacks is refused, naming the program and the CPU.
+    let text =
+        "name = \"irq\"\n[[group]]\nname = \"sleeper\"\nprogram = [\"sleep 200us irq-on 7\"]\n";
+    let w = schedkit::workload::file::parse_str(text, "irq.toml", "irq").unwrap();
+    let e = PolicyKind::Eevdf
+        .simulate(&m, &w, SimConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("'sleeper'") && e.contains("CPU 7"), "{e}");
+}

@@ -19,12 +19,13 @@ const HOLDS: &[(&str, &str)] = &[
     ("pipe", "busy CPU time (ms)"),
     ("pipe", "wakeup latency p50 (us)"),
     ("messaging-proc", "busy CPU time (ms)"),
-    ("messaging-thread", "migrations"),
     ("messaging-thread", "busy CPU time (ms)"),
     ("messaging-thread", "model: Total time [sec]"),
     ("hackbench-pipe-g2", "busy CPU time (ms)"),
+    ("hackbench-pipe-g2", "wakeup latency p50 (us)"),
     ("hackbench-sock-g2", "busy CPU time (ms)"),
     ("hackbench-sock-g2", "model: Time"),
+    ("hackbench-sock-g8", "migrations"),
     ("hackbench-sock-g8", "busy CPU time (ms)"),
     ("hackbench-sock-g8", "model: Time"),
     ("hackbench-thread-sock-g2", "migrations"),
@@ -36,14 +37,17 @@ const HOLDS: &[(&str, &str)] = &[
     ("schbench", "wakeup latency p50 (us)"),
     ("make-j2", "context switches"),
     ("make-j2", "wakeups"),
+    ("make-j2", "migrations"),
     ("make-j2", "busy CPU time (ms)"),
     ("make-j2", "wakeup latency p50 (us)"),
     ("make-j4", "context switches"),
     ("make-j4", "wakeups"),
+    ("make-j4", "migrations"),
     ("make-j4", "busy CPU time (ms)"),
     ("make-j4", "wakeup latency p50 (us)"),
     ("nice-hogs", "context switches"),
     ("nice-hogs", "wakeups"),
+    ("nice-hogs", "migrations"),
     ("nice-hogs", "busy CPU time (ms)"),
     ("nice-hogs", "wakeup latency p50 (us)"),
     ("cyclictest-hogs", "context switches"),
@@ -113,18 +117,20 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
         judged += b;
         // What the message-passing misses are made of: each recorded wakeup whose token the
         // replay's waker posted before the sleeper waited is a wakeup the replay does not
-        // repeat. Where the replay has fewer wakeups than the recording, those tokens account
-        // for at least 90 % of the difference (they may exceed it by the wakeups the replay
+        // repeat; so is each recorded interrupt's wakeup whose interrupt, replayed on its
+        // recorded CPU, came before the sleeper had left its own. Where the replay has fewer
+        // wakeups than the recording, the two account for at least 90 % of the difference (they may exceed it by the wakeups the replay
         // has that the recording does not, which this check leaves unexplained).
         let lost = r.recorded.wakeups as f64 - r.replayed.wakeups as f64;
         if lost > 0.0 {
             assert!(
-                r.tokens_posted_first as f64 >= 0.9 * lost,
-                "{}: recorded {} wakeups, replayed {}, only {} tokens posted first",
+                (r.tokens_posted_first + r.timers_before_sleep) as f64 >= 0.9 * lost,
+                "{}: recorded {} wakeups, replayed {}, only {} tokens posted first and {} timers before the sleep",
                 w.name,
                 r.recorded.wakeups,
                 r.replayed.wakeups,
-                r.tokens_posted_first
+                r.tokens_posted_first,
+                r.timers_before_sleep
             );
         }
     }
@@ -137,7 +143,7 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
 
 /// Figures within their targets of at least one of the kernel's five recordings of the
 /// command, under eevdf:era=6.18 on `host` (docs/validation.md).
-const SOME_RUN: usize = 49;
+const SOME_RUN: usize = 51;
 
 #[test]
 fn validation_is_deterministic() {

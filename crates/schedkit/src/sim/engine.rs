@@ -11,6 +11,20 @@
 use super::*;
 use crate::sched_core::{CoreError, Leave};
 
+/// Where a timed sleep's interrupt is (on a machine whose timer interrupt is modelled in two
+/// parts, `costs.timer_wake_exit_ns`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum TimerStage {
+    /// The timer expires: the interrupt arrives.
+    Expiry,
+    /// The CPU has left its idle state for it: its handler runs now.
+    LeftIdle,
+    /// The interrupt's entry, taken out of a busy CPU's time, is done: the expired timer's
+    /// callback wakes the task now, so that what the wakeup starts (an IPI to the CPU it
+    /// chose) comes after its `sched_waking`.
+    EntryDone,
+}
+
 /// Event kinds; the heap orders by (time, seq), the kind only breaks no ties.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Ev {
@@ -22,12 +36,12 @@ pub(super) enum Ev {
     Tick {
         cpu: u32,
     },
-    /// A sleep timer fires (valid if `gen` matches the task's sleep generation); `handler`:
-    /// its interrupt's handler runs now, on a CPU that has left its idle state for it.
+    /// A sleep timer's interrupt, at `stage` (valid if `gen` matches the task's sleep
+    /// generation).
     Timer {
         task: u32,
         gen: u32,
-        handler: bool,
+        stage: TimerStage,
     },
     /// A reschedule IPI arrives.
     Ipi {
@@ -113,12 +127,12 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     }
                 }
                 Ev::Tick { cpu } => self.tick(cpu as usize)?,
-                Ev::Timer { task, gen, handler } => {
+                Ev::Timer { task, gen, stage } => {
                     let t = TaskId(task);
                     if self.procs[t.index()].sleep_gen == gen
                         && self.procs[t.index()].block == Block::Timer
                     {
-                        self.sleep_timer(t, gen, handler)?;
+                        self.sleep_timer(t, gen, stage)?;
                     }
                 }
                 Ev::Ipi { cpu } => self.ipi(cpu as usize)?,
@@ -252,16 +266,19 @@ impl<P: SchedClass> Sim<'_, '_, P> {
 
     // ----- timers and outside agents -----
 
-    /// The timer of `t`'s timed sleep expires now (`handler`: its interrupt's handler runs
-    /// now, the CPU having left its idle state for it). The timer is the CPU's the task slept
-    /// on, as an hrtimer is armed on the CPU that sleeps.
+    /// The interrupt of `t`'s timed sleep, at `stage`. The interrupt is the CPU's the task
+    /// slept on, as an hrtimer is armed on the CPU that sleeps, unless the sleep names
+    /// another (a replayed trace's interrupt, recorded on the CPU it ran on).
     pub(super) fn sleep_timer(
         &mut self,
         t: TaskId,
         gen: u32,
-        handler: bool,
+        stage: TimerStage,
     ) -> Result<(), SimError> {
-        let cpu = self.tasks[t].cpu;
+        let cpu = match self.procs[t.index()].timer_cpu {
+            NO_CPU => self.tasks[t].cpu,
+            c => c as CpuId,
+        };
         let costs = &self.machine.profile.costs;
         let Some(after) = costs.timer_wake_exit_ns else {
             // The older model: the wakeup is the whole of the interrupt's price; returning
@@ -281,7 +298,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         // reprogrammed for the next expiry and the exit (kernel/time/hrtimer.c).
         let before = (costs.timer_irq_ns as u64).saturating_sub(after);
         if self.cpus[cpu].seg == SegKind::Idle {
-            if !handler && exit > 0 {
+            if stage == TimerStage::Expiry && exit > 0 {
                 // The interrupt first brings the CPU out of its idle state (time it spends
                 // idle, as the kernel accounts it).
                 self.post(
@@ -289,7 +306,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                     Ev::Timer {
                         task: t.0,
                         gen,
-                        handler: true,
+                        stage: TimerStage::LeftIdle,
                     },
                 );
                 return Ok(());
@@ -302,12 +319,27 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.charge_irq(cpu, cost + after);
             return Ok(());
         }
-        let cost = self.wake(t, cpu, false, true, self.now + before)?;
-        let total = before + cost + after;
+        if stage != TimerStage::EntryDone {
+            // The interrupt's entry comes out of what the CPU was doing; the wakeup follows
+            // it, in an event of its own, so that everything the wakeup sets off (the IPI to
+            // another CPU it chooses, that CPU's switch) comes after it in time.
+            self.charge_irq(cpu, before);
+            self.post(
+                self.now + before,
+                Ev::Timer {
+                    task: t.0,
+                    gen,
+                    stage: TimerStage::EntryDone,
+                },
+            );
+            return Ok(());
+        }
+        let cost = self.wake(t, cpu, false, true, self.now)?;
+        let rest = cost + after;
         if self.cpus[cpu].in_user() && self.cpus[cpu].need_resched {
-            self.interrupt_user(cpu, total)?;
+            self.interrupt_user(cpu, rest)?;
         } else {
-            self.charge_irq(cpu, total);
+            self.charge_irq(cpu, rest);
         }
         Ok(())
     }
@@ -401,6 +433,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             TaskState::Sleeping { uninterruptible } => uninterruptible,
             s => return Err(CoreError::new(format!("wakeup of {t} in state {s:?}"))),
         };
+        let timed = self.procs[t.index()].block == Block::Timer;
         self.procs[t.index()].block = Block::None;
         // The waker writes the task's state (and, once queued, its runqueue links).
         let state_line = match self.sched.task_struct_layout() {
@@ -411,15 +444,22 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             self.cursor += ic.write(waker_cpu, state_line);
         }
         let before = self.resched_before();
+        // sched_waking is the first thing try_to_wake_up does (kernel/sched/core.c): stamped
+        // at the path's start, before the wakeup's own work, so that what the wakeup sets off
+        // (an IPI posted from the path's start) never comes before it in the trace.
+        let waking_at = self.cursor;
         let found =
             core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)?;
-        self.trace_waking(t, waker_cpu, irq);
+        self.trace_waking(t, waker_cpu, irq, waking_at);
         let at = self.cursor;
         self.decided_placement(decisions::DecisionKind::Wakeup, t, waker_cpu, at, before);
         if found == core::Wakee::StillCurrent {
             // `claim_wakee` found it still current and set it running again, under the lock
             // of its runqueue: two atomics, after the instant sched_waking is stamped with.
             self.cursor += 2 * self.atomic_ns;
+            if timed {
+                self.tally.timers_before_sleep += 1;
+            }
         }
         Ok(found)
     }

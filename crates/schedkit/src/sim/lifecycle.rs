@@ -97,6 +97,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             incarnation: 0,
             parent_incarnation: 0,
             sleep_gen: 0,
+            timer_cpu: NO_CPU,
             runnable_since: None,
             waiting_since: None,
             last_cpu: NO_CPU,

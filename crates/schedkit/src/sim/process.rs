@@ -70,6 +70,9 @@ pub(super) struct Proc {
     pub(super) parent_incarnation: u32,
     pub(super) children: u32,
     pub(super) zombies: u32,
+    /// The CPU whose interrupt ends its timed sleep (`Op::Sleep`'s `irq_cpu`; `NO_CPU`: the
+    /// CPU it slept on). Cold: read once per timer expiry.
+    pub(super) timer_cpu: u32,
     pub(super) lock_waited: bool,
     /// When it blocked (for the report of a deadlock).
     pub(super) block_since: u64,

@@ -179,10 +179,20 @@ impl<P: SchedClass> Sim<'_, '_, P> {
             Op::Sleep {
                 dur,
                 uninterruptible,
+                irq_cpu,
             } => {
+                if let Some(c) = irq_cpu.filter(|&c| c as usize >= self.ncpus) {
+                    return Err(SimError::Impossible(format!(
+                        "program '{}': a sleep ended by an interrupt on CPU {c}, which {} does not have (CPUs 0 to {})",
+                        self.workload.programs[self.procs[t.index()].prog as usize].name,
+                        self.machine.name(),
+                        self.ncpus - 1
+                    )));
+                }
                 let ns = dur.sample(&mut self.procs[t.index()].rng);
                 self.advance(t);
                 self.sleep_until(t, self.now + ns, uninterruptible);
+                self.procs[t.index()].timer_cpu = irq_cpu.unwrap_or(NO_CPU);
                 Step::Continue
             }
             Op::AudioWrite { period, buffer } => self.audio_write(t, period, buffer),

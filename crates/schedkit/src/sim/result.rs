@@ -181,6 +181,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                         + std::mem::size_of::<Proc>())
                         as u64,
                     sent_unwaited: self.tally.sent_unwaited,
+                    timers_before_sleep: self.tally.timers_before_sleep,
                     wall_s,
                 },
                 power: self.power_report(end),

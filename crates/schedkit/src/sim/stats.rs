@@ -49,6 +49,8 @@ pub(super) struct RunTally {
     /// Messages sent while no receiver waited, which the receiver then takes without
     /// blocking (`sim.sent_unwaited`).
     pub(super) sent_unwaited: u64,
+    /// Timed sleeps woken before the task left its CPU (`sim.timers_before_sleep`).
+    pub(super) timers_before_sleep: u64,
 }
 
 impl RunTally {
@@ -80,6 +82,7 @@ impl RunTally {
             dead_exec_ns: 0,
             tasks_created: 0,
             sent_unwaited: 0,
+            timers_before_sleep: 0,
         }
     }
 

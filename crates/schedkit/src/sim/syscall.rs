@@ -42,13 +42,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         self.block(t, Block::Timer, uninterruptible);
         let p = &mut self.procs[t.index()];
         p.sleep_gen += 1;
+        p.timer_cpu = NO_CPU;
         let gen = p.sleep_gen;
         self.post(
             at,
             Ev::Timer {
                 task: t.0,
                 gen,
-                handler: false,
+                stage: super::engine::TimerStage::Expiry,
             },
         );
     }

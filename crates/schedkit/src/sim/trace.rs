@@ -95,8 +95,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     }
 
     /// `t` was woken from `waker_cpu` (by the task running there, or by an interrupt).
-    pub(super) fn trace_waking(&mut self, t: TaskId, waker_cpu: CpuId, irq: bool) {
-        let ts = self.cursor;
+    pub(super) fn trace_waking(&mut self, t: TaskId, waker_cpu: CpuId, irq: bool, ts: u64) {
         let Some(rec) = self.cfg.trace.as_mut() else {
             return;
         };

@@ -93,6 +93,9 @@ pub struct OpPrices {
     pub idle_exit_ns: u64,
     /// The whole of such an interrupt, which a recorded run it interrupted holds.
     pub timer_irq_ns: u64,
+    /// The target machine's CPU count (0: unknown): a recorded interrupt's CPU beyond it is
+    /// taken modulo it.
+    pub cpus: u32,
 }
 
 impl OpPrices {
@@ -104,6 +107,7 @@ impl OpPrices {
             switch_ns: m.profile.costs.context_switch_ns as u64,
             ipi_send_ns: m.profile.costs.ipi_send_ns as u64,
             tick_ppm: (m.profile.costs.timer_irq_ns * m.profile.clock.hz as f64 / 1e3) as u64,
+            cpus: m.ncpus() as u32,
             ..OpPrices::default()
         };
         if let Some(after) = m.profile.costs.timer_wake_exit_ns {
@@ -165,9 +169,12 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
 enum Atom {
     Run(u64),
     WaitWake,
+    /// A timed sleep; `irq_cpu`: the CPU whose interrupt ended it in the recording (the
+    /// `sched_waking`'s), where one did.
     Sleep {
         ns: u64,
         io: bool,
+        irq_cpu: Option<u32>,
     },
     /// Wake a task; `true` where the recorded wakeup was of a task on another CPU (its waker
     /// paid an IPI).
@@ -217,9 +224,16 @@ impl T {
 enum Stmt {
     Compute(u64),
     Recv(u32),
-    Sleep { ns: u64, io: bool },
+    Sleep {
+        ns: u64,
+        io: bool,
+        irq_cpu: Option<u32>,
+    },
     Send(u32),
-    Fork { child: TaskIdx, thread: bool },
+    Fork {
+        child: TaskIdx,
+        thread: bool,
+    },
     Exit,
 }
 
@@ -306,6 +320,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         t.atoms.push(Atom::Sleep {
                             ns: ts.saturating_sub(since),
                             io,
+                            irq_cpu: None,
                         });
                         st.sleeps_without_wakeup += 1;
                     }
@@ -376,7 +391,17 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                             };
                         let take = entry.min(ns);
                         st.sleep_deducted_ns = st.sleep_deducted_ns.saturating_add(take);
-                        ts_[task].atoms.push(Atom::Sleep { ns: ns - take, io });
+                        // The interrupt ran on the CPU of the recorded waking (on a machine
+                        // with fewer CPUs, that number modulo its count).
+                        let irq_cpu = match prices.cpus {
+                            0 => e.cpu,
+                            n => e.cpu % n,
+                        };
+                        ts_[task].atoms.push(Atom::Sleep {
+                            ns: ns - take,
+                            io,
+                            irq_cpu: Some(irq_cpu),
+                        });
                         st.timed_sleeps += 1;
                         // The task the interrupt came in on holds it in its recorded run.
                         if let Some(w) = waker.filter(|&w| w != task && prices.timer_irq_ns > 0) {
@@ -473,7 +498,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                     Stmt::Compute(*ns)
                 }
                 Atom::WaitWake => Stmt::Recv(wake_chan[i].unwrap_or(0)),
-                Atom::Sleep { ns, io } => Stmt::Sleep { ns: *ns, io: *io },
+                Atom::Sleep { ns, io, irq_cpu } => Stmt::Sleep {
+                    ns: *ns,
+                    io: *io,
+                    irq_cpu: *irq_cpu,
+                },
                 Atom::Wake(y, _) => match wake_chan[*y] {
                     Some(c) => Stmt::Send(c),
                     None => continue,
@@ -515,7 +544,13 @@ impl Stmt {
         match self {
             Stmt::Compute(ns) => format!("compute {ns}ns"),
             Stmt::Recv(c) => format!("recv wake.{c}"),
-            Stmt::Sleep { ns, io } => format!("{} {}ns", if *io { "io" } else { "sleep" }, ns),
+            Stmt::Sleep { ns, io, irq_cpu } => {
+                let verb = if *io { "io" } else { "sleep" };
+                match irq_cpu {
+                    Some(c) => format!("{verb} {ns}ns irq-on {c}"),
+                    None => format!("{verb} {ns}ns"),
+                }
+            }
             Stmt::Send(c) => format!("send wake.{c}"),
             Stmt::Fork { child, thread } => format!(
                 "{} {}",
@@ -628,9 +663,10 @@ impl Replay {
                 ops.push(match *s {
                     Stmt::Compute(ns) => Op::Compute(dur(ns)?),
                     Stmt::Recv(c) => Op::Recv(c),
-                    Stmt::Sleep { ns, io } => Op::Sleep {
+                    Stmt::Sleep { ns, io, irq_cpu } => Op::Sleep {
                         dur: dur(ns)?,
                         uninterruptible: io,
+                        irq_cpu,
                     },
                     Stmt::Send(c) => Op::Send(c),
                     Stmt::Fork { child, thread } => Op::Fork {

@@ -168,6 +168,9 @@ pub struct WorkloadResult {
     /// its wait (`sim.sent_unwaited`): the sleeper did not sleep, and the wakeup and its two
     /// switches were not repeated. The mechanism behind the message-passing misses.
     pub tokens_posted_first: u64,
+    /// Recorded interrupt wakeups whose interrupt, replayed on its recorded CPU, came before
+    /// the sleeper had left its own (`sim.timers_before_sleep`): not repeated either.
+    pub timers_before_sleep: u64,
     /// Repeats of the recording measured for `kernel_range`.
     pub repeats: usize,
     /// The kernel against itself: of each repeat's figures that have a target, how many are

@@ -146,6 +146,7 @@ pub fn run_workload(
         recorded: fr,
         replayed: fs,
         tokens_posted_first: r.metrics.sim.sent_unwaited,
+        timers_before_sleep: r.metrics.sim.timers_before_sleep,
         replay_stats: rep.stats,
         repeats: w.repeats.len(),
         kernel_self,

@@ -133,8 +133,15 @@ pub enum Op {
     /// Read the task's whole working set once (lat_ctx's array walk): costs one cache-latency
     /// load per 32-byte line, plus the refill the cache model charges if it went cold.
     Touch,
-    /// Sleep (interruptible) or wait for I/O (uninterruptible) for this long.
-    Sleep { dur: Dist, uninterruptible: bool },
+    /// Sleep (interruptible) or wait for I/O (uninterruptible) for this long. The interrupt
+    /// that ends it runs on `irq_cpu` where given (a replayed trace's recorded CPU: the
+    /// CPU of the `sched_waking`, which need not be the sleeper's), otherwise on the CPU the
+    /// task slept on, as an hrtimer is armed on the CPU that sleeps.
+    Sleep {
+        dur: Dist,
+        uninterruptible: bool,
+        irq_cpu: Option<u32>,
+    },
     /// `sched_yield()`.
     Yield,
     /// Write one message into a channel; blocks while the channel is full.

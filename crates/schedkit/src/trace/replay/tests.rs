@@ -26,7 +26,7 @@ fn atoms_from_a_hand_written_trace() {
     let toml = &r.toml();
     assert!(
         toml.contains(
-            "\"compute 10000ns\",\n  \"send wake.0\",\n  \"compute 5000ns\",\n  \"sleep 20000ns\""
+            "\"compute 10000ns\",\n  \"send wake.0\",\n  \"compute 5000ns\",\n  \"sleep 20000ns irq-on 0\""
         ),
         "{toml}"
     );
@@ -119,9 +119,18 @@ fn a_replay_takes_a_timed_sleeps_interrupt_off_the_sleep_and_the_run_it_interrup
         ..OpPrices::default()
     };
     let r = to_workload(&t, "hand", &prices);
-    // b: 1000 us asleep less the entry; c: 2000 us less the entry and the idle exit.
-    assert!(r.toml().contains("\"sleep 988000ns\""), "{}", r.toml());
-    assert!(r.toml().contains("\"sleep 1958000ns\""), "{}", r.toml());
+    // b: 1000 us asleep less the entry; c: 2000 us less the entry and the idle exit. Each
+    // ended by an interrupt on the CPU its recorded waking was on.
+    assert!(
+        r.toml().contains("\"sleep 988000ns irq-on 0\""),
+        "{}",
+        r.toml()
+    );
+    assert!(
+        r.toml().contains("\"sleep 1958000ns irq-on 1\""),
+        "{}",
+        r.toml()
+    );
     assert_eq!(r.stats.sleep_deducted_ns, 12_000 + 42_000);
     // a's run: 1000 us up to the interrupt and 10 us after it; the interrupt's 20 us come
     // off what follows it, all 10 us of it, and 10 us are left over.
@@ -226,4 +235,39 @@ fn a_waking_of_a_task_on_its_way_to_sleep_is_told_from_one_it_absorbed() {
     // A window keeps the marks inside it only.
     assert!(t.window(0, 5_000).wakings_of_blocking.is_empty());
     assert_eq!(t.window(5_000, 50_000).wakings_of_blocking.len(), 1);
+}
+
+#[test]
+fn a_timed_sleep_is_ended_on_the_cpu_its_recorded_interrupt_ran_on() {
+    // b sleeps on CPU 0; an interrupt on CPU 1 (the softirq of a task running there) wakes
+    // it, and it runs on CPU 0 again. A sleep that ran again with no recorded wakeup names
+    // no CPU.
+    let text = "\
+# #P:2
+ x-0 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] d..2. 0.000010: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ a-1 [001] d.s2. 0.000500: sched_waking: comm=b pid=2 prio=120 target_cpu=000
+ x-0 [000] d..2. 0.000520: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+ b-2 [000] d..2. 0.000530: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [000] d..2. 0.000900: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=2 next_prio=120
+";
+    let t = import::parse(text).unwrap();
+    let r = to_workload(&t, "hand", &OpPrices::default());
+    assert!(
+        r.toml().contains("\"sleep 490000ns irq-on 1\""),
+        "{}",
+        r.toml()
+    );
+    assert!(r.toml().contains("\"sleep 370000ns\""), "{}", r.toml());
+    // On a machine of one CPU, CPU 1's interrupt is CPU 0's.
+    let one = OpPrices {
+        cpus: 1,
+        ..OpPrices::default()
+    };
+    let r = to_workload(&t, "hand", &one);
+    assert!(
+        r.toml().contains("\"sleep 490000ns irq-on 0\""),
+        "{}",
+        r.toml()
+    );
 }

@@ -181,6 +181,7 @@ pub fn rtmigrate(
     parent.push(Op::Sleep {
         dur: Dist::Const(sleep_ns),
         uninterruptible: false,
+        irq_cpu: None,
     });
     parent.push(Op::Stamp);
     for i in (0..threads).rev() {
@@ -189,6 +190,7 @@ pub fn rtmigrate(
     parent.push(Op::Sleep {
         dur: Dist::Const(sleep_ns),
         uninterruptible: false,
+        irq_cpu: None,
     });
     for _ in 0..threads {
         parent.push(Op::Recv(done));
@@ -337,6 +339,7 @@ pub fn desktop(scale: f64) -> Workload {
             .op(Op::Sleep {
                 dur: Dist::Uniform(period / 2, period * 3 / 2),
                 uninterruptible: false,
+                irq_cpu: None,
             })
             .op(Op::Compute(Dist::Const(DESKTOP_WORK_NS)))
             .op(Op::Count)
@@ -367,6 +370,7 @@ pub fn interactive(sleep_ns: u64, work_ns: u64) -> Workload {
         .op(Op::Sleep {
             dur: Dist::Uniform(sleep_ns / 2, sleep_ns * 3 / 2),
             uninterruptible: false,
+            irq_cpu: None,
         })
         .op(Op::Compute(Dist::Const(work_ns)))
         .op(Op::Count)

@@ -310,6 +310,7 @@ pub fn schbench(messages: u32, workers: u32, cputime_ns: u64, sleep_ns: u64) -> 
         b.push(Op::Sleep {
             dur: Dist::Uniform(sleep_ns, sleep_ns + sleep_ns / 4),
             uninterruptible: false,
+            irq_cpu: None,
         });
         for _ in 0..workers {
             b.push(Op::Recv(post));
@@ -393,6 +394,7 @@ pub fn pipechain(groups: u32, len: u32, delay_ns: u64) -> Workload {
             first.push(Op::Sleep {
                 dur: Dist::Const(delay_ns),
                 uninterruptible: false,
+                irq_cpu: None,
             });
         }
         first.push(Op::Send(base_ch));

@@ -117,6 +117,7 @@ pub fn makej(jobs: u64, units: u64) -> Workload {
         .op(Op::Sleep {
             dur: Dist::Exp(1_000_000),
             uninterruptible: true,
+            irq_cpu: None,
         })
         .end()
         .op(Op::Count)
@@ -199,6 +200,7 @@ pub fn aim7(tasks: u32, jobs: u32, bkl_share: f64, hold_ns: u64) -> Workload {
                 b.push(Op::Sleep {
                     dur: Dist::Exp(2_000_000),
                     uninterruptible: true,
+                    irq_cpu: None,
                 });
                 b.push(Op::Compute(Dist::Exp(200_000)));
             } else if u < bkl_share + disk + process {

@@ -48,7 +48,9 @@
 //! ]
 //! ```
 //!
-//! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible), `yield`,
+//! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible; both take
+//! `irq-on N`: the interrupt that ends the sleep runs on CPU N, as a replayed trace's
+//! recorded one did, instead of on the sleeper's own CPU), `yield`,
 //! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
 //! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
 //! `audio-write PERIOD BUFFER`, `dirty N` (write the first N pages of the address space),

@@ -77,17 +77,30 @@ pub(super) fn parse_stmt(
             .map(|g| prog_base[g])
             .ok_or_else(|| format!("no group named '{arg}' (groups: {})", groups.join(", ")))
     };
+    // `sleep D [irq-on N]`: how long, and the CPU whose interrupt ends it (a replayed
+    // trace's recorded CPU) where not the sleeper's own.
+    let sleep = |arg: &str, uninterruptible: bool| -> Result<Op, String> {
+        let (d, irq_cpu) = match arg.split_once("irq-on") {
+            Some((d, c)) => {
+                let c = c.trim();
+                let cpu = c
+                    .parse::<u32>()
+                    .map_err(|_| format!("'irq-on {c}': a CPU number is needed (irq-on 1)"))?;
+                (d.trim(), Some(cpu))
+            }
+            None => (arg, None),
+        };
+        Ok(Op::Sleep {
+            dur: parse_dist(d)?,
+            uninterruptible,
+            irq_cpu,
+        })
+    };
     match verb {
         "compute" => b.push(Op::Compute(parse_dist(&arg)?)),
         "touch" => no_arg(Op::Touch, b)?,
-        "sleep" => b.push(Op::Sleep {
-            dur: parse_dist(&arg)?,
-            uninterruptible: false,
-        }),
-        "io" => b.push(Op::Sleep {
-            dur: parse_dist(&arg)?,
-            uninterruptible: true,
-        }),
+        "sleep" => b.push(sleep(&arg, false)?),
+        "io" => b.push(sleep(&arg, true)?),
         "yield" => no_arg(Op::Yield, b)?,
         "send" => b.push(match chan(&arg)? {
             Chan::Fixed(c) => Op::Send(c),

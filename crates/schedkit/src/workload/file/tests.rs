@@ -128,6 +128,30 @@ fn audio_write_statement() {
 }
 
 #[test]
+fn a_sleep_may_name_the_cpu_of_its_interrupt() {
+    let ok = "[[group]]\nname = \"s\"\nprogram = [\"sleep 2ms irq-on 1\", \"io exp(1ms) irq-on 0\", \"sleep 3ms\"]\n";
+    let w = parse_str(ok, "s.toml", "s").unwrap();
+    let sleeps: Vec<_> = w.programs[0]
+        .ops
+        .iter()
+        .filter_map(|op| match op {
+            Op::Sleep {
+                uninterruptible,
+                irq_cpu,
+                ..
+            } => Some((*uninterruptible, *irq_cpu)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sleeps, [(false, Some(1)), (true, Some(0)), (false, None)]);
+    for bad in ["sleep 2ms irq-on", "sleep 2ms irq-on one", "sleep irq-on 1"] {
+        let text = ok.replace("sleep 2ms irq-on 1", bad);
+        let e = parse_str(&text, "s.toml", "s").unwrap_err().to_string();
+        assert!(e.contains("s.toml") && e.contains("line 3"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn errors_name_the_line() {
     let bad = RING.replace("\"compute exp(50us)\"", "\"compute exp(50 parsecs)\"");
     let e = parse_str(&bad, "ring.toml", "ring")

@@ -247,6 +247,7 @@ impl Translation {
                     Stmt::Sleep(us) => b.push(Op::Sleep {
                         dur: Dist::Const(*us as u64 * 1000),
                         uninterruptible: false,
+                        irq_cpu: None,
                     }),
                     Stmt::Yield => b.push(Op::Yield),
                     Stmt::Lock(m) => b.push(Op::Lock(lock(m))),
