@@ -20,6 +20,8 @@ fuzz_target!(|data: &[u8]| {
             syscall_ns: 100,
             fork_ns: 1000,
             exit_ns: 1000,
+            cpus: 2,
+            ..replay::OpPrices::default()
         };
         let _ = replay::workload(&t, "fuzz", &prices);
     }

@@ -230,6 +230,7 @@ fn downstream(t: &trace::Trace, exact: bool) -> Result<bool, String> {
         timer_entry_ns: 1000,
         idle_exit_ns: 3000,
         timer_irq_ns: 2000,
+        cpus: 2,
     };
     if let Err(e) = trace::replay::workload(t, "fuzz", &prices) {
         if !e.contains("more than the simulator's limit") {

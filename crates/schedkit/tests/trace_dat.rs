@@ -123,6 +123,7 @@ fn a_trace_dat_and_its_report_text_are_one_trace() {
         timer_entry_ns: 1000,
         idle_exit_ns: 3000,
         timer_irq_ns: 2000,
+        cpus: 2,
     };
     let w = |t: &Trace| {
         trace::replay::workload(t, "pipe", &prices)
