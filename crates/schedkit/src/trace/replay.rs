@@ -12,7 +12,9 @@
 //!   sleeper waits on its own wake semaphore (`recv wake.K`) and the waker posts it at that
 //!   point of its own run (`send wake.K`), as perf's replay threads do with semaphores; who
 //!   woke whom is kept. If an interrupt woke it (the `h`/`s` flag: a timer, I/O) or the idle
-//!   task did, it is a timed sleep of the recorded length (`sleep`, or `io` for D).
+//!   task did, it is a timed sleep of the recorded length (`sleep`, or `io` for D) whose
+//!   interrupt runs on the CPU of the recorded `sched_waking` (`irq-on N`), where the kernel's
+//!   ran: `select_task_rq` chooses from that CPU.
 //! - Fork: the parent forks the child's group at that point (`thread` where the trace shows
 //!   the same thread group); exit ends the program.
 //!
