@@ -60,6 +60,14 @@ CHECKS = [
     # The holdout's table has the suite's header: it is the doc's second table of that header.
     ("docs/validation.md", ["{schedkit}", "validate", "traces/holdout", "--markdown"],
      "schedkit validate traces/holdout --markdown", True, 1),
+    # The second machine's holdout has the same header again: the doc's third such table.
+    ("docs/validation.md", ["{schedkit}", "validate", "traces/holdout-xeon", "--markdown"],
+     "schedkit validate traces/holdout-xeon --markdown", True, 2),
+    ("docs/validation.md", ["python3", "scripts/figures/second-machine.py", "{schedkit}"],
+     "scripts/figures/second-machine.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/irq-wakeups.py", "--table",
+                            "{schedkit}"],
+     "scripts/figures/irq-wakeups.py", False),
     ("docs/validation.md", ["python3", "scripts/figures/kernel-ranges.py", "{schedkit}"],
      "scripts/figures/kernel-ranges.py", True),
     ("docs/validation.md", ["python3", "scripts/figures/calibrated.py", "{schedkit}"],

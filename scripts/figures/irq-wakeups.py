@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Where the migrations of an ftrace text trace (recorded, or written by `schedkit replay
+--trace`) come from, and the CPU each interrupt's wakeup of the RCU grace-period thread came
+from:
+
+    python3 scripts/figures/irq-wakeups.py TRACE[.gz] ...
+
+A migration is a switch-in on another CPU than the task's last, as `schedkit validate` counts
+them (every task, kernel threads included), over the trace's own `sched_switch` lines: on a
+recording that lost events, validate's importer also puts back the switches it lost, so its
+count can be higher. Each is put down to what happened to the task since
+it last ran: woken by an interrupt (the waking's `h`/`s` flag, or the idle task), woken by a
+task on its way out (the waker's `sched_process_exit` within 2 ms of the waking: the kernel
+emits it before `exit_notify` wakes the parent, a replay near its exit), woken by another task, or moved while runnable (a
+balancer pass, or a push). Kernel threads (kworker, rcu_*, ksoftirqd, migration) are counted
+apart. For `rcu_preempt` (woken from the softirq of whichever CPU reports a quiescent state),
+it counts its wakings whose `sched_waking` is on another CPU than the one it last ran on, and
+those after which it ran on another CPU than that one.
+
+    python3 scripts/figures/irq-wakeups.py --table SCHEDKIT
+
+prints docs/validation.md's table: make-j2 of the suite, make-j3 of the holdout and make-j3
+recorded on the second machine, each recorded and replayed under `eevdf:era=6.18`, seed 1, on
+its suite's profile (`host`; the second machine's `calibrated.toml`). Simulated figures are deterministic for a given schedkit and trace."""
+import gzip
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+):\s+(\w+):\s+(.*)$")
+# Kernel threads, as recorded ("rcu_preempt") or renamed by a replay ("t2_15_rcu_preempt").
+KTHREAD = re.compile(r"^(t\d+_\d+_)?(kworker|rcu_|ksoftirqd|migration|kcompactd)")
+RCU = re.compile(r"^(t\d+_\d+_)?rcu_preempt$")
+KINDS = ["irq", "exiting task", "task", "runnable"]
+
+
+def events(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            m = EVENT.match(line)
+            if m:
+                yield m.groups()
+
+
+def count(path):
+    evs = list(events(path))
+    exit_at = {}
+    for _, pid, _, _, ts, name, _ in evs:
+        if name == "sched_process_exit":
+            exit_at.setdefault(pid, float(ts))
+    last_cpu, why, comm_of = {}, {}, {}
+    rcu_pending = {}
+    out = {"migrations": 0, "rcu_wakings": 0, "rcu_from_other": 0, "rcu_moved": 0}
+    for k in KINDS:
+        out[k] = out[k + " kthread"] = 0
+    for comm, pid, cpu, flags, ts, name, rest in evs:
+        cpu = int(cpu)
+        if name == "sched_waking":
+            wp = re.search(r" pid=(\d+)", rest).group(1)
+            comm_of[wp] = re.search(r"comm=(\S+)", rest).group(1)
+            if pid == "0" or "h" in flags or "s" in flags:
+                why[wp] = "irq"
+            elif pid in exit_at and abs(exit_at[pid] - float(ts)) < 2e-3:
+                why[wp] = "exiting task"
+            else:
+                why[wp] = "task"
+            if RCU.match(comm_of[wp]) and wp in last_cpu:
+                out["rcu_wakings"] += 1
+                out["rcu_from_other"] += cpu != last_cpu[wp]
+                rcu_pending[wp] = last_cpu[wp]
+        elif name == "sched_switch":
+            prev = re.search(r"prev_pid=(\d+)", rest).group(1)
+            state = re.search(r"prev_state=(\S+)", rest).group(1)
+            nxt = re.search(r"next_pid=(\d+)", rest).group(1)
+            ncomm = re.search(r"next_comm=(\S+)", rest).group(1)
+            if prev != "0":
+                last_cpu[prev] = cpu
+                if state.startswith("R"):
+                    why[prev] = "runnable"
+            if nxt == "0":
+                continue
+            if nxt in last_cpu and last_cpu[nxt] != cpu:
+                out["migrations"] += 1
+                kind = why.get(nxt, "runnable")
+                out[kind + (" kthread" if KTHREAD.match(ncomm) else "")] += 1
+            if nxt in rcu_pending:
+                out["rcu_moved"] += rcu_pending.pop(nxt) != cpu
+            last_cpu[nxt] = cpu
+            why.pop(nxt, None)
+    return out
+
+
+def show(path, c):
+    print(f"{path}: {c['migrations']} migrations")
+    for k in KINDS:
+        label = {"irq": "woken by an interrupt", "exiting task": "woken by an exiting task",
+                 "task": "woken by a task", "runnable": "moved while runnable"}[k]
+        print(f"  {label}: {c[k]} tasks, {c[k + ' kthread']} kernel threads")
+    print(f"  rcu_preempt: {c['rcu_wakings']} wakings, {c['rcu_from_other']} from another CPU "
+          f"than its last, {c['rcu_moved']} ran on another CPU")
+
+
+def table(schedkit):
+    # Each replayed on its suite's profile, as `schedkit validate` replays it.
+    rows = [("make-j2", "traces/validation/make-j2.txt.gz", "host"),
+            ("make-j3 (holdout)", "traces/holdout/make-j3.txt.gz", "host"),
+            ("make-j3 (second machine)", "traces/holdout-xeon/make-j3.txt.gz",
+             os.path.join(ROOT, "traces/holdout-xeon/calibrated.toml"))]
+    print("| workload | | migrations | kernel threads woken by an interrupt | tasks woken by an "
+          "interrupt | woken by an exiting task | moved while runnable | rcu_preempt woken "
+          "from the other CPU | rcu_preempt moved |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, trace, machine in rows:
+            out = os.path.join(tmp, "replay.txt")
+            run = subprocess.run([schedkit, "replay", os.path.join(ROOT, trace), "--policies",
+                                  "eevdf:era=6.18", "--machine", machine, "--seed", "1",
+                                  "--trace", out, "--trace-format", "ftrace"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            if run.returncode != 0:
+                sys.exit(f"schedkit replay {trace} failed:\n{run.stderr}")
+            for side, path in (("recorded", os.path.join(ROOT, trace)), ("replayed", out)):
+                c = count(path)
+                exiting = c["exiting task"] + c["exiting task kthread"]
+                task_irq = c["irq"]
+                print(f"| {name if side == 'recorded' else ''} | {side} | {c['migrations']} | "
+                      f"{c['irq kthread']} | {task_irq} | {exiting} | "
+                      f"{c['runnable'] + c['runnable kthread']} | "
+                      f"{c['rcu_from_other']} of {c['rcu_wakings']} | {c['rcu_moved']} |")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if len(args) == 2 and args[0] == "--table":
+        table(args[1])
+    elif args and not args[0].startswith("-"):
+        for p in args:
+            show(p, count(p))
+    else:
+        sys.exit(__doc__)
