@@ -7,10 +7,13 @@
 //!   out (a task running when the trace starts counts from the start).
 //! - Context switches: `sched_switch` events (idle included, as the kernel's `nr_switches`).
 //! - Migrations: switch-ins on a CPU other than the one the task last ran on.
-//! - Wakeup latency: from `sched_waking` (or `sched_wakeup_new`) of a task that is not on a
-//!   CPU to its next switch-in.
+//! - Wakeups and their latency: from `sched_waking` (or the `sched_wakeup_new` of a task the
+//!   trace forks) of a task that is not on a CPU to its next switch-in. The tasks a simulation
+//!   or a replay starts, with no fork in the trace, are not wakeups: the recorded kernel had
+//!   them before its trace began.
 //! - Runqueue wait: from becoming runnable (woken, forked, or switched out still runnable)
-//!   to the next switch-in; a task still waiting at the end counts until the end.
+//!   to the next switch-in; a task still waiting at the end counts until the end (a started
+//!   task's wait for its first run is left out with its start).
 
 use super::*;
 use hdrhistogram::Histogram;
@@ -91,6 +94,17 @@ pub fn figures(trace: &Trace) -> Figures {
     // The histogram's max is rounded to its precision; the exact one is kept here.
     let mut max_lat = 0u64;
     let start = trace.start_ns;
+    // A task's `sched_wakeup_new` is a wakeup only where the trace holds its fork. A task
+    // created otherwise was there before the trace began, or was started by what made the
+    // trace (a simulation's or a replay's tasks at its start: a replay recreates every task
+    // the recording began with that way), and the kernel that recorded the trace woke none
+    // of them: counting those would add one wakeup per such task to a replay alone.
+    let mut forked = vec![false; n];
+    for e in &trace.events {
+        if let EventKind::Fork { child, .. } = e.kind {
+            forked[child] = true;
+        }
+    }
     for e in &trace.events {
         let ts = e.ts;
         match e.kind {
@@ -140,6 +154,7 @@ pub fn figures(trace: &Trace) -> Figures {
                     *c = next;
                 }
             }
+            EventKind::WakeupNew { task, .. } if !forked[task] => {}
             EventKind::Waking { task, .. } | EventKind::WakeupNew { task, .. } => {
                 let s = &mut st[task];
                 if !s.clock.running() && s.woken_at.is_none() {
@@ -232,6 +247,26 @@ mod tests {
         assert_eq!(l.count, 1);
         assert_eq!(l.max, 1234.567);
         assert!(l.p99 <= l.max && l.p50 <= l.max, "{l:?}");
+    }
+
+    #[test]
+    fn a_task_new_in_the_trace_is_a_wakeup_only_where_the_trace_forks_it() {
+        // a forks c (its wakeup_new counts: 3 µs to its switch-in); d appears with a
+        // wakeup_new and no fork (a task the trace's maker started: not the kernel's wakeup).
+        let text = "\
+# #P:2
+ a-1 [000] d..2. 0.000000: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_prio=120
+ x-0 [001] d..3. 0.000000: sched_wakeup_new: comm=d pid=4 prio=120 target_cpu=001
+ x-0 [001] d..2. 0.000001: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=d next_pid=4 next_prio=120
+ a-1 [000] ..... 0.000002: sched_process_fork: comm=a pid=1 child_comm=c child_pid=3
+ a-1 [000] d..3. 0.000002: sched_wakeup_new: comm=c pid=3 prio=120 target_cpu=000
+ a-1 [000] d..2. 0.000005: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=c next_pid=3 next_prio=120
+";
+        let f = figures(&import::parse(text).unwrap());
+        assert_eq!(f.wakeups, 1);
+        assert_eq!(f.wakeup_latency_us.count, 1);
+        assert_eq!(f.wakeup_latency_us.max, 3.0);
+        assert_eq!(f.forks, 1);
     }
 
     #[test]
