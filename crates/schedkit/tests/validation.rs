@@ -118,11 +118,12 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
         // What the message-passing misses are made of: each recorded wakeup whose token the
         // replay's waker posted before the sleeper waited is a wakeup the replay does not
         // repeat; so is each recorded interrupt's wakeup whose interrupt, replayed on its
-        // recorded CPU, came before the sleeper had left its own. Where the replay has fewer
-        // wakeups than the recording, the two account for at least 90 % of the difference (they may exceed it by the wakeups the replay
+        // recorded CPU, came before the sleeper had left its own. Where the replay misses its
+        // wakeups target from below (more than 15 % fewer than the recording), the two account
+        // for at least 90 % of the difference (they may exceed it by the wakeups the replay
         // has that the recording does not, which this check leaves unexplained).
         let lost = r.recorded.wakeups as f64 - r.replayed.wakeups as f64;
-        if lost > 0.0 {
+        if lost > 0.15 * r.recorded.wakeups as f64 {
             assert!(
                 (r.tokens_posted_first + r.timers_before_sleep) as f64 >= 0.9 * lost,
                 "{}: recorded {} wakeups, replayed {}, only {} tokens posted first and {} timers before the sleep",
