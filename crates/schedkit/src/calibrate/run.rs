@@ -288,9 +288,9 @@ pub fn calibrate(opts: &Options, progress: &mut dyn FnMut(&str)) -> String {
         .as_ref()
         .ok()
         .map(|(r, _)| m::ADDS_PER_ITER * 1000.0 / r.kept.iter().copied().fold(f64::MAX, f64::min))
-        // The range a profile accepts (`machine::check`): a chain that ran faster than that
-        // measured something else, and /proc/cpuinfo's clock is taken instead.
-        .filter(|x| (50.0..=10_000.0).contains(x));
+        // Within what a profile accepts: a chain that ran faster than that measured something
+        // else, and /proc/cpuinfo's clock is taken instead.
+        .filter(|x| (50.0..=crate::machine::check::MAX_MHZ).contains(x));
     let chain_runs = chain.as_ref().map_or(0, |(r, _)| r.kept.len());
     let cpuinfo_note = cpuinfo_mhz
         .map(|x| format!("/proc/cpuinfo says {x:.0} MHz"))

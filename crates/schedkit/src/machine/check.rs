@@ -5,6 +5,10 @@
 use super::{MachineError, MachineProfile};
 use crate::task::CpuMask;
 
+/// The fastest clock a profile may state. No processor has run at 10 GHz (overclocking
+/// records are about 9 GHz).
+pub const MAX_MHZ: f64 = 10_000.0;
+
 pub(super) fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineError> {
     let bad = |field: &str, problem: String| MachineError::Invalid {
         origin: origin.to_string(),
@@ -51,8 +55,7 @@ pub(super) fn validate(p: &MachineProfile, origin: &str) -> Result<(), MachineEr
             ))
         }
     };
-    // No processor has run at 10 GHz (overclocking records are about 9 GHz).
-    ranged("clock.mhz", p.clock.mhz, 1.0, 10_000.0, "MHz")?;
+    ranged("clock.mhz", p.clock.mhz, 1.0, MAX_MHZ, "MHz")?;
     if !(10..=10_000).contains(&p.clock.hz) {
         return Err(bad(
             "clock.hz",

@@ -11,7 +11,7 @@
 //! Must never depend on a policy, a host (`sim`, `runtime`), `sched_core` or a workload: a
 //! profile describes a machine, whatever runs on it.
 
-mod check;
+pub(crate) mod check;
 mod host;
 pub mod hybrid;
 mod profile;

@@ -446,7 +446,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         let before = self.resched_before();
         // sched_waking is the first thing try_to_wake_up does (kernel/sched/core.c): stamped
         // at the path's start, before the wakeup's own work, so that what the wakeup sets off
-        // (an IPI posted from the path's start) never comes before it in the trace.
+        // (an IPI, posted at `now` plus its latency: `resched_cpu`) does not come before it
+        // in the trace where the path starts `now`.
         let waking_at = self.cursor;
         let found =
             core::wake::try_to_wake_up(self, t, Some(waker_cpu), sync, irq, uninterruptible)?;
@@ -481,6 +482,13 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         if c.seg == SegKind::Idle {
             delay += costs.idle_exit_ns as u64;
         }
+        // From `now`, not from the path's own clock (`cursor`, `now` plus what the path has
+        // cost so far): a path is priced as one step. A path that starts later than `now`
+        // would send its IPI early; the timer's wakeup on a busy CPU, which follows the
+        // interrupt's entry, is an event of its own for that reason (`TimerStage`). The idle
+        // CPU's timer path still runs its wakeup after the entry within one event: its wakee
+        // mostly lands on that CPU or on its own idle previous one, with no IPI, but one
+        // placed on a third, busy CPU gets its IPI up to the entry's length early.
         self.post(self.now + delay, Ev::Ipi { cpu: cpu as u32 });
         if cpu == from {
             0

@@ -191,8 +191,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 }
                 let ns = dur.sample(&mut self.procs[t.index()].rng);
                 self.advance(t);
-                self.sleep_until(t, self.now + ns, uninterruptible);
-                self.procs[t.index()].timer_cpu = irq_cpu.unwrap_or(NO_CPU);
+                self.sleep_until(t, self.now + ns, uninterruptible, irq_cpu);
                 Step::Continue
             }
             Op::AudioWrite { period, buffer } => self.audio_write(t, period, buffer),
@@ -324,7 +323,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         a.released = room;
         self.advance(t);
         if room > now {
-            self.sleep_until(t, room, false);
+            self.sleep_until(t, room, false, None);
         }
         Step::Continue
     }
@@ -347,7 +346,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
         self.advance(t);
         if target > now {
-            self.sleep_until(t, target, false);
+            self.sleep_until(t, target, false, None);
         }
         Step::Continue
     }

@@ -37,12 +37,19 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     }
 
     /// `t` sleeps until `at` (a timed sleep, a timer's expiry): blocked on its timer, with a
-    /// new generation so that an older pending expiry does not wake it.
-    pub(super) fn sleep_until(&mut self, t: TaskId, at: u64, uninterruptible: bool) {
+    /// new generation so that an older pending expiry does not wake it. The interrupt runs on
+    /// `irq_cpu` where given, otherwise on the CPU `t` sleeps on.
+    pub(super) fn sleep_until(
+        &mut self,
+        t: TaskId,
+        at: u64,
+        uninterruptible: bool,
+        irq_cpu: Option<u32>,
+    ) {
         self.block(t, Block::Timer, uninterruptible);
         let p = &mut self.procs[t.index()];
         p.sleep_gen += 1;
-        p.timer_cpu = NO_CPU;
+        p.timer_cpu = irq_cpu.unwrap_or(NO_CPU);
         let gen = p.sleep_gen;
         self.post(
             at,
