@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S*\s*([\d.]+):\s+(\w+):\s+(.*)$')
+LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S*)\s*([\d.]+):\s+(\w+):\s+(.*)$')
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -17,15 +17,22 @@ def field(rest, name):
     return m.group(1) if m else None
 
 
-def events(path):
-    """Each event line of the trace as (pid, cpu, seconds, event name, the rest)."""
+def events_in_context(path):
+    """Each event line of the trace as (comm, pid, cpu, flags, seconds, event name, the rest):
+    the flags are ftrace's (`h`/`s` in them: the event ran in a hardirq or a softirq)."""
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", errors="replace") as f:
         for line in f:
             m = LINE.match(line)
             if m:
-                _, pid, cpu, ts, ev, rest = m.groups()
-                yield int(pid), int(cpu), float(ts), ev, rest
+                comm, pid, cpu, flags, ts, ev, rest = m.groups()
+                yield comm, int(pid), int(cpu), flags, float(ts), ev, rest
+
+
+def events(path):
+    """Each event line of the trace as (pid, cpu, seconds, event name, the rest)."""
+    for _, pid, cpu, _, ts, ev, rest in events_in_context(path):
+        yield pid, cpu, ts, ev, rest
 
 
 def recording(workload):
@@ -36,8 +43,14 @@ def recording(workload):
 def replay_trace(schedkit, workload, out):
     """Replays the suite's recording of `workload` under eevdf:era=6.18 on host, seed 1,
     writing its trace to `out`."""
-    run = subprocess.run([schedkit, "replay", recording(workload), "--policies",
-                          "eevdf:era=6.18", "--machine", "host", "--seed", "1", "--trace", out],
+    replay_file(schedkit, recording(workload), "host", out)
+
+
+def replay_file(schedkit, trace, machine, out):
+    """Replays the recording `trace` under eevdf:era=6.18 on `machine`, seed 1, writing its
+    trace to `out`."""
+    run = subprocess.run([schedkit, "replay", trace, "--policies", "eevdf:era=6.18",
+                          "--machine", machine, "--seed", "1", "--trace", out],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if run.returncode != 0:
-        sys.exit(f"schedkit replay {workload} failed:\n{run.stderr}")
+        sys.exit(f"schedkit replay {trace} failed:\n{run.stderr}")

@@ -22,73 +22,55 @@ those after which it ran on another CPU than that one.
 prints docs/validation.md's table: make-j2 of the suite, make-j3 of the holdout and make-j3
 recorded on the second machine, each recorded and replayed under `eevdf:era=6.18`, seed 1, on
 its suite's profile (`host`; the second machine's `calibrated.toml`). Simulated figures are deterministic for a given schedkit and trace."""
-import gzip
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EVENT = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+):\s+(\w+):\s+(.*)$")
+from ftrace_text import ROOT, events_in_context, field, replay_file
+
 # Kernel threads, as recorded ("rcu_preempt") or renamed by a replay ("t2_15_rcu_preempt").
 KTHREAD = re.compile(r"^(t\d+_\d+_)?(kworker|rcu_|ksoftirqd|migration|kcompactd)")
 RCU = re.compile(r"^(t\d+_\d+_)?rcu_preempt$")
 KINDS = ["irq", "exiting task", "task", "runnable"]
 
 
-def events(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            m = EVENT.match(line)
-            if m:
-                yield m.groups()
-
-
 def count(path):
-    evs = list(events(path))
+    evs = list(events_in_context(path))
     exit_at = {}
     for _, pid, _, _, ts, name, _ in evs:
         if name == "sched_process_exit":
-            exit_at.setdefault(pid, float(ts))
-    last_cpu, why, comm_of = {}, {}, {}
+            exit_at.setdefault(pid, ts)
+    last_cpu, why = {}, {}
     rcu_pending = {}
     out = {"migrations": 0, "rcu_wakings": 0, "rcu_from_other": 0, "rcu_moved": 0}
     for k in KINDS:
         out[k] = out[k + " kthread"] = 0
-    for comm, pid, cpu, flags, ts, name, rest in evs:
-        cpu = int(cpu)
+    for _, pid, cpu, flags, ts, name, rest in evs:
         if name == "sched_waking":
-            wp = re.search(r" pid=(\d+)", rest).group(1)
-            comm_of[wp] = re.search(r"comm=(\S+)", rest).group(1)
-            if pid == "0" or "h" in flags or "s" in flags:
+            wp = int(field(rest, " pid"))
+            if pid == 0 or "h" in flags or "s" in flags:
                 why[wp] = "irq"
-            elif pid in exit_at and abs(exit_at[pid] - float(ts)) < 2e-3:
+            elif pid in exit_at and abs(exit_at[pid] - ts) < 2e-3:
                 why[wp] = "exiting task"
             else:
                 why[wp] = "task"
-            if RCU.match(comm_of[wp]) and wp in last_cpu:
+            if RCU.match(field(rest, "comm")) and wp in last_cpu:
                 out["rcu_wakings"] += 1
                 out["rcu_from_other"] += cpu != last_cpu[wp]
                 rcu_pending[wp] = last_cpu[wp]
         elif name == "sched_switch":
-            prev = re.search(r"prev_pid=(\d+)", rest).group(1)
-            state = re.search(r"prev_state=(\S+)", rest).group(1)
-            nxt = re.search(r"next_pid=(\d+)", rest).group(1)
-            ncomm = re.search(r"next_comm=(\S+)", rest).group(1)
-            if prev != "0":
+            prev, nxt = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
+            if prev != 0:
                 last_cpu[prev] = cpu
-                if state.startswith("R"):
+                if field(rest, "prev_state").startswith("R"):
                     why[prev] = "runnable"
-            if nxt == "0":
+            if nxt == 0:
                 continue
             if nxt in last_cpu and last_cpu[nxt] != cpu:
                 out["migrations"] += 1
                 kind = why.get(nxt, "runnable")
-                out[kind + (" kthread" if KTHREAD.match(ncomm) else "")] += 1
+                out[kind + (" kthread" if KTHREAD.match(field(rest, "next_comm")) else "")] += 1
             if nxt in rcu_pending:
                 out["rcu_moved"] += rcu_pending.pop(nxt) != cpu
             last_cpu[nxt] = cpu
@@ -119,12 +101,7 @@ def table(schedkit):
     with tempfile.TemporaryDirectory() as tmp:
         for name, trace, machine in rows:
             out = os.path.join(tmp, "replay.txt")
-            run = subprocess.run([schedkit, "replay", os.path.join(ROOT, trace), "--policies",
-                                  "eevdf:era=6.18", "--machine", machine, "--seed", "1",
-                                  "--trace", out, "--trace-format", "ftrace"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if run.returncode != 0:
-                sys.exit(f"schedkit replay {trace} failed:\n{run.stderr}")
+            replay_file(schedkit, os.path.join(ROOT, trace), machine, out)
             for side, path in (("recorded", os.path.join(ROOT, trace)), ("replayed", out)):
                 c = count(path)
                 exiting = c["exiting task"] + c["exiting task kthread"]
