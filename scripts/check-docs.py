@@ -68,6 +68,9 @@ CHECKS = [
     ("docs/validation.md", ["python3", "scripts/figures/irq-wakeups.py", "--table",
                             "{schedkit}"],
      "scripts/figures/irq-wakeups.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/irq-wakeups.py", "--rcu-table",
+                            "{schedkit}"],
+     "irq-wakeups.py --rcu-table", False),
     ("docs/validation.md", ["python3", "scripts/figures/kernel-ranges.py", "{schedkit}"],
      "scripts/figures/kernel-ranges.py", True),
     ("docs/validation.md", ["python3", "scripts/figures/calibrated.py", "{schedkit}"],
@@ -447,6 +450,8 @@ def check_shape_table(e, doc_lines, schedkit, tmp):
     if not printed:
         return [f"{doc}: `{' '.join(argv)}` printed no table"]
     in_doc, problems, seen = tables(doc_lines), [], {}
+    # As in check(): the doc's table number `offset` of a header the doc repeats.
+    offset = e.get("offset", 0)
     for _, rows in printed:
         header = rows[0]
         k = seen.get(header, 0) + offset

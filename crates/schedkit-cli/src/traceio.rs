@@ -266,6 +266,12 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             st.task_wakeups_of_blocking, st.dropped_wakeups_of_blocking
         );
     }
+    if st.sync_wakeups > 0 {
+        eprintln!(
+            "  {} of the task wakeups are an exiting task's wakeup of its parent in wait(), made with WF_SYNC (recorded at exit_notify's preemption depth)",
+            st.sync_wakeups
+        );
+    }
     eprintln!(
         "  {:.3} ms of {}'s system-call prices taken off the recorded runs ({:.3} ms left over)",
         st.deducted_ns as f64 / 1e6,

@@ -35,14 +35,16 @@ fn gzip(b: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-/// The events with the interrupt flag cleared (`trace-cmd report` prints no flags).
+/// The events with the interrupt flag and the preemption depth cleared (`trace-cmd report`
+/// prints no flags).
 fn without_irq(t: &Trace) -> Vec<trace::Event> {
     t.events
         .iter()
         .cloned()
         .map(|mut e| {
-            if let EventKind::Waking { irq, .. } = &mut e.kind {
+            if let EventKind::Waking { irq, depth, .. } = &mut e.kind {
                 *irq = false;
+                *depth = None;
             }
             e
         })
@@ -95,6 +97,13 @@ fn a_trace_dat_and_its_report_text_are_one_trace() {
             .filter(|e| matches!(e.kind, EventKind::Waking { irq: true, .. }))
             .count();
         assert_eq!(irq, 13, "{name}");
+        // And each waking's preemption depth (`common_preempt_count`), which the text lacks.
+        assert!(
+            dat.events
+                .iter()
+                .all(|e| !matches!(e.kind, EventKind::Waking { depth: None, .. })),
+            "{name}"
+        );
         // The marker slice around the benchmark is a lock wait of the bash that ran it.
         let marks: Vec<_> = dat
             .events

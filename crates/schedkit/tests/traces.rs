@@ -304,6 +304,55 @@ fn a_replay_built_as_data_is_its_exported_toml_read_back() {
     }
 }
 
+/// `send CH sync` (what a replay writes for an exiting task's wakeup of its parent in
+/// `wait()`) wakes the reader with WF_SYNC. Under 6.18's class, on a machine whose two CPUs have a cache each
+/// (smp2-2002), `wake_affine_idle` then takes the waker's CPU, where the waker is the only
+/// task, and `select_idle_sibling` keeps it there (the reader's idle CPU shares no cache with
+/// it): the reader moves. A plain send finds the reader's own CPU idle and leaves it there.
+#[test]
+fn a_sync_send_pulls_its_reader_onto_the_wakers_cpu() {
+    let m = Machine::load("smp2-2002").unwrap();
+    let reader_cpus = |send: &str| {
+        let text = format!(
+            "name = \"sync\"\n[[channel]]\nname = \"wake\"\nkind = \"semaphore\"\n\
+             [[group]]\nname = \"reader\"\nprogram = [\"affinity 1\", \"compute 100us\", \"affinity 0,1\", \"recv wake\", \"compute 100us\"]\n\
+             [[group]]\nname = \"waker\"\nprogram = [\"affinity 0\", \"compute 1ms\", \"affinity 0,1\", \"{send}\", \"compute 1ms\"]\n"
+        );
+        let w = schedkit::workload::file::parse_str(&text, "sync.toml", "sync").unwrap();
+        let mut rec = TraceRecorder::new(None);
+        let cfg = SimConfig {
+            duration_ns: 100_000_000,
+            trace: Some(&mut rec),
+            ..Default::default()
+        };
+        let r = PolicyKind::Eevdf618(Default::default())
+            .simulate(&m, &w, cfg)
+            .unwrap();
+        assert!(r.completed, "{:?}", r.deadlock);
+        let t = rec.finish();
+        let reader = t
+            .tasks
+            .iter()
+            .position(|k| k.comm.contains("reader"))
+            .expect("the reader is in the trace");
+        // The CPUs the reader ran on after its wakeup.
+        let mut woken = false;
+        let mut cpus = vec![];
+        for e in &t.events {
+            match e.kind {
+                trace::EventKind::Waking { task, .. } if task == reader => woken = true,
+                trace::EventKind::Switch { next: Some(n), .. } if n == reader && woken => {
+                    cpus.push(e.cpu)
+                }
+                _ => {}
+            }
+        }
+        cpus
+    };
+    assert_eq!(reader_cpus("send wake"), [1]);
+    assert_eq!(reader_cpus("send wake sync"), [0]);
+}
+
 /// A timed sleep that names the CPU of its interrupt (`sleep D irq-on N`, what a replay
 /// writes for a recorded interrupt's wakeup) is woken from that CPU: its `sched_waking` is
 /// there, and so are the interrupt and the wakeup's choice of CPU (`select_task_rq` runs on

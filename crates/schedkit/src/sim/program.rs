@@ -122,7 +122,9 @@ impl<P: SchedClass> Sim<'_, '_, P> {
     fn syscall_entry(&mut self, cpu: CpuId, t: TaskId, op: &Op) -> Result<Option<u64>, SimError> {
         let sys = self.syscall_ns();
         Ok(match *op {
-            Op::Send(ch) => Some(self.chan_costs(self.chans[ch as usize].kind).0),
+            Op::Send(ch) | Op::SendSync(ch) => {
+                Some(self.chan_costs(self.chans[ch as usize].kind).0)
+            }
             Op::Recv(_)
             | Op::Sleep { .. }
             | Op::Timer { .. }
@@ -201,7 +203,8 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 self.advance(t);
                 Step::Sys(cost)
             }
-            Op::Send(ch) => self.send(cpu, t, ch)?,
+            Op::Send(ch) => self.send(cpu, t, ch, false)?,
+            Op::SendSync(ch) => self.send(cpu, t, ch, true)?,
             Op::Recv(ch) => self.recv(cpu, t, ch)?,
             Op::SendMember { .. } | Op::RecvMember { .. } => unreachable!("resolved above"),
             Op::Fork { prog, thread } => self.fork(cpu, t, prog, thread)?,

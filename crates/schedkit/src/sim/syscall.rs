@@ -219,7 +219,14 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         }
     }
 
-    pub(super) fn send(&mut self, cpu: CpuId, t: TaskId, ch: u32) -> Result<Step, SimError> {
+    /// `sync`: wake the reader with WF_SYNC whatever the channel's kind says (`Op::SendSync`).
+    pub(super) fn send(
+        &mut self,
+        cpu: CpuId,
+        t: TaskId,
+        ch: u32,
+        sync: bool,
+    ) -> Result<Step, SimError> {
         let c = &mut self.chans[ch as usize];
         if c.capacity.is_some_and(|cap| c.msgs >= cap as u64) {
             c.send_waiters.push_back(t);
@@ -229,7 +236,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
         c.msgs += 1;
         // 2.4 pipes wake readers with wake_up_interruptible_sync; 2.4's sockets do not,
         // today's TCP sockets do (`ChanKind::Tcp`).
-        let sync = matches!(c.kind, ChanKind::Pipe | ChanKind::Tcp);
+        let sync = sync || matches!(c.kind, ChanKind::Pipe | ChanKind::Tcp);
         let woken = c.recv_waiters.pop_front();
         if woken.is_none() {
             self.tally.sent_unwaited += 1;

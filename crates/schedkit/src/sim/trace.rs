@@ -115,6 +115,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 task,
                 target_cpu: self.tasks[t].cpu as u32,
                 irq,
+                depth: None,
             },
         );
     }

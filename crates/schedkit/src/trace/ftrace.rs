@@ -103,6 +103,7 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                 task,
                 target_cpu,
                 irq,
+                depth,
             } => {
                 let t = Some(*task);
                 let args = format!(
@@ -112,15 +113,18 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                     trace.prio(t),
                     target_cpu
                 );
-                let (f1, f2) = if *irq {
-                    ("d.h4.", "d.h5.")
-                } else {
-                    ("d..4.", "d..5.")
-                };
+                // A recorded depth is written back as it was (the replay reads it); the
+                // simulator's own events have none and carry the usual one.
+                let ctx = if *irq { 'h' } else { '.' };
+                let d = depth.unwrap_or(4).min(15);
+                let (f1, f2) = (
+                    format!("d.{ctx}{d:x}."),
+                    format!("d.{ctx}{:x}.", (d + 1).min(15)),
+                );
                 w.line(
                     *waker,
                     cpu,
-                    f1,
+                    &f1,
                     e.ts,
                     "sched_waking",
                     format_args!("{args}"),
@@ -128,7 +132,7 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                 w.line(
                     *waker,
                     cpu,
-                    f2,
+                    &f2,
                     e.ts,
                     "sched_wakeup",
                     format_args!("{args}"),

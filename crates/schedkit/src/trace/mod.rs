@@ -86,12 +86,17 @@ pub enum EventKind {
     /// `sched_waking` (or `sched_wakeup` where the trace has no `sched_waking`): `task` is
     /// woken by `waker`, the task running where the event fired (None: the idle task), to
     /// run on `target_cpu`. `irq` says the wakeup came from interrupt context (the `h`/`s`
-    /// flag of ftrace), so `waker` only happened to be interrupted.
+    /// flag of ftrace), so `waker` only happened to be interrupted. `depth`: the preemption
+    /// depth ftrace recorded with it (the fourth character of its flags, `common_preempt_count`
+    /// of a trace.dat), where the trace has one: how many locks and guards the waker's path
+    /// held, which tells one kernel path from another (`trace::replay` reads it to tell
+    /// `exit_notify`'s sync wakeup of a parent from the SIGCHLD signal's).
     Waking {
         waker: Option<TaskIdx>,
         task: TaskIdx,
         target_cpu: u32,
         irq: bool,
+        depth: Option<u8>,
     },
     /// `sched_wakeup_new`: a forked task is runnable for the first time.
     WakeupNew { task: TaskIdx, target_cpu: u32 },

@@ -47,6 +47,9 @@ pub struct ReplayStats {
     pub run_ns: u64,
     /// Sleeps ended by another task's wakeup (wait on a semaphore the waker posts).
     pub task_wakeups: u64,
+    /// Of those, wakeups the waker makes with WF_SYNC (`send wake.K sync`): an exiting
+    /// task's wakeup of its parent blocked in `wait()` (`EXIT_NOTIFY_SYNC_DEPTH`).
+    pub sync_wakeups: u64,
     /// Sleeps ended by an interrupt or the idle task (timed sleeps).
     pub timed_sleeps: u64,
     /// Sleeps with no recorded wakeup before the task ran again (timed sleeps too).
@@ -123,8 +126,8 @@ impl OpPrices {
     fn of(&self, a: &Atom) -> u64 {
         match a {
             Atom::Run(_) | Atom::Paid(_) => 0,
-            Atom::WaitWake | Atom::Sleep { .. } | Atom::Wake(_, false) => self.syscall_ns,
-            Atom::Wake(_, true) => self.syscall_ns + self.ipi_send_ns,
+            Atom::WaitWake | Atom::Sleep { .. } | Atom::Wake { ipi: false, .. } => self.syscall_ns,
+            Atom::Wake { ipi: true, .. } => self.syscall_ns + self.ipi_send_ns,
             Atom::Fork(_) => self.fork_ns,
             Atom::Exit => self.exit_ns,
         }
@@ -167,6 +170,25 @@ fn deduct(atoms: &mut [Atom], prices: &OpPrices, st: &mut ReplayStats) {
     st.undeducted_ns = st.undeducted_ns.saturating_add(deficit);
 }
 
+/// The preemption depth at which `exit_notify` wakes a parent blocked in `wait()`: with
+/// WF_SYNC, through `__wake_up_parent` → `__wake_up_sync_key(&parent->signal->wait_chldexit)`
+/// (kernel/exit.c of v6.18). The path holds `tasklist_lock` (`write_lock_irq` in
+/// `exit_notify`), the parent's `siglock` (`do_notify_parent`, kernel/signal.c), the wait
+/// queue's lock (`__wake_up_common_lock`, kernel/sched/wait.c), `try_to_wake_up`'s
+/// `guard(preempt)` and the wakee's `pi_lock` (kernel/sched/core.c) when `sched_waking` fires:
+/// five. The other wakeup an exiting child makes of its parent, the SIGCHLD signal's
+/// (`__send_signal_locked` → `signal_wake_up`, for a parent with a handler, such as a
+/// parallel `make`), holds no wait queue's lock and fires at four, and is not sync. The
+/// suite's recordings show both: `make -j2` woken at 4 by its children, `cc` and
+/// `hackbench` at 5 (`docs/validation.md`). A trace without depths (perf's text, or the
+/// simulator's own) gives no sync wakeup.
+const EXIT_NOTIFY_SYNC_DEPTH: u8 = 5;
+
+/// Whether an exiting task's wakeup recorded at `depth` is `exit_notify`'s sync one.
+fn exit_wakeup_is_sync(depth: Option<u8>) -> bool {
+    depth == Some(EXIT_NOTIFY_SYNC_DEPTH)
+}
+
 #[derive(Clone, Debug, PartialEq)]
 enum Atom {
     Run(u64),
@@ -178,9 +200,14 @@ enum Atom {
         io: bool,
         irq_cpu: Option<u32>,
     },
-    /// Wake a task; `true` where the recorded wakeup was of a task on another CPU (its waker
-    /// paid an IPI).
-    Wake(TaskIdx, bool),
+    /// Wake a task; `ipi` where the recorded wakeup was of a task on another CPU (its waker
+    /// paid an IPI), `sync` where it was `exit_notify`'s wakeup of the parent
+    /// ([`exit_wakeup_is_sync`]).
+    Wake {
+        task: TaskIdx,
+        ipi: bool,
+        sync: bool,
+    },
     /// A cost the recorded run that follows already holds and the simulator charges itself
     /// (the switch that began it): taken off that run, never written out.
     Paid(u64),
@@ -231,7 +258,11 @@ enum Stmt {
         io: bool,
         irq_cpu: Option<u32>,
     },
-    Send(u32),
+    /// `sync`: the waker's wakeup carries WF_SYNC (`send wake.K sync`).
+    Send {
+        chan: u32,
+        sync: bool,
+    },
     Fork {
         child: TaskIdx,
         thread: bool,
@@ -336,7 +367,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 task,
                 irq,
                 target_cpu,
+                depth,
             } => {
+                // A waker past its `sched_process_exit`: this may be `exit_notify`'s wakeup of
+                // its parent.
+                let exiting = waker.is_some_and(|w| ts_[w].exiting);
                 {
                     let t = &mut ts_[task];
                     if !t.clock.seen() {
@@ -355,7 +390,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                             // wakee's switch to sleep, next, becomes its wait.
                             let wt = &mut ts_[w];
                             wt.flush(ts, start);
-                            wt.atoms.push(Atom::Wake(task, target_cpu != e.cpu));
+                            wt.atoms.push(Atom::Wake {
+                                task,
+                                ipi: target_cpu != e.cpu,
+                                sync: exiting && exit_wakeup_is_sync(depth),
+                            });
                             let i = wt.atoms.len() - 1;
                             ts_[task].prewoken = Some((w, i));
                             st.task_wakeups += 1;
@@ -374,7 +413,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                     Some(w) if !irq && w != task && !ts_[w].exited => {
                         let wt = &mut ts_[w];
                         wt.flush(ts, start);
-                        wt.atoms.push(Atom::Wake(task, target_cpu != e.cpu));
+                        wt.atoms.push(Atom::Wake {
+                            task,
+                            ipi: target_cpu != e.cpu,
+                            sync: exiting && exit_wakeup_is_sync(depth),
+                        });
                         let t = &mut ts_[task];
                         t.atoms.push(Atom::WaitWake);
                         t.woken_by_task = true;
@@ -505,8 +548,11 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                     io: *io,
                     irq_cpu: *irq_cpu,
                 },
-                Atom::Wake(y, _) => match wake_chan[*y] {
-                    Some(c) => Stmt::Send(c),
+                Atom::Wake { task: y, sync, .. } => match wake_chan[*y] {
+                    Some(chan) => {
+                        st.sync_wakeups += u64::from(*sync);
+                        Stmt::Send { chan, sync: *sync }
+                    }
                     None => continue,
                 },
                 Atom::Fork(c) => Stmt::Fork {
@@ -553,7 +599,8 @@ impl Stmt {
                     None => format!("{verb} {ns}ns"),
                 }
             }
-            Stmt::Send(c) => format!("send wake.{c}"),
+            Stmt::Send { chan, sync: false } => format!("send wake.{chan}"),
+            Stmt::Send { chan, sync: true } => format!("send wake.{chan} sync"),
             Stmt::Fork { child, thread } => format!(
                 "{} {}",
                 if *thread { "thread" } else { "fork" },
@@ -670,7 +717,8 @@ impl Replay {
                         uninterruptible: io,
                         irq_cpu,
                     },
-                    Stmt::Send(c) => Op::Send(c),
+                    Stmt::Send { chan, sync: false } => Op::Send(chan),
+                    Stmt::Send { chan, sync: true } => Op::SendSync(chan),
                     Stmt::Fork { child, thread } => Op::Fork {
                         prog: child as u32,
                         thread,

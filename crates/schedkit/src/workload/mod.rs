@@ -368,7 +368,7 @@ impl Workload {
         for mut p in other.programs {
             for op in &mut p.ops {
                 match op {
-                    Op::Send(c) | Op::Recv(c) => *c += chan_off,
+                    Op::Send(c) | Op::SendSync(c) | Op::Recv(c) => *c += chan_off,
                     Op::CondWait { cond, lock } => {
                         *cond += chan_off;
                         *lock += lock_off_pending;
@@ -461,10 +461,12 @@ impl Workload {
                 .map_err(|e| format!("program {i} ({}): {e}", p.name))?;
             for op in &p.ops {
                 match op {
-                    Op::Send(c) | Op::Recv(c) if *c as usize >= self.channels.len() => {
+                    Op::Send(c) | Op::SendSync(c) | Op::Recv(c)
+                        if *c as usize >= self.channels.len() =>
+                    {
                         return Err(format!("program {}: channel {c} does not exist", p.name));
                     }
-                    Op::Send(c) | Op::Recv(c)
+                    Op::Send(c) | Op::SendSync(c) | Op::Recv(c)
                         if !self.channels[*c as usize].kind.carries_messages() =>
                     {
                         return Err(format!(

@@ -146,6 +146,10 @@ pub enum Op {
     Yield,
     /// Write one message into a channel; blocks while the channel is full.
     Send(ChanId),
+    /// `Send`, waking a waiting reader with WF_SYNC whatever the channel's kind wakes with:
+    /// a replayed wakeup the recording shows was sync (an exiting child's wakeup of its
+    /// parent in `wait()`, `trace::replay`).
+    SendSync(ChanId),
     /// Read one message from a channel; blocks while it is empty.
     Recv(ChanId),
     /// `Send` to member `(i + offset) mod count` of the channel array starting at `base`, where

@@ -65,6 +65,8 @@ pub(crate) struct Raw {
     pub(crate) current: Ref,
     pub(crate) tgid: Option<u32>,
     pub(crate) irq: bool,
+    /// The preemption depth recorded with the event, where the trace has one.
+    pub(crate) depth: Option<u8>,
     pub(crate) kind: RawKind,
 }
 
@@ -395,6 +397,7 @@ impl Resolver {
                         task: t,
                         target_cpu: cpu,
                         irq: r.irq,
+                        depth: r.depth,
                     }
                 }
                 RawKind::WakeupNew { task, cpu } => {

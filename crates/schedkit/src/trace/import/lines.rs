@@ -394,6 +394,11 @@ pub(super) fn parse_line(line: &str) -> Result<Line, String> {
         .chars()
         .nth(2)
         .is_some_and(|c| matches!(c, 'h' | 'H' | 's' | 'Z'));
+    // The depth is a hex digit, '.' for 0 (`trace_print_lat_fmt`, kernel/trace/trace_output.c).
+    let depth = g("flags").chars().nth(3).and_then(|c| match c {
+        '.' => Some(0),
+        c => c.to_digit(16).map(|d| d as u8),
+    });
     let comm = g("comm").trim();
     let current = Ref {
         pid,
@@ -410,6 +415,7 @@ pub(super) fn parse_line(line: &str) -> Result<Line, String> {
                 current,
                 tgid,
                 irq,
+                depth,
                 kind,
             })))
         }

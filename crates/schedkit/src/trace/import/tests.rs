@@ -48,7 +48,8 @@ fn tracefs_text_becomes_events() {
             waker: Some(bash),
             task: sshd,
             target_cpu: 3,
-            irq: false
+            irq: false,
+            depth: Some(4),
         }
     );
     assert_eq!(t.events[0].ts, 5_075_957_990_000);
@@ -60,14 +61,27 @@ fn tracefs_text_becomes_events() {
             next: None
         } if p == sshd
     ));
-    // The hardirq flag marks the wakeup as an interrupt's.
+    // The hardirq flag marks the wakeup as an interrupt's; the fourth flag is the
+    // preemption depth.
     assert!(matches!(
         t.events[3].kind,
         EventKind::Waking {
             waker: None,
             irq: true,
+            depth: Some(2),
             ..
         }
+    ));
+    // A depth of 0 is '.', and a line without flags (perf's text) has none.
+    let zero = TRACEFS.replace("d..4.  5075.957990", "d....  5075.957990");
+    assert!(matches!(
+        parse(&zero).unwrap().events[0].kind,
+        EventKind::Waking { depth: Some(0), .. }
+    ));
+    let none = TRACEFS.replace("d..4.  5075.957990", "5075.957990");
+    assert!(matches!(
+        parse(&none).unwrap().events[0].kind,
+        EventKind::Waking { depth: None, .. }
     ));
     // 4-character flags (older kernels) and R+.
     assert!(matches!(

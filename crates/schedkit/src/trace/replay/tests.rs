@@ -40,7 +40,11 @@ fn atoms_from_a_hand_written_trace() {
 fn prices_come_off_the_run_before() {
     let mut atoms = vec![
         Atom::Run(1000),
-        Atom::Wake(0, false),
+        Atom::Wake {
+            task: 0,
+            ipi: false,
+            sync: false,
+        },
         Atom::Run(50),
         Atom::Exit,
         Atom::Run(500),
@@ -60,7 +64,11 @@ fn prices_come_off_the_run_before() {
         atoms,
         [
             Atom::Run(900),
-            Atom::Wake(0, false),
+            Atom::Wake {
+                task: 0,
+                ipi: false,
+                sync: false,
+            },
             Atom::Run(0),
             Atom::Exit,
             Atom::Run(250)
@@ -75,7 +83,11 @@ fn prices_come_off_the_run_before() {
     let mut atoms = vec![
         Atom::Paid(40),
         Atom::Run(2000),
-        Atom::Wake(0, true),
+        Atom::Wake {
+            task: 0,
+            ipi: true,
+            sync: false,
+        },
         Atom::Paid(40),
         Atom::Run(30),
         Atom::Run(30),
@@ -87,7 +99,11 @@ fn prices_come_off_the_run_before() {
         [
             Atom::Paid(40),
             Atom::Run(2000 - 40 - 1100),
-            Atom::Wake(0, true),
+            Atom::Wake {
+                task: 0,
+                ipi: true,
+                sync: false,
+            },
             Atom::Paid(40),
             Atom::Run(0),
             Atom::Run(20)
@@ -270,4 +286,58 @@ fn a_timed_sleep_is_ended_on_the_cpu_its_recorded_interrupt_ran_on() {
         "{}",
         r.toml()
     );
+}
+
+#[test]
+fn an_exiting_tasks_wakeup_of_its_parent_is_sync_at_exit_notifys_depth() {
+    // p forks c and waits; c exits and wakes p. At depth 5 (`exit_notify` → `__wake_up_parent`:
+    // tasklist_lock, siglock, the wait queue's lock, ttwu's guard and pi_lock) the wakeup is
+    // WF_SYNC; at depth 4 (the SIGCHLD signal's wakeup: no wait queue) it is not, nor is a
+    // task's wakeup at depth 5 before it exits, nor one from a trace with no depths.
+    let trace = |exit_line: &str, depth: &str| {
+        format!(
+            "\
+# #P:2
+ p-1 [000] ..... 0.000010: sched_process_fork: comm=p pid=1 child_comm=c child_pid=2
+ p-1 [000] d..2. 0.000011: sched_wakeup_new: comm=c pid=2 prio=120 target_cpu=001
+ p-1 [000] d..2. 0.000015: sched_switch: prev_comm=p prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [001] d..2. 0.000016: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=c next_pid=2 next_prio=120
+{exit_line} c-2 [001] {depth} 0.000040: sched_waking: comm=p pid=1 prio=120 target_cpu=000
+ c-2 [001] d..2. 0.000042: sched_switch: prev_comm=c prev_pid=2 prev_prio=120 prev_state=X ==> next_comm=x next_pid=0 next_prio=120
+ x-0 [000] d..2. 0.000043: sched_switch: prev_comm=x prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=p next_pid=1 next_prio=120
+"
+        )
+    };
+    let exit =
+        " c-2 [001] ..... 0.000038: sched_process_exit: comm=c pid=2 prio=120 group_dead=true\n";
+    let replay = |text: &str| {
+        let t = import::parse(text).unwrap();
+        let r = to_workload(&t, "hand", &OpPrices::default());
+        assert_eq!(r.stats.task_wakeups, 1, "{text}");
+        (r.stats.sync_wakeups, r.toml())
+    };
+    let (n, toml) = replay(&trace(exit, "dN.5."));
+    assert_eq!(n, 1);
+    assert!(toml.contains("\"send wake.0 sync\""), "{toml}");
+    // What the file says reads back as the same workload.
+    let read = crate::workload::file::parse_str(&toml, "hand.toml", "hand").unwrap();
+    let child = read
+        .programs
+        .iter()
+        .find(|p| p.name.contains("_c"))
+        .unwrap();
+    assert!(
+        child.ops.contains(&crate::workload::Op::SendSync(0)),
+        "{:?}",
+        child.ops
+    );
+    for text in [
+        trace(exit, "dN.4."),
+        trace("", "d..5."),
+        trace(exit, "").replace(" 0.000040", "0.000040"),
+    ] {
+        let (n, toml) = replay(&text);
+        assert_eq!(n, 0, "{text}");
+        assert!(toml.contains("\"send wake.0\""), "{toml}");
+    }
 }

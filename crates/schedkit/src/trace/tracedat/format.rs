@@ -260,6 +260,7 @@ pub(super) struct EventType {
     pub(super) decoder: Decoder,
     pub(super) common_pid: Option<Field>,
     pub(super) common_flags: Option<Field>,
+    pub(super) common_preempt_count: Option<Field>,
 }
 
 impl EventType {
@@ -330,6 +331,7 @@ impl EventType {
             decoder,
             common_pid: get("common_pid"),
             common_flags: get("common_flags"),
+            common_preempt_count: get("common_preempt_count"),
         }
     }
 }

@@ -414,6 +414,13 @@ pub(super) fn decode<'t>(
         },
         tgid: None,
         irq: flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ) != 0,
+        // The low four bits are the preemption depth, the high four the migrate-disable one
+        // (`tracing_gen_ctx`, kernel/trace/trace.c).
+        depth: t
+            .common_preempt_count
+            .as_ref()
+            .and_then(|f| f.int(rec, big))
+            .map(|pc| (pc & 0xf) as u8),
         kind,
     }))
 }

@@ -295,7 +295,9 @@ fn a_whole_file_in_either_byte_order_reads_the_same() {
             waker: Some(0),
             task: 1,
             target_cpu: 0,
-            irq: true
+            irq: true,
+            // `common_preempt_count` 1.
+            depth: Some(1),
         }
     );
     assert_eq!(

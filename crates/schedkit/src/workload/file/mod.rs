@@ -51,7 +51,8 @@
 //! Statements: `compute D`, `touch`, `sleep D`, `io D` (uninterruptible; both take
 //! `irq-on N`: the interrupt that ends the sleep runs on CPU N, as a replayed trace's
 //! recorded one did, instead of on the sleeper's own CPU), `yield`,
-//! `send CH`, `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
+//! `send CH` (`send CH sync`: the reader is woken with WF_SYNC, as a replayed trace's exiting
+//! child wakes its parent in `wait()`), `recv CH`, `fork GROUP`, `thread GROUP`, `exec`, `shell`, `wait`, `exit`,
 //! `nice N`, `policy P [PRIO]`, `affinity 0,2`, `affinity-next`, `stamp`, `spin-until D ID`,
 //! `audio-write PERIOD BUFFER`, `dirty N` (write the first N pages of the address space),
 //! `lock L`, `unlock L`, `kwork D` (non-preemptible kernel work), `count`,

@@ -102,6 +102,23 @@ pub(super) fn parse_stmt(
         "sleep" => b.push(sleep(&arg, false)?),
         "io" => b.push(sleep(&arg, true)?),
         "yield" => no_arg(Op::Yield, b)?,
+        // `send CH sync`: the reader is woken with WF_SYNC (a replayed trace's exit wakeups).
+        "send" if arg.split_whitespace().nth(1) == Some("sync") => {
+            let words: Vec<&str> = arg.split_whitespace().collect();
+            if words.len() != 2 {
+                return Err(format!(
+                    "'send {arg}': send CH sync takes nothing after 'sync'"
+                ));
+            }
+            match chan(words[0])? {
+                Chan::Fixed(c) => b.push(Op::SendSync(c)),
+                Chan::Member { .. } => {
+                    return Err(format!(
+                        "'send {arg}': 'sync' takes a single channel, not a member of an array"
+                    ))
+                }
+            }
+        }
         "send" => b.push(match chan(&arg)? {
             Chan::Fixed(c) => Op::Send(c),
             Chan::Member {

@@ -152,6 +152,22 @@ fn a_sleep_may_name_the_cpu_of_its_interrupt() {
 }
 
 #[test]
+fn a_send_may_wake_its_reader_with_wf_sync() {
+    let ok = "[[channel]]\nname = \"w\"\ncount = 2\nkind = \"semaphore\"\n[[group]]\nname = \"s\"\nprogram = [\"send w.1 sync\", \"send w.0\", \"recv w.1\"]\n";
+    let w = parse_str(ok, "s.toml", "s").unwrap();
+    assert_eq!(w.programs[0].ops[..2], [Op::SendSync(1), Op::Send(0)]);
+    for (bad, why) in [
+        ("send w.1 sync now", "nothing after 'sync'"),
+        ("send w.{i} sync", "a single channel"),
+        ("send w.7 sync", "w.7"),
+    ] {
+        let text = ok.replace("send w.1 sync", bad);
+        let e = parse_str(&text, "s.toml", "s").unwrap_err().to_string();
+        assert!(e.contains("s.toml") && e.contains(why), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn errors_name_the_line() {
     let bad = RING.replace("\"compute exp(50us)\"", "\"compute exp(50 parsecs)\"");
     let e = parse_str(&bad, "ring.toml", "ring")
