@@ -93,6 +93,9 @@ holdout=(
   "make-j3|make -s -C \$PROJ clean|TIMEFORMAT='record-suite wall %R s'; time make -C \$PROJ -j3||as the suite's make-j2 with -j3"
   "nice-hogs-3||\$BIN/hogs -t 1.0 0 10 19||3 busy loops for 1.0 s at nice 0, 10 and 19; the .out gives each one's CPU time"
   "threadpool-w2||\$BIN/threadpool -w 2 -n 1000 -u 500 -q 4||threadpool.c: a producer queues 1000 jobs of 500 us CPU to 2 workers (queue of 4)"
+  "cyclictest-hogs-2||\$BIN/hogs -t 0.8 0 5 & sleep 0.05; cyclictest -m -q -p 90 -i 2000 -l 300; wait||cyclictest (1 SCHED_FIFO-90 thread, 2 ms period, 300 loops) beside busy loops at nice 0 and 5 (0.8 s); added 2026-11-27 (the set had no periodic RT task)"
+  "idle-hogs||\$BIN/hogs -t 1.0 0 idle idle||3 busy loops for 1.0 s: nice 0 and two SCHED_IDLE; added 2026-11-27 (the set had no SCHED_IDLE task)"
+  "make-j1|make -s -C \$PROJ clean|TIMEFORMAT='record-suite wall %R s'; time make -C \$PROJ -j1||as the suite's make-j2 with -j1 (one job at a time); added 2026-11-27 (the set had no serial build)"
 )
 if [[ $set_name == holdout ]]; then set=("${holdout[@]}"); else set=("${validation[@]}"); fi
 
