@@ -363,7 +363,8 @@ autogroup=$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo 0)
   echo "# tools: $(perf version 2>&1 | head -1); hackbench/cyclictest from rt-tests $(dpkg-query -W -f '${Version}' rt-tests 2>/dev/null || echo '?'); $(gcc --version | head -1)"
   [[ $set_name == validation ]] && echo "# schbench: github.com/masoncl/schbench at $SCHBENCH_COMMIT (built with its Makefile)"
   echo "# Each trace: /sys/kernel/tracing/trace of sched_switch, sched_waking, sched_wakeup, sched_wakeup_new,"
-  echo "# sched_migrate_task, sched_process_fork, sched_process_exit over the whole machine while the command"
+  echo "# sched_migrate_task, sched_process_fork, sched_process_exit (and, where the kernel has syscall"
+  echo "# tracepoints, sys_enter/sys_exit_sched_setscheduler) over the whole machine while the command"
   echo "# ran (scripts/record-trace.sh, 16 MiB buffer per CPU); the command ran under bash -c from a temporary"
   echo "# directory holding our programs (\$BIN) and the generated C project (\$PROJ)."
   for w in "${set[@]}"; do

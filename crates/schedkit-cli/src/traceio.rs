@@ -266,6 +266,12 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             st.task_wakeups_of_blocking, st.dropped_wakeups_of_blocking
         );
     }
+    if st.policy_changes + st.policy_changes_dropped > 0 {
+        eprintln!(
+            "  {} sched_setscheduler() calls replayed where their task made them ({} not: another task's, or SCHED_DEADLINE)",
+            st.policy_changes, st.policy_changes_dropped
+        );
+    }
     if st.sync_wakeups > 0 {
         eprintln!(
             "  {} of the task wakeups are an exiting task's wakeup of its parent in wait(), made with WF_SYNC (recorded at exit_notify's preemption depth)",

@@ -167,6 +167,9 @@ pub struct CpuStatus {
     /// Tasks asleep but still queued there (6.12+ DELAY_DEQUEUE), not in `nr_running`; the
     /// kernel's `rq->nr_running` counts them ([`CpuStatus::rq_nr_running`]).
     pub nr_delayed: usize,
+    /// Every task queued there is SCHED_IDLE (`sched_idle_cpu`, 5.4+: `rq->nr_running ==
+    /// rq->cfs.h_nr_idle`, and not 0), as the class says ([`SchedClass::sched_idle_cpu`]).
+    pub sched_idle: bool,
     /// The runqueue's weighted load as its class measures it (`rq->load.weight`; per-CPU
     /// layouts), for balancers that compare weights rather than counts.
     pub load: u64,
@@ -184,6 +187,7 @@ pub struct LiveCpuStatus {
     pub curr: AtomicU32,
     pub nr_running: AtomicUsize,
     pub nr_delayed: AtomicUsize,
+    pub sched_idle: std::sync::atomic::AtomicBool,
     pub load: AtomicU64,
     pub last_schedule_ns: AtomicU64,
 }
@@ -194,6 +198,7 @@ impl Default for LiveCpuStatus {
             curr: AtomicU32::new(u32::MAX),
             nr_running: AtomicUsize::new(0),
             nr_delayed: AtomicUsize::new(0),
+            sched_idle: std::sync::atomic::AtomicBool::new(false),
             load: AtomicU64::new(0),
             last_schedule_ns: AtomicU64::new(0),
         }
@@ -210,6 +215,7 @@ impl LiveCpuStatus {
             curr: (c != u32::MAX).then_some(TaskId(c)),
             nr_running: self.nr_running.load(Relaxed),
             nr_delayed: self.nr_delayed.load(Relaxed),
+            sched_idle: self.sched_idle.load(Relaxed),
             load: self.load.load(Relaxed),
             last_schedule_ns: self.last_schedule_ns.load(Relaxed),
         }
@@ -278,6 +284,11 @@ impl CpuView<'_> {
     pub fn idle_cpu(&self, cpu: CpuId) -> bool {
         let s = self.cpu(cpu);
         s.curr.is_none() && s.rq_nr_running() == 0
+    }
+
+    /// `sched_idle_cpu(cpu)`: it runs SCHED_IDLE tasks only ([`CpuStatus::sched_idle`]).
+    pub fn sched_idle_cpu(&self, cpu: CpuId) -> bool {
+        self.cpu(cpu).sched_idle
     }
 }
 
@@ -728,6 +739,12 @@ pub trait SchedClass: Send + Sync + 'static {
         rq.nr_running
     }
     /// Tasks asleep but still queued on `cpu` (DELAY_DEQUEUE), published into
+    /// [`CpuStatus::sched_idle`]: every task queued on `cpu` is SCHED_IDLE (`sched_idle_cpu`).
+    /// False unless the class models it.
+    fn sched_idle_cpu(&self, _rq: &Rq<Self::Rq>, _cpu: CpuId) -> bool {
+        false
+    }
+
     /// [`CpuStatus::nr_delayed`]; none unless the class delays dequeues.
     fn nr_delayed(&self, _rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
         0

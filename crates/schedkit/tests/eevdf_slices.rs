@@ -83,3 +83,73 @@ fn a_slice_outside_the_kernels_clamp_is_refused_with_its_line() {
         .to_string();
     assert!(e.contains("slice"), "{e}");
 }
+
+/// `sched_idle_cpu` (6.18): a CPU that runs SCHED_IDLE tasks only counts as idle in
+/// `select_idle_sibling`, so a task woken on a CPU busy with a nice-0 hog goes to the CPU
+/// where only a SCHED_IDLE hog runs (and preempts it there); 6.6's class, which leaves
+/// `sched_idle_cpu` out, keeps it on its busy CPU.
+#[test]
+fn a_wakee_goes_to_a_cpu_running_sched_idle_tasks_only_under_6_18() {
+    let text = r#"
+name = "sched-idle"
+[[group]]
+name = "hog"
+affinity = [0]
+background = true
+program = ["loop forever", "compute 10ms", "end"]
+[[group]]
+name = "idle-hog"
+policy = "idle"
+affinity = [1]
+background = true
+program = ["loop forever", "compute 10ms", "end"]
+[[group]]
+name = "sleeper"
+affinity = [0]
+program = ["affinity 0,1", "loop 50", "sleep 2ms", "compute 50us", "end"]
+"#;
+    let m = Machine::load("host").unwrap();
+    let w = parse_str(text, "sched-idle.toml", "sched-idle").unwrap();
+    let on_cpu1 = |policy: PolicyKind| {
+        let mut rec = schedkit::trace::TraceRecorder::new(None);
+        let r = policy
+            .simulate(
+                &m,
+                &w,
+                SimConfig {
+                    duration_ns: 1_000_000_000,
+                    trace: Some(&mut rec),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(r.completed);
+        let t = rec.finish();
+        let sleeper = t
+            .tasks
+            .iter()
+            .position(|k| k.comm.contains("sleeper"))
+            .unwrap();
+        let runs = t.events.iter().filter_map(|e| match e.kind {
+            schedkit::trace::EventKind::Switch { next: Some(n), .. } if n == sleeper => Some(e.cpu),
+            _ => None,
+        });
+        let (mut n, mut on1) = (0, 0);
+        for c in runs {
+            n += 1;
+            on1 += usize::from(c == 1);
+        }
+        (on1, n)
+    };
+    let (on1, n) = on_cpu1(PolicyKind::Eevdf618(Default::default()));
+    assert!(n >= 50, "{n} runs");
+    assert!(
+        on1 * 10 >= n * 9,
+        "6.18: {on1} of {n} runs on the SCHED_IDLE CPU"
+    );
+    let (on1, n) = on_cpu1(PolicyKind::Eevdf);
+    assert!(
+        on1 * 10 <= n,
+        "6.6: {on1} of {n} runs on the SCHED_IDLE CPU"
+    );
+}

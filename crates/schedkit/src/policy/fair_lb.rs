@@ -524,6 +524,9 @@ impl Domains {
 
     /// `sched_balance_domains` (or the new-idle pass): the first level that is due and finds
     /// an imbalance names the runqueue to pull from; what to move is kept for `move_tasks`.
+    /// `sched_idle`: this CPU runs SCHED_IDLE tasks only (`sched_idle_cpu`), so that it is not
+    /// `busy` and its intervals are not stretched by `busy_factor`, though it balances as a
+    /// CPU that is not idle.
     pub fn find_busiest(
         &mut self,
         ops: &mut OpCounter,
@@ -531,6 +534,7 @@ impl Domains {
         this_cpu: CpuId,
         view: &CpuView,
         idle: CpuIdle,
+        sched_idle: bool,
     ) -> Option<Busiest> {
         self.pending = None;
         if idle == CpuIdle::NewlyIdle {
@@ -550,9 +554,9 @@ impl Domains {
         for i in 0..self.levels.len() {
             let lvl = &self.levels[i];
             // get_sd_balance_interval: balance_interval ms, x busy_factor less a jiffy
-            // on a busy CPU.
+            // on a busy CPU (`busy = idle != CPU_IDLE && !sched_idle_cpu(cpu)`).
             let mut every = lvl.balance_interval_ms * 1_000_000;
-            if idle == CpuIdle::NotIdle {
+            if idle == CpuIdle::NotIdle && !sched_idle {
                 let jiffy = 1_000_000_000 / view.hz.max(1) as u64;
                 every = (every * lvl.busy_factor).saturating_sub(jiffy).max(jiffy);
             }

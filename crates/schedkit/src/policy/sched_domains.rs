@@ -463,9 +463,14 @@ pub fn select_cpu<D>(
 /// then kept. An idle core's search, when SMT is on, is not counted against the limit (the
 /// kernel decrements `nr` only on the path without an idle core).
 ///
-/// Not modelled: `recent_used_cpu`, `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks
-/// counts as idle), `select_idle_smt` on the previous CPU's siblings. Fork placement is
-/// [`select_cpu`]'s `find_idlest_group` walk.
+/// `sched_idle_cpu` (a CPU running only SCHED_IDLE tasks, [`CpuView::sched_idle_cpu`]) counts
+/// as idle in `select_idle_sibling`'s tests, not in `wake_affine_idle`'s or for a whole idle
+/// core, as in fair.c.
+///
+/// Not modelled: `recent_used_cpu`, `select_idle_smt` on the previous CPU's siblings,
+/// `select_idle_core`'s fallback to a SCHED_IDLE CPU. Fork placement is [`select_cpu`]'s
+/// `find_idlest_group` walk (not 6.18's `sched_balance_find_dst_group` with its group types:
+/// a simplification).
 #[allow(clippy::too_many_arguments)]
 pub fn select_cpu_v6_18<D>(
     tasks: &TaskView<'_, D>,
@@ -540,7 +545,11 @@ pub fn select_cpu_v6_18<D>(
     }
     // select_idle_sibling; on an asymmetric machine (`fit`: the task's utilisation and
     // clamps) an idle target or prev only where the task fits (`asym_fits_cpu`), then
-    // `select_idle_capacity` over every CPU (`sd_asym_cpucapacity` spans the machine).
+    // `select_idle_capacity` over every CPU (`sd_asym_cpucapacity` spans the machine). From
+    // here a CPU running SCHED_IDLE tasks only counts as idle (`available_idle_cpu(c) ||
+    // sched_idle_cpu(c)` at each test of select_idle_sibling, select_idle_capacity and
+    // select_idle_cpu); wake_affine_idle above asks `available_idle_cpu` alone.
+    let idle = |c: CpuId| view.idle_cpu(c) || view.sched_idle_cpu(c);
     let fits =
         |c: CpuId| fit.is_none_or(|(u, cl, used)| super::asym::asym_fits_cpu(topo, u, cl, used, c));
     if idle(target) && fits(target) {
@@ -570,7 +579,12 @@ pub fn select_cpu_v6_18<D>(
     };
     let smt = (0..n).any(|c| topo.core.iter().filter(|&&k| k == topo.core[c]).count() > 1);
     if smt {
-        let whole_core_idle = |c: CpuId| (0..n).filter(|&s| topo.core[s] == topo.core[c]).all(idle);
+        // select_idle_core: a core is idle when every sibling is `available_idle_cpu`.
+        let whole_core_idle = |c: CpuId| {
+            (0..n)
+                .filter(|&s| topo.core[s] == topo.core[c])
+                .all(|s| view.idle_cpu(s))
+        };
         if let Some(c) = p
             .cpus_allowed
             .iter(n)

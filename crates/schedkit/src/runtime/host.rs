@@ -236,6 +236,12 @@ impl<P: SchedClass> Shared<P> {
             self.status[cpu]
                 .nr_delayed
                 .store(self.sched.nr_delayed(rq, cpu), Relaxed);
+            // Stored only when it changes (a class without SCHED_IDLE never does): the line
+            // is read by wakers on other workers.
+            let sched_idle = self.sched.sched_idle_cpu(rq, cpu);
+            if self.status[cpu].sched_idle.load(Relaxed) != sched_idle {
+                self.status[cpu].sched_idle.store(sched_idle, Relaxed);
+            }
             self.status[cpu]
                 .load
                 .store(self.sched.load(rq, cpu), Relaxed);

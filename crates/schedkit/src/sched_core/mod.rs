@@ -812,6 +812,10 @@ impl<C: SchedClass> Sched<C> {
     }
 
     #[inline]
+    pub fn sched_idle_cpu(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> bool {
+        self.class.sched_idle_cpu(rq, cpu)
+    }
+
     pub fn nr_delayed(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
         self.class.nr_delayed(rq, cpu)
     }

@@ -18,12 +18,16 @@ pub fn scheduler_tick<H: Host>(
 ) -> Result<(), CoreError> {
     // dl_task_timer: the replenishment timers due on this CPU (lock-free test first).
     super::deadline::dl_timers(h, cpu)?;
+    // `sched_idle_cpu`: a CPU that runs SCHED_IDLE tasks only is not busy for the balancer's
+    // interval (`sched_balance_domains`), though it balances as a CPU that is not idle.
+    let mut sched_idle = false;
     if let Some(curr) = curr {
         let resched = with_rq(h, cpu, |s, ctx, rq, _| {
             let mut r = false;
             for _ in 0..n {
                 r |= s.task_tick(ctx, rq, cpu, curr);
             }
+            sched_idle = s.sched_idle_cpu(rq, cpu);
             r
         });
         if resched {
@@ -36,7 +40,10 @@ pub fn scheduler_tick<H: Host>(
             }
         });
     }
-    let every = h.sched().class.balance_interval_ticks(idle, h.hz());
+    let every = h
+        .sched()
+        .class
+        .balance_interval_ticks(idle || sched_idle, h.hz());
     if let Some(every) = every.filter(|&e| e > 0) {
         let before = jiffies.saturating_sub(n as u64);
         if h.ncpus() > 1 && jiffies / every != before / every {

@@ -64,6 +64,7 @@ impl<P: SchedClass> Sim<'_, '_, P> {
                 let was = self.status[cpu].rq_nr_running() >= 2;
                 self.status[cpu].nr_running = self.sched.nr_running(&self.rqs[d], cpu);
                 self.status[cpu].nr_delayed = self.sched.nr_delayed(&self.rqs[d], cpu);
+                self.status[cpu].sched_idle = self.sched.sched_idle_cpu(&self.rqs[d], cpu);
                 self.status[cpu].load = self.sched.load(&self.rqs[d], cpu);
                 let is = self.status[cpu].rq_nr_running() >= 2;
                 if was != is {

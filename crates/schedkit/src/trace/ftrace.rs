@@ -253,6 +253,30 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                     )?;
                 }
             }
+            // Written as the call its maker made (the importer reads the pair back as this event).
+            EventKind::SetPolicy { task, policy, by } => {
+                let target = if task == by {
+                    0
+                } else {
+                    trace.pid(Some(*task))
+                };
+                w.line(
+                    Some(*by),
+                    cpu,
+                    ".....",
+                    e.ts,
+                    "sys_enter_sched_setscheduler",
+                    format_args!("pid: 0x{target:08x}, policy: 0x{policy:08x}, param: 0x00000000"),
+                )?;
+                w.line(
+                    Some(*by),
+                    cpu,
+                    ".....",
+                    e.ts,
+                    "sys_exit_sched_setscheduler",
+                    format_args!("0x0"),
+                )?;
+            }
         }
     }
     w.out.flush()?;

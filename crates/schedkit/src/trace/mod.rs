@@ -114,6 +114,16 @@ pub enum EventKind {
     CpuFrequency { khz: u64 },
     /// `cpu_idle`: entering idle state `state`, or leaving idle (`None`, PWR_EVENT_EXIT).
     CpuIdle { state: Option<u32> },
+    /// A `sched_setscheduler()` that succeeded (`syscalls:sys_enter_sched_setscheduler` and
+    /// its `sys_exit` with 0): `task` has the Linux policy number `policy` from here on
+    /// (SCHED_NORMAL 0, FIFO 1, RR 2, BATCH 3, IDLE 5). A trace's `prio` fields cannot say a
+    /// SCHED_IDLE or SCHED_BATCH task from a nice-0 one; this event can. `by`: the task that
+    /// made the call (`task` itself, or another, as `chrt -p` does).
+    SetPolicy {
+        task: TaskIdx,
+        policy: u32,
+        by: TaskIdx,
+    },
     /// A sleeping-lock wait as an ATrace slice in a `print`/`tracing_mark_write` event
     /// (`B|pid|name` when the wait starts, `E|pid` when the lock is taken).
     LockWait {

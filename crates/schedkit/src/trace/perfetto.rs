@@ -292,6 +292,9 @@ pub fn encode(trace: &Trace) -> Vec<u8> {
                     cpu_id: Some(e.cpu),
                 })],
             ),
+            // Perfetto's ftrace schema has no payload for a syscall tracepoint here: left out
+            // (the task's later events carry its priority).
+            EventKind::SetPolicy { .. } => (None, Vec::new()),
             EventKind::LockWait { task, lock, begin } => {
                 let p = trace.pid(Some(*task));
                 let buf = if *begin {

@@ -65,6 +65,12 @@ pub struct ReplayStats {
     pub task_wakeups_of_blocking: u64,
     pub forks: u64,
     pub exits: u64,
+    /// A task's own `sched_setscheduler()` (the trace's syscall events), replayed as
+    /// `policy P` where it was made.
+    pub policy_changes: u64,
+    /// Policy changes not replayed: of another task (`chrt -p`), or to a policy the replay
+    /// does not set (SCHED_DEADLINE needs its reservation).
+    pub policy_changes_dropped: u64,
     /// Prices of the replay's system calls taken off the recorded runs, and what no run was
     /// long enough to pay.
     pub deducted_ns: u64,
@@ -129,6 +135,7 @@ impl OpPrices {
             Atom::WaitWake | Atom::Sleep { .. } | Atom::Wake { ipi: false, .. } => self.syscall_ns,
             Atom::Wake { ipi: true, .. } => self.syscall_ns + self.ipi_send_ns,
             Atom::Fork(_) => self.fork_ns,
+            Atom::SetPolicy(..) => self.syscall_ns,
             Atom::Exit => self.exit_ns,
         }
     }
@@ -213,6 +220,22 @@ enum Atom {
     Paid(u64),
     Fork(TaskIdx),
     Exit,
+    /// The task's own `sched_setscheduler()`: the policy and, for FIFO and RR, the priority.
+    SetPolicy(crate::task::SchedPolicy, u8),
+}
+
+/// The replay's policy for a Linux policy number (`include/uapi/linux/sched.h`), or `None`
+/// for one it does not set (SCHED_DEADLINE, 6, needs the reservation `sched_setattr` passes).
+fn policy_of(linux: u32) -> Option<crate::task::SchedPolicy> {
+    use crate::task::SchedPolicy::*;
+    match linux {
+        0 => Some(Normal),
+        1 => Some(Fifo),
+        2 => Some(Rr),
+        3 => Some(Batch),
+        5 => Some(Idle),
+        _ => None,
+    }
 }
 
 #[derive(Clone, Default)]
@@ -268,6 +291,11 @@ enum Stmt {
         thread: bool,
     },
     Exit,
+    /// `policy P [PRIO]`: the task's own `sched_setscheduler()`.
+    Policy {
+        policy: crate::task::SchedPolicy,
+        rt_priority: u8,
+    },
 }
 
 /// How a rebuilt task is scheduled, from its recorded priority.
@@ -469,6 +497,30 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 st.forks += 1;
             }
             EventKind::Exit { task } => ts_[task].exiting = true,
+            EventKind::SetPolicy { task, policy, by } => {
+                // A task's own call is replayed where it made it. Another task's (`chrt -p`)
+                // is not: the replay has no statement for changing someone else's policy at a
+                // point of the caller's program.
+                let t = &mut ts_[task];
+                match policy_of(policy) {
+                    Some(p) if by == task => {
+                        // FIFO and RR: the priority the task runs at afterwards (a trace's
+                        // `prio` is 99 - rt_priority for them).
+                        let prio = trace.tasks[task].prio;
+                        let rt = if p.is_rt() && prio < 100 {
+                            (99 - prio).clamp(1, 99) as u8
+                        } else if p.is_rt() {
+                            1
+                        } else {
+                            0
+                        };
+                        t.flush(ts, start);
+                        t.atoms.push(Atom::SetPolicy(p, rt));
+                        st.policy_changes += 1;
+                    }
+                    _ => st.policy_changes_dropped += 1,
+                }
+            }
             _ => {}
         }
     }
@@ -555,6 +607,10 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                     }
                     None => continue,
                 },
+                Atom::SetPolicy(policy, rt_priority) => Stmt::Policy {
+                    policy: *policy,
+                    rt_priority: *rt_priority,
+                },
                 Atom::Fork(c) => Stmt::Fork {
                     child: *c,
                     thread: task.tgid.is_some() && trace.tasks[*c].tgid == task.tgid,
@@ -607,6 +663,11 @@ impl Stmt {
                 tasks[*child].group
             ),
             Stmt::Exit => "exit".to_string(),
+            Stmt::Policy {
+                policy,
+                rt_priority,
+            } if policy.is_rt() => format!("policy {} {rt_priority}", policy.name()),
+            Stmt::Policy { policy, .. } => format!("policy {}", policy.name()),
         }
     }
 }
@@ -724,6 +785,10 @@ impl Replay {
                         thread,
                     },
                     Stmt::Exit => Op::Exit,
+                    Stmt::Policy {
+                        policy,
+                        rt_priority,
+                    } => Op::SetPolicy(policy, rt_priority),
                 });
             }
             let prog = i as u32;

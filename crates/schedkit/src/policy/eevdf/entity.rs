@@ -9,7 +9,7 @@ use super::{Eevdf, EevdfRq, EevdfTask};
 use crate::class::{Ctx, Rq};
 use crate::ds::rbtree::before;
 use crate::policy::weight::{calc_delta, NICE_0_LOAD};
-use crate::task::{TaskId, TaskView};
+use crate::task::{SchedPolicy, TaskId, TaskView};
 
 impl Eevdf {
     pub(super) fn key(rq: &EevdfRq, v: u64) -> i128 {
@@ -290,6 +290,7 @@ impl Eevdf {
         ctx.tasks[t].data.on_rq = true;
         rq.class.load.add(w);
         rq.class.nr_queued += 1;
+        rq.class.nr_idle_policy += usize::from(ctx.tasks[t].policy == SchedPolicy::Idle);
         rq.nr_running += 1;
     }
 
@@ -305,6 +306,7 @@ impl Eevdf {
         if rq.class.curr != Some(t) {
             Self::tree_remove(ctx, &mut rq.class, t);
         }
+        rq.class.nr_idle_policy -= usize::from(ctx.tasks[t].policy == SchedPolicy::Idle);
         let se = &mut ctx.tasks[t].data;
         se.on_rq = false;
         rq.class.load.sub(w);

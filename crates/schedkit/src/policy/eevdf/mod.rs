@@ -57,7 +57,7 @@
 //! stays behind and decays; an idle CPU's average decays only when its runqueue next changes);
 //! the balancer compares loads, not the utilisation and `group_type` classification of
 //! today's `update_sd_lb_stats`; no `sched_idle_cpu` preference for CPUs running only
-//! SCHED_IDLE tasks, no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
+//! SCHED_IDLE tasks (6.18's class has it: `SchedClass::sched_idle_cpu`), no per-task slice (`sched_setattr`), no DELAY_DEQUEUE (6.12).
 //! SCHED_IDLE tasks weigh 3 and follow `check_preempt_wakeup_fair`'s two rules.
 //!
 //! The class in parts, as `fair.c`'s concerns split (each part's header says what it must never
@@ -226,6 +226,8 @@ pub struct EevdfRq {
     /// Of those, delayed (asleep; not counted in the core's `nr_running`, which is
     /// `h_nr_runnable`'s count, but published for the kernel's `rq->nr_running`).
     pub nr_delayed: usize,
+    /// Of the entities queued, SCHED_IDLE tasks (`cfs_rq->h_nr_idle`), for `sched_idle_cpu`.
+    pub nr_idle_policy: usize,
     /// 6.18: `update_curr` asked to reschedule the running task (TIF_NEED_RESCHED), from a
     /// path whose caller does not hear it (an enqueue); the preemption check reports it.
     pub need_resched: bool,
@@ -298,6 +300,14 @@ impl<S> FirstRqShared<S> {
     /// The shared state, made by `make` if no runqueue made it yet.
     pub fn get_or_init(&self, make: impl FnOnce() -> S) -> &Arc<S> {
         self.0.get_or_init(|| Arc::new(make()))
+    }
+}
+
+impl Eevdf {
+    /// `sched_idle_rq` of 6.18 (see [`SchedClass::sched_idle_cpu`]); false for 6.6.
+    pub(super) fn sched_idle_cpu_of(&self, rq: &Rq<EevdfRq>) -> bool {
+        let queued = rq.nr_running + rq.class.nr_delayed;
+        self.is_618() && queued > 0 && queued == rq.class.nr_idle_policy
     }
 }
 
@@ -737,6 +747,14 @@ impl SchedClass for Eevdf {
     /// `rq->nr_running`, which the 6.18 balancer reads.
     fn nr_delayed(&self, rq: &Rq<EevdfRq>, _cpu: CpuId) -> usize {
         rq.class.nr_delayed
+    }
+
+    /// 6.18's `sched_idle_cpu` (`sched_idle_rq`, fair.c: `rq->nr_running ==
+    /// rq->cfs.h_nr_idle`, and not 0), which `select_idle_sibling` takes for an idle CPU and
+    /// `sched_balance_domains` for a CPU that is not busy (its balance interval is not
+    /// stretched by `busy_factor`). The 6.6 era's balancer model leaves it out (below).
+    fn sched_idle_cpu(&self, rq: &Rq<EevdfRq>, _cpu: CpuId) -> bool {
+        self.sched_idle_cpu_of(rq)
     }
 
     /// The PELT average of the runqueue's runnable weight (what the modern balancer

@@ -150,10 +150,11 @@ impl Eevdf {
         kind: CpuIdle,
     ) -> Option<Busiest> {
         if self.is_618() {
+            let sched_idle = self.sched_idle_cpu_of(this);
             return this
                 .class
                 .lb
-                .find_busiest(ctx.ops, ctx.now, this_cpu, view, kind);
+                .find_busiest(ctx.ops, ctx.now, this_cpu, view, kind, sched_idle);
         }
         this.class
             .domains

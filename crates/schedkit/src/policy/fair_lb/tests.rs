@@ -23,6 +23,7 @@ fn cpu(nr: usize, load: u64) -> CpuStatus {
         nr_running: nr,
         load,
         nr_delayed: 0,
+        sched_idle: false,
         last_schedule_ns: 0,
     }
 }
@@ -96,19 +97,40 @@ fn an_idle_cpu_takes_half_the_difference_in_tasks() {
     // CPU 1 runs 5 tasks (load 5120), CPU 0 is idle: migrate_task, (5 - 0) >> 1 = 2.
     let st = [cpu(0, 0), cpu(5, 5120)];
     let b = d
-        .find_busiest(&mut ops, 10_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+        .find_busiest(
+            &mut ops,
+            10_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::Idle,
+            false,
+        )
         .expect("imbalanced");
     assert_eq!((b.cpu, b.imbalance), (1, 2));
     assert_eq!(d.pending(), Some((Migration::Tasks(2), 0, 1, false)));
     // Two tasks: (2 - 0) >> 1 = 1. One task: balanced (sum_h_nr_running == 1).
     let st = [cpu(0, 0), cpu(2, 2048)];
     let b = d
-        .find_busiest(&mut ops, 20_000_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .find_busiest(
+            &mut ops,
+            20_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NewlyIdle,
+            false,
+        )
         .unwrap();
     assert_eq!(b.imbalance, 1);
     let st = [cpu(0, 0), cpu(1, 1024)];
     assert!(d
-        .find_busiest(&mut ops, 30_000_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .find_busiest(
+            &mut ops,
+            30_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NewlyIdle,
+            false
+        )
         .is_none());
 }
 
@@ -122,34 +144,76 @@ fn busy_cpus_balance_load_beyond_imbalance_pct_only() {
     // min(4096 - 3072, 3072 - 2048) * 1024 / 1024 = 1024 of load.
     let st = [cpu(2, 2048), cpu(4, 4096)];
     let b = d
-        .find_busiest(&mut ops, 1_000_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
+        .find_busiest(
+            &mut ops,
+            1_000_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            false,
+        )
         .unwrap();
     assert_eq!((b.cpu, b.imbalance), (1, 1024));
     assert_eq!(d.pending().unwrap().0, Migration::Load(1024));
     // 2048 against 2300: within 117 %: balanced, and the interval doubles (2 -> 4 ms).
     let st = [cpu(2, 2048), cpu(2, 2300)];
     assert!(d
-        .find_busiest(&mut ops, 2_000_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
+        .find_busiest(
+            &mut ops,
+            2_000_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            false
+        )
         .is_none());
     assert_eq!(d.levels[0].balance_interval_ms, 4);
     // A busy CPU never pulls from a group that is not overloaded.
     let st = [cpu(1, 1024), cpu(1, 1024)];
     assert!(d
-        .find_busiest(&mut ops, 3_000_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
+        .find_busiest(
+            &mut ops,
+            3_000_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            false
+        )
         .is_none());
     // Not due again until balance_interval x busy_factor = 4 x 16 = 64 ms later.
     let st = [cpu(2, 2048), cpu(4, 4096)];
     assert!(d
-        .find_busiest(&mut ops, 3_050_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
+        .find_busiest(
+            &mut ops,
+            3_050_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            false
+        )
         .is_none());
     assert!(d
-        .find_busiest(&mut ops, 3_065_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
+        .find_busiest(
+            &mut ops,
+            3_065_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            false
+        )
         .is_some());
     // Moving something resets the interval; finding and moving nothing counts a failure.
     d.balanced(1, CpuIdle::NotIdle);
     assert_eq!(d.levels[0].balance_interval_ms, 2);
-    d.find_busiest(&mut ops, 4_000_000_000, 0, &view(&st, &t), CpuIdle::NotIdle)
-        .unwrap();
+    d.find_busiest(
+        &mut ops,
+        4_000_000_000,
+        0,
+        &view(&st, &t),
+        CpuIdle::NotIdle,
+        false,
+    )
+    .unwrap();
     d.balanced(0, CpuIdle::NotIdle);
     assert_eq!(d.levels[0].nr_balance_failed, 1);
     // A new-idle pass that finds the level balanced does not back off; a periodic one
@@ -162,22 +226,71 @@ fn busy_cpus_balance_load_beyond_imbalance_pct_only() {
             5_000_000_000,
             0,
             &view(&st, &t),
-            CpuIdle::NewlyIdle
+            CpuIdle::NewlyIdle,
+            false
         )
         .is_none());
     assert_eq!(d.levels[0].balance_interval_ms, 2);
     assert!(d
-        .find_busiest(&mut ops, 6_000_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+        .find_busiest(
+            &mut ops,
+            6_000_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::Idle,
+            false
+        )
         .is_none());
     assert_eq!(d.levels[0].balance_interval_ms, 4);
     // Finding an imbalance resets the interval even if the pass then moves nothing.
     let st = [cpu(0, 0), cpu(3, 3072)];
     assert!(d
-        .find_busiest(&mut ops, 7_000_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+        .find_busiest(
+            &mut ops,
+            7_000_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::Idle,
+            false
+        )
         .is_some());
     assert_eq!(d.levels[0].balance_interval_ms, 2);
     d.balanced(0, CpuIdle::Idle);
     assert_eq!(d.levels[0].nr_balance_failed, 1);
+}
+
+#[test]
+fn a_cpu_running_sched_idle_tasks_only_is_not_busy_for_its_interval() {
+    // `sched_balance_domains`: busy = idle != CPU_IDLE && !sched_idle_cpu(cpu). A CPU that
+    // runs SCHED_IDLE tasks only balances as not idle, at the idle interval (2 ms here, 4
+    // once a pass found the level balanced), not at that times busy_factor 16.
+    let t = topo(2, 1, 2);
+    let st = [cpu(1, 3), cpu(2, 1027)];
+    for (sched_idle, due) in [(true, true), (false, false)] {
+        let mut d = Domains::build(0, &t, 500_000);
+        let mut ops = OpCounter::default();
+        d.find_busiest(
+            &mut ops,
+            1_000_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            sched_idle,
+        );
+        let again = d.find_busiest(
+            &mut ops,
+            1_005_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NotIdle,
+            sched_idle,
+        );
+        assert_eq!(
+            d.levels[0].last_balance == 1_005_000_000,
+            due,
+            "sched_idle {sched_idle}: {again:?}"
+        );
+    }
 }
 
 #[test]
@@ -223,13 +336,27 @@ fn newidle_runs_only_on_an_overloaded_root_domain_and_while_idle_time_pays_for_i
     // Nobody has two tasks: no pass, but the idle entry is stamped.
     let st = [cpu(0, 0), cpu(1, 1024)];
     assert!(d
-        .find_busiest(&mut ops, 1_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .find_busiest(
+            &mut ops,
+            1_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NewlyIdle,
+            false
+        )
         .is_none());
     assert_eq!((d.newidle.idle_stamp, d.newidle.pass), (Some(1_000), None));
     // CPU 1 overloaded: a pass, open until newidle_done; it took 40 us and pulled.
     let st = [cpu(0, 0), cpu(3, 3072)];
     assert!(d
-        .find_busiest(&mut ops, 2_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .find_busiest(
+            &mut ops,
+            2_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NewlyIdle,
+            false
+        )
         .is_some());
     assert_eq!(
         d.newidle.pass.map(|p| (p.started, p.levels)),
@@ -248,15 +375,36 @@ fn newidle_runs_only_on_an_overloaded_root_domain_and_while_idle_time_pays_for_i
     // avg_idle below the level's cost: no pass even when overloaded.
     d.newidle.avg_idle = 39_999;
     assert!(d
-        .find_busiest(&mut ops, 100_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .find_busiest(
+            &mut ops,
+            100_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NewlyIdle,
+            false
+        )
         .is_none());
     assert_eq!(d.newidle.pass, None);
     // The periodic balancer decays the cost by 253/256 once more than a second has
     // passed since it was set, and keeps max_idle_balance_cost at least 0.5 ms.
-    d.find_busiest(&mut ops, 500_000_000, 0, &view(&st, &t), CpuIdle::Idle);
+    d.find_busiest(
+        &mut ops,
+        500_000_000,
+        0,
+        &view(&st, &t),
+        CpuIdle::Idle,
+        false,
+    );
     assert_eq!(d.levels[0].max_newidle_lb_cost, 40_000);
-    d.find_busiest(&mut ops, 1_042_001, 0, &view(&st, &t), CpuIdle::Idle);
-    d.find_busiest(&mut ops, 1_100_000_000, 0, &view(&st, &t), CpuIdle::Idle);
+    d.find_busiest(&mut ops, 1_042_001, 0, &view(&st, &t), CpuIdle::Idle, false);
+    d.find_busiest(
+        &mut ops,
+        1_100_000_000,
+        0,
+        &view(&st, &t),
+        CpuIdle::Idle,
+        false,
+    );
     assert_eq!(d.levels[0].max_newidle_lb_cost, 40_000 * 253 / 256);
     assert_eq!(d.newidle.max_idle_balance_cost, 500_000);
 }
@@ -278,7 +426,14 @@ fn ni_random_searches_at_the_odds_of_recent_success() {
     for k in 0..2048u64 {
         let expect = die.next_u32() % 1024 <= 1;
         let found = d
-            .find_busiest(&mut ops, k * 1_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+            .find_busiest(
+                &mut ops,
+                k * 1_000,
+                0,
+                &view(&st, &t),
+                CpuIdle::NewlyIdle,
+                false,
+            )
             .is_some();
         assert_eq!(found, expect, "pass {k}");
         if found {
@@ -321,14 +476,28 @@ fn delayed_tasks_count_in_nr_running_but_not_as_tasks_to_pull() {
     // balanced ("busiest doesn't have any tasks waiting to run").
     let st = [cpu(0, 0), delayed(1, 1, 600)];
     assert!(d
-        .find_busiest(&mut ops, 1_000, 0, &view(&st, &t), CpuIdle::NewlyIdle)
+        .find_busiest(
+            &mut ops,
+            1_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::NewlyIdle,
+            false
+        )
         .is_none());
     assert_eq!(d.newidle.pass.map(|p| p.levels), Some(1));
     d.newidle_done(2_000, false);
     // Two runnable and two delayed: sibling_imbalance takes sum_nr_running, (4 - 0) >> 1.
     let st = [cpu(0, 0), delayed(2, 2, 4096)];
     let b = d
-        .find_busiest(&mut ops, 20_000_000, 0, &view(&st, &t), CpuIdle::Idle)
+        .find_busiest(
+            &mut ops,
+            20_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::Idle,
+            false,
+        )
         .expect("imbalanced");
     assert_eq!((b.cpu, b.imbalance), (1, 2));
     // The idle CPU's own count is zero only with nothing delayed on it either.

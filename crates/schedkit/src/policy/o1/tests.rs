@@ -378,6 +378,7 @@ fn balancer_needs_a_quarter_imbalance_and_respects_affinity() {
                 nr_running: r.nr_running,
                 load: r.nr_running as u64 * 1024,
                 nr_delayed: 0,
+                sched_idle: false,
                 last_schedule_ns: 0,
             })
             .collect()

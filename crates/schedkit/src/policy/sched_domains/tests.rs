@@ -64,6 +64,7 @@ fn cpu(nr: usize, load: u64) -> crate::class::CpuStatus {
         nr_running: nr,
         load,
         nr_delayed: 0,
+        sched_idle: false,
         last_schedule_ns: 0,
     }
 }

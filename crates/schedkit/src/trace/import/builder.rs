@@ -55,6 +55,16 @@ pub(crate) enum RawKind {
         pid: u32,
         name: String,
     },
+    /// `syscalls:sys_enter_sched_setscheduler`: the calling task asks for `policy` (the
+    /// syscall's number, SCHED_RESET_ON_FORK masked off) for `pid` (0: itself).
+    SetSchedulerEnter {
+        pid: u32,
+        policy: u32,
+    },
+    /// `syscalls:sys_exit_sched_setscheduler`: the call returned `ret` (0: done).
+    SetSchedulerExit {
+        ret: i64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -185,6 +195,9 @@ pub(super) struct Resolver {
     /// `sched_waking`s of a task on a CPU, by wakee: the waking's time stamp, and whether the
     /// task has since switched out to sleep (see `Trace::wakings_of_blocking`).
     pub(super) waking_on_cpu: HashMap<TaskIdx, (u64, bool)>,
+    /// `sched_setscheduler()` calls entered and not yet returned, by caller: the task named
+    /// and the policy asked for.
+    pub(super) setscheduler: HashMap<TaskIdx, (Option<TaskIdx>, u32)>,
 }
 
 impl Resolver {
@@ -203,6 +216,7 @@ impl Resolver {
             last_seen: Vec::new(),
             now: 0,
             waking_on_cpu: HashMap::new(),
+            setscheduler: HashMap::new(),
         }
     }
 
@@ -455,6 +469,40 @@ impl Resolver {
                         kind: EventKind::CpuIdle { state },
                     });
                     continue;
+                }
+                RawKind::SetSchedulerEnter { pid, policy } => {
+                    let Some(caller) = current else { continue };
+                    let target = match pid {
+                        0 => Some(caller),
+                        p => self.task(&Ref {
+                            pid: p,
+                            comm: None,
+                            prio: None,
+                        }),
+                    };
+                    self.setscheduler.insert(caller, (target, policy));
+                    continue;
+                }
+                RawKind::SetSchedulerExit { ret } => {
+                    // Only a call that returned 0 changed the policy; an exit whose entry
+                    // the trace lacks says nothing.
+                    let call = current.and_then(|c| self.setscheduler.remove(&c).map(|x| (c, x)));
+                    match call {
+                        Some((by, (Some(task), policy))) if ret == 0 => {
+                            EventKind::SetPolicy { task, policy, by }
+                        }
+                        _ => {
+                            *self
+                                .trace
+                                .stats
+                                .other_events
+                                .entry(
+                                    "sched_setscheduler (failed, or its entry not recorded)".into(),
+                                )
+                                .or_default() += 1;
+                            continue;
+                        }
+                    }
                 }
                 RawKind::Mark { begin, pid, name } => {
                     let t = match pid {

@@ -14,6 +14,32 @@ pub(super) fn ftrace_line() -> &'static Regex {
     })
 }
 
+/// The syscall tracepoints as tracefs prints them (`print_syscall_enter`/`_exit`,
+/// kernel/trace/trace_syscalls.c): `sys_NAME(arg: v, ...)` and `sys_NAME -> 0xRET`, with no
+/// `event:` of their own; `trace-cmd report` prints them from their formats as
+/// `sys_enter_NAME: arg: 0x..., ...` and `sys_exit_NAME: 0x...`.
+fn syscall_line() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"^(?P<head>.*?\d+\.\d+):\s+sys_(?P<name>\w+)(?:\((?P<args>.*)\)|\s+->\s+(?P<ret>0x[0-9a-fA-F]+))\s*$",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// A syscall tracepoint's line in tracefs' own form, rewritten into the `event: args` form
+/// the other events have (`sys_enter_NAME: args`, `sys_exit_NAME: RET`).
+fn syscall_as_event(line: &str) -> Option<String> {
+    let c = syscall_line().captures(line)?;
+    let (head, name) = (&c["head"], &c["name"]);
+    Some(match (c.name("args"), c.name("ret")) {
+        (Some(a), _) => format!("{head}: sys_enter_{name}: {}", a.as_str()),
+        (_, Some(r)) => format!("{head}: sys_exit_{name}: {}", r.as_str()),
+        _ => return None,
+    })
+}
+
 pub(super) fn perf_line() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -261,6 +287,34 @@ pub(super) fn parse_event(event: &str, args: &str, ts_cpu: u32) -> Result<Option
                 state: (state < u32::MAX as u64).then_some(state as u32),
             }
         }
+        // The syscall tracepoints' arguments: in hex from their formats (`trace-cmd report`:
+        // `pid: 0x00000000, policy: 0x00000005, ...`), in decimal or hex as tracefs prints
+        // them (`pid: 0, policy: 5, param: 0x7ffd...`); the return value is one hex word.
+        "sys_enter_sched_setscheduler" => {
+            let field = |k: &str| -> Result<u64, String> {
+                let v = args
+                    .split(',')
+                    .find_map(|f| f.trim().strip_prefix(k))
+                    .ok_or_else(|| format!("no `{k}`"))?
+                    .trim();
+                match v.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16),
+                    None => v.parse(),
+                }
+                .map_err(|_| format!("`{k}` is not a number: '{v}'"))
+            };
+            let pid = u32::try_from(field("pid:")?).map_err(|_| "pid out of range")?;
+            // SCHED_RESET_ON_FORK (0x40000000) rides on the policy.
+            let policy = (field("policy:")? & !0x4000_0000) as u32;
+            RawKind::SetSchedulerEnter { pid, policy }
+        }
+        "sys_exit_sched_setscheduler" => {
+            let v = args.trim().trim_start_matches("0x");
+            let ret = u64::from_str_radix(v, 16)
+                .map_err(|_| format!("the return value is not a hex number: '{}'", args.trim()))?
+                as i64;
+            RawKind::SetSchedulerExit { ret }
+        }
         "print" | "tracing_mark_write" => {
             // tracefs prints `tracing_mark_write: ` before the text; `trace-cmd report` the
             // ip's symbol, or its address where the file has no kallsyms.
@@ -362,6 +416,12 @@ pub(super) fn parse_line(line: &str) -> Result<Line, String> {
     {
         return Ok(Line::Header(None));
     }
+    let native = if line.contains(": sys_") {
+        syscall_as_event(line)
+    } else {
+        None
+    };
+    let line = native.as_deref().unwrap_or(line);
     let (caps, format) = match ftrace_line().captures(line) {
         Some(c) => (c, Format::Ftrace),
         None => match perf_line().captures(line) {

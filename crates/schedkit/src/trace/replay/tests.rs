@@ -341,3 +341,59 @@ fn an_exiting_tasks_wakeup_of_its_parent_is_sync_at_exit_notifys_depth() {
         assert!(toml.contains("\"send wake.0\""), "{toml}");
     }
 }
+
+#[test]
+fn a_tasks_own_sched_setscheduler_is_replayed_where_it_made_it() {
+    // h runs, asks for SCHED_IDLE (5) for itself and gets it, runs on; a second call, to
+    // SCHED_BATCH, fails (EPERM); g's call names h (`chrt -p`): not replayed. A trace's
+    // `prio` (120 throughout) cannot tell any of this. The first call is in tracefs' own
+    // form, the others in `trace-cmd report`'s.
+    let text = "\
+# #P:1
+ h-1 [000] d..1. 0.000000: cpu_frequency: state=2400000 cpu_id=0
+ h-1 [000] ..... 0.000010: sys_sched_setscheduler(pid: 0, policy: 5, param: 0x7ffd0000)
+ h-1 [000] ..... 0.000011: sys_sched_setscheduler -> 0x0
+ h-1 [000] ..... 0.000020: sys_enter_sched_setscheduler: pid: 0x00000000, policy: 0x40000003, param: 0x7ffd0000
+ h-1 [000] ..... 0.000021: sys_exit_sched_setscheduler: 0xffffffffffffffff
+ h-1 [000] d..2. 0.000030: sched_switch: prev_comm=h prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=g next_pid=2 next_prio=120
+ g-2 [000] ..... 0.000035: sys_enter_sched_setscheduler: pid: 0x00000001, policy: 0x00000000, param: 0x7ffd0000
+ g-2 [000] ..... 0.000036: sys_exit_sched_setscheduler: 0x0
+ g-2 [000] d..2. 0.000040: sched_switch: prev_comm=g prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=h next_pid=1 next_prio=120
+";
+    let t = import::parse(text).unwrap();
+    assert_eq!(
+        t.events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::SetPolicy { .. }))
+            .count(),
+        2,
+        "the failed call is not an event"
+    );
+    let r = to_workload(&t, "hand", &OpPrices::default());
+    assert_eq!(
+        (r.stats.policy_changes, r.stats.policy_changes_dropped),
+        (1, 1)
+    );
+    let toml = r.toml();
+    assert!(
+        toml.contains("\"compute 11000ns\",\n  \"policy idle\",\n  \"compute 19000ns\""),
+        "{toml}"
+    );
+    let read = crate::workload::file::parse_str(&toml, "hand.toml", "hand").unwrap();
+    assert!(read.programs[0]
+        .ops
+        .contains(&crate::workload::Op::SetPolicy(
+            crate::task::SchedPolicy::Idle,
+            0
+        )));
+    // The ftrace writer writes the event back as the call, and it reads back the same.
+    let again = import::parse(&crate::trace::ftrace::to_string(&t)).unwrap();
+    assert_eq!(
+        again
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::SetPolicy { policy: 5, .. }))
+            .count(),
+        1
+    );
+}

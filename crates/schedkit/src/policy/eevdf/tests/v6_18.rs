@@ -530,6 +530,7 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
                 nr_running: 1,
                 load: 1024,
                 nr_delayed: 0,
+                sched_idle: false,
                 last_schedule_ns: 0,
             },
             CpuStatus {
@@ -537,6 +538,7 @@ fn v6_18_select_cpu_records_the_wakee_and_goes_wide_on_many_partners() {
                 nr_running: 2,
                 load: 2048,
                 nr_delayed: 0,
+                sched_idle: false,
                 last_schedule_ns: 0,
             },
         ];
