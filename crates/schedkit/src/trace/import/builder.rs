@@ -472,13 +472,11 @@ impl Resolver {
                 }
                 RawKind::SetSchedulerEnter { pid, policy } => {
                     let Some(caller) = current else { continue };
+                    // Another task's PID names a task only if the trace has seen it (no task
+                    // is made for a PID no other event names).
                     let target = match pid {
                         0 => Some(caller),
-                        p => self.task(&Ref {
-                            pid: p,
-                            comm: None,
-                            prio: None,
-                        }),
+                        p => self.live.get(&p).copied().filter(|&t| !self.dead[t]),
                     };
                     self.setscheduler.insert(caller, (target, policy));
                     continue;
@@ -497,7 +495,7 @@ impl Resolver {
                                 .stats
                                 .other_events
                                 .entry(
-                                    "sched_setscheduler (failed, or its entry not recorded)".into(),
+                                    "sched_setscheduler (failed, of a task no other event names, or its entry not recorded)".into(),
                                 )
                                 .or_default() += 1;
                             continue;
