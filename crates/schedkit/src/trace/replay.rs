@@ -17,6 +17,11 @@
 //!   ran: `select_task_rq` chooses from that CPU.
 //! - Fork: the parent forks the child's group at that point (`thread` where the trace shows
 //!   the same thread group); exit ends the program.
+//! - An exiting task's wakeup of its parent blocked in `wait()` is sync (`send wake.K sync`),
+//!   told from the SIGCHLD signal's by the recorded preemption depth
+//!   (`EXIT_NOTIFY_SYNC_DEPTH`).
+//! - A task's own `sched_setscheduler()` that returned 0 (the syscall tracepoints) is
+//!   `policy P` at that point of its program.
 //!
 //! A recorded run already contains the kernel work of the system calls around it (the real
 //! pipe read before a sleep, the real `exit()`), the switch that began it, and, for a waker,
