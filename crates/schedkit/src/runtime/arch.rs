@@ -428,7 +428,7 @@ impl SaveArea {
 
     /// Stack bytes a preemption takes on a task stack below the interrupted frame: the red
     /// zone it steps over (128), the interrupted pc and the trampoline's 11 saved registers
-    /// (96), the area and up to 63 bytes of its 64-byte alignment, and [`SCHEDULER_FRAMES`]
+    /// (96), the area and up to 63 bytes of its 64-byte alignment, and `SCHEDULER_FRAMES`
     /// for the scheduler's frames below it. Only one preemption is ever on a stack: the
     /// signal handler never redirects a task whose trampoline has not returned (see
     /// `schedkit_preempt_trampoline`).
