@@ -153,3 +153,39 @@ program = ["affinity 0,1", "loop 50", "sleep 2ms", "compute 50us", "end"]
         "6.6: {on1} of {n} runs on the SCHED_IDLE CPU"
     );
 }
+
+/// A task asleep but still queued (DELAY_DEQUEUE) whose policy is changed from outside
+/// (`chpolicy`, as `chrt -p` would) has its dequeue finished under its new policy: the
+/// runqueue's count of SCHED_IDLE tasks (`sched_idle_cpu`) takes back what it counted at the
+/// enqueue, not what the new policy says, and the run goes on to its end.
+#[test]
+fn a_delayed_sleeper_changed_to_sched_idle_leaves_the_count_as_it_was() {
+    let text = r#"
+name = "chpolicy-delayed"
+[[group]]
+name = "hog"
+count = 2
+affinity = [0]
+background = true
+program = ["loop forever", "compute 3ms", "end"]
+[[group]]
+name = "sleeper"
+count = 4
+affinity = [0]
+chpolicy = ["20ms/idle", "30ms/normal", "40ms/idle", "50ms/normal", "60ms/idle", "70ms/normal", "80ms/idle", "90ms/normal", "100ms/idle", "110ms/normal", "120ms/idle", "130ms/normal", "140ms/idle", "150ms/normal", "160ms/idle", "170ms/normal", "180ms/idle", "190ms/normal", "200ms/idle", "210ms/normal", "220ms/idle", "230ms/normal", "240ms/idle", "250ms/normal", "260ms/idle", "270ms/normal", "280ms/idle", "290ms/normal", "300ms/idle", "310ms/normal", "320ms/idle", "330ms/normal", "340ms/idle", "350ms/normal", "360ms/idle", "370ms/normal", "380ms/idle", "390ms/normal", "400ms/idle", "410ms/normal"]
+program = ["loop 200", "compute 700us", "sleep 300us", "end"]
+"#;
+    let m = Machine::load("host").unwrap();
+    let w = parse_str(text, "chpolicy.toml", "chpolicy").unwrap();
+    let r = PolicyKind::Eevdf618(Default::default())
+        .simulate(
+            &m,
+            &w,
+            SimConfig {
+                duration_ns: 3_000_000_000,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(r.completed, "{:?}", r.deadlock);
+}

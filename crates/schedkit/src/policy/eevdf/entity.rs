@@ -290,7 +290,9 @@ impl Eevdf {
         ctx.tasks[t].data.on_rq = true;
         rq.class.load.add(w);
         rq.class.nr_queued += 1;
-        rq.class.nr_idle_policy += usize::from(ctx.tasks[t].policy == SchedPolicy::Idle);
+        let idle = ctx.tasks[t].policy == SchedPolicy::Idle;
+        ctx.tasks[t].data.idle_counted = idle;
+        rq.class.nr_idle_policy += usize::from(idle);
         rq.nr_running += 1;
     }
 
@@ -306,8 +308,8 @@ impl Eevdf {
         if rq.class.curr != Some(t) {
             Self::tree_remove(ctx, &mut rq.class, t);
         }
-        rq.class.nr_idle_policy -= usize::from(ctx.tasks[t].policy == SchedPolicy::Idle);
         let se = &mut ctx.tasks[t].data;
+        rq.class.nr_idle_policy -= usize::from(std::mem::take(&mut se.idle_counted));
         se.on_rq = false;
         rq.class.load.sub(w);
         rq.class.nr_queued -= 1;

@@ -120,6 +120,10 @@ pub struct EevdfTask {
     picked_deadline: Option<u64>,
     /// 6.18: still queued while asleep (DELAY_DEQUEUE), until picked or woken.
     pub sched_delayed: bool,
+    /// Counted in its runqueue's `nr_idle_policy` (SCHED_IDLE when it was queued): what the
+    /// dequeue takes back, whatever the policy became meanwhile (a sleeping delayed task's
+    /// policy changes before its dequeue is finished).
+    pub idle_counted: bool,
     /// 6.18: the vruntime up to which the running task is protected from preemption.
     pub vprot: u64,
     /// 6.18: the slice was set with `sched_attr.sched_runtime`.
