@@ -34,29 +34,31 @@ def events_with_lost_switches(path):
     importer puts them back (`trace/import/builder.rs`, `infer_switch`): where a CPU's event
     names another task than the CPU's last switch left running, a `sched_switch` to that task
     (comm `<put back>`, prev_state R+) at the CPU's previous event or the task's own last one
-    (its waking), whichever is later. On the project VMs the kernel does not trace a switch
-    out of idle on one of its CPUs; without them a script counts fewer switches and
-    migrations than `schedkit validate` does."""
+    (any event naming it), whichever is later, ordered as the importer orders it (after the
+    events already at that time, before the event that revealed it). On the project VMs the
+    kernel does not trace a switch out of idle on one of its CPUs; without them a script
+    counts fewer switches and migrations than `schedkit validate` does."""
     evs = list(events_in_context(path))
     cur, cpu_last, seen, extra = {}, {}, {}, []
-    for comm, pid, cpu, flags, ts, ev, rest in evs:
+    for i, (comm, pid, cpu, flags, ts, ev, rest) in enumerate(evs):
         running = int(field(rest, "prev_pid")) if ev == "sched_switch" else pid
         if cpu in cur and cur[cpu] != running:
             at = min(ts, max(cpu_last.get(cpu, ts), seen.get(running, 0.0)))
-            extra.append(("<put back>", cur[cpu], cpu, "", at, "sched_switch",
+            extra.append(((at, i - 0.5), ("<put back>", cur[cpu], cpu, "", at, "sched_switch",
                           f"prev_comm=? prev_pid={cur[cpu]} prev_prio=0 prev_state=R+ ==> "
-                          f"next_comm={comm} next_pid={running} next_prio=0"))
+                          f"next_comm={comm} next_pid={running} next_prio=0")))
         cur[cpu] = int(field(rest, "next_pid")) if ev == "sched_switch" else running
         cpu_last[cpu] = ts
+        # Every task the event names was seen now (the importer's `last_seen`).
         seen[running] = ts
-        if ev == "sched_waking":
-            seen[int(field(rest, " pid"))] = ts
-    # A put-back switch comes before the events at its own time stamp (it happened first).
-    order = sorted(range(len(evs) + len(extra)),
-                   key=lambda i: ((evs + extra)[i][4], 0 if i >= len(evs) else 1, i))
-    allev = evs + extra
-    for i in order:
-        yield allev[i]
+        for key in ("next_pid", " pid", "child_pid"):
+            v = field(rest, key)
+            if v is not None and v.isdigit():
+                seen[int(v)] = ts
+    keyed = [((e[4], i), e) for i, e in enumerate(evs)] + extra
+    keyed.sort(key=lambda k: k[0])
+    for _, e in keyed:
+        yield e
 
 
 def events(path):

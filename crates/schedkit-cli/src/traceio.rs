@@ -268,7 +268,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     }
     if st.policy_changes + st.policy_changes_dropped > 0 {
         eprintln!(
-            "  {} sched_setscheduler() calls replayed where their task made them ({} not: another task's, or SCHED_DEADLINE)",
+            "  {} sched_setscheduler() calls replayed where their task made them ({} not: another task's, or to a policy the replay does not set, such as SCHED_DEADLINE)",
             st.policy_changes, st.policy_changes_dropped
         );
     }

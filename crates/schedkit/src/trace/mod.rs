@@ -298,6 +298,7 @@ fn header_task(k: &EventKind) -> Option<Option<TaskIdx>> {
         EventKind::Waking { waker, .. } => Some(*waker),
         EventKind::Fork { parent, .. } => Some(Some(*parent)),
         EventKind::Exit { task } | EventKind::LockWait { task, .. } => Some(Some(*task)),
+        EventKind::SetPolicy { by, .. } => Some(Some(*by)),
         _ => None,
     }
 }

@@ -509,8 +509,10 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 let t = &mut ts_[task];
                 match policy_of(policy) {
                     Some(p) if by == task => {
-                        // FIFO and RR: the priority the task runs at afterwards (a trace's
-                        // `prio` is 99 - rt_priority for them).
+                        // FIFO and RR: the task's recorded priority (a trace's `prio` is 99 -
+                        // rt_priority for them), the last one the trace shows, as for the
+                        // group's starting policy: a simplification where a task changes its
+                        // RT priority more than once.
                         let prio = trace.tasks[task].prio;
                         let rt = if p.is_rt() && prio < 100 {
                             (99 - prio).clamp(1, 99) as u8

@@ -411,7 +411,9 @@ impl Resolver {
                         task: t,
                         target_cpu: cpu,
                         irq: r.irq,
-                        depth: r.depth,
+                        // A `sched_wakeup` standing in for a missing `sched_waking` fires with
+                        // the runqueue's lock held too: its depth is not the waker's path's.
+                        depth: if waking { r.depth } else { None },
                     }
                 }
                 RawKind::WakeupNew { task, cpu } => {

@@ -22,7 +22,7 @@ fn syscall_line() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r"^(?P<head>.*?\d+\.\d+):\s+sys_(?P<name>\w+)(?:\((?P<args>.*)\)|\s+->\s+(?P<ret>0x[0-9a-fA-F]+))\s*$",
+            r"^(?P<head>\s*.*?-\d+\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[\d+\]\s+(?:\S{4,5}\s+)?\d+\.\d+):\s+sys_(?P<name>\w+)(?:\((?P<args>.*)\)|\s+->\s+(?P<ret>0x[0-9a-fA-F]+))\s*$",
         )
         .expect("valid regex")
     })
@@ -287,9 +287,11 @@ pub(super) fn parse_event(event: &str, args: &str, ts_cpu: u32) -> Result<Option
                 state: (state < u32::MAX as u64).then_some(state as u32),
             }
         }
-        // The syscall tracepoints' arguments: in hex from their formats (`trace-cmd report`:
-        // `pid: 0x00000000, policy: 0x00000005, ...`), in decimal or hex as tracefs prints
-        // them (`pid: 0, policy: 5, param: 0x7ffd...`); the return value is one hex word.
+        // The syscall tracepoints' arguments are hex: `0x...` from their formats (`trace-cmd
+        // report`: `pid: 0x00000000, policy: 0x00000005, ...`); as tracefs prints them
+        // (`print_syscall_enter`), `%lx` with no prefix before 6.17 and, since, `%lu` below 10
+        // and `0x%lx` from 10 on (`pid: 0, policy: 5, param: 0x7ffd...`): a bare number is
+        // hex in both. The return value is one hex word.
         "sys_enter_sched_setscheduler" => {
             let field = |k: &str| -> Result<u64, String> {
                 let v = args
@@ -297,13 +299,11 @@ pub(super) fn parse_event(event: &str, args: &str, ts_cpu: u32) -> Result<Option
                     .find_map(|f| f.trim().strip_prefix(k))
                     .ok_or_else(|| format!("no `{k}`"))?
                     .trim();
-                match v.strip_prefix("0x") {
-                    Some(h) => u64::from_str_radix(h, 16),
-                    None => v.parse(),
-                }
-                .map_err(|_| format!("`{k}` is not a number: '{v}'"))
+                u64::from_str_radix(v.strip_prefix("0x").unwrap_or(v), 16)
+                    .map_err(|_| format!("`{k}` is not a hex number: '{v}'"))
             };
-            let pid = u32::try_from(field("pid:")?).map_err(|_| "pid out of range")?;
+            // A PID no task can have (a failing call's -1) names none.
+            let pid = u32::try_from(field("pid:")?).unwrap_or(u32::MAX);
             // SCHED_RESET_ON_FORK (0x40000000) rides on the policy.
             let policy = (field("policy:")? & !0x4000_0000) as u32;
             RawKind::SetSchedulerEnter { pid, policy }

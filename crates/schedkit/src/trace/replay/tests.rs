@@ -347,7 +347,9 @@ fn a_tasks_own_sched_setscheduler_is_replayed_where_it_made_it() {
     // h runs, asks for SCHED_IDLE (5) for itself and gets it, runs on; a second call, to
     // SCHED_BATCH, fails (EPERM); g's call names h (`chrt -p`): not replayed. A trace's
     // `prio` (120 throughout) cannot tell any of this. The first call is in tracefs' own
-    // form, the others in `trace-cmd report`'s.
+    // form, h's second in `trace-cmd report`'s, g's in tracefs' form before 6.17 (bare hex);
+    // g's call on PID -1 fails (ESRCH) and names no task, and a marker whose text looks like
+    // a call is not one.
     let text = "\
 # #P:1
  h-1 [000] d..1. 0.000000: cpu_frequency: state=2400000 cpu_id=0
@@ -356,18 +358,22 @@ fn a_tasks_own_sched_setscheduler_is_replayed_where_it_made_it() {
  h-1 [000] ..... 0.000020: sys_enter_sched_setscheduler: pid: 0x00000000, policy: 0x40000003, param: 0x7ffd0000
  h-1 [000] ..... 0.000021: sys_exit_sched_setscheduler: 0xffffffffffffffff
  h-1 [000] d..2. 0.000030: sched_switch: prev_comm=h prev_pid=1 prev_prio=120 prev_state=R ==> next_comm=g next_pid=2 next_prio=120
- g-2 [000] ..... 0.000035: sys_enter_sched_setscheduler: pid: 0x00000001, policy: 0x00000000, param: 0x7ffd0000
- g-2 [000] ..... 0.000036: sys_exit_sched_setscheduler: 0x0
+ g-2 [000] ..... 0.000033: tracing_mark_write: 0.5: sys_x(pid: 0, policy: 5)
+ g-2 [000] ..... 0.000034: sys_sched_setscheduler(pid: ffffffffffffffff, policy: 5, param: 7ffd0000)
+ g-2 [000] ..... 0.000034: sys_sched_setscheduler -> 0xfffffffffffffffd
+ g-2 [000] ..... 0.000035: sys_sched_setscheduler(pid: 1, policy: 0, param: 7ffd0000)
+ g-2 [000] ..... 0.000036: sys_sched_setscheduler -> 0x0
  g-2 [000] d..2. 0.000040: sched_switch: prev_comm=g prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=h next_pid=1 next_prio=120
 ";
     let t = import::parse(text).unwrap();
+    assert_eq!(t.stats.malformed, 0, "{:?}", t.stats.malformed_examples);
     assert_eq!(
         t.events
             .iter()
             .filter(|e| matches!(e.kind, EventKind::SetPolicy { .. }))
             .count(),
         2,
-        "the failed call is not an event"
+        "the failed calls are not events"
     );
     let r = to_workload(&t, "hand", &OpPrices::default());
     assert_eq!(
