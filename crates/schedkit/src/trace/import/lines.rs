@@ -289,9 +289,9 @@ pub(super) fn parse_event(event: &str, args: &str, ts_cpu: u32) -> Result<Option
         }
         // The syscall tracepoints' arguments are hex: `0x...` from their formats (`trace-cmd
         // report`: `pid: 0x00000000, policy: 0x00000005, ...`); as tracefs prints them
-        // (`print_syscall_enter`), `%lx` with no prefix before 6.17 and, since, `%lu` below 10
-        // and `0x%lx` from 10 on (`pid: 0, policy: 5, param: 0x7ffd...`): a bare number is
-        // hex in both. The return value is one hex word.
+        // (`print_syscall_enter`), `%lx` with no prefix in older kernels and, since a 2025
+        // change, `%lu` below 10 and `0x%lx` from 10 on (`pid: 0, policy: 5, param:
+        // 0x7ffd...`, this project's 6.18): a bare number is hex in both. The return value is one hex word.
         "sys_enter_sched_setscheduler" => {
             let field = |k: &str| -> Result<u64, String> {
                 let v = args
