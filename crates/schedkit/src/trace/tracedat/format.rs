@@ -249,6 +249,15 @@ pub(super) enum Decoder {
     Print {
         buf: Field,
     },
+    /// `syscalls:sys_enter_sched_setscheduler`: the PID named and the policy asked for.
+    SetSchedEnter {
+        pid: Field,
+        policy: Field,
+    },
+    /// `syscalls:sys_exit_sched_setscheduler`: what the call returned.
+    SetSchedExit {
+        ret: Field,
+    },
     /// An event the model does not use.
     Other,
     /// An event the model uses whose format lacks a field it needs.
@@ -322,6 +331,11 @@ impl EventType {
                     cpu: need("cpu_id")?,
                 },
                 ("ftrace", "print") => Decoder::Print { buf: need("buf")? },
+                (_, "sys_enter_sched_setscheduler") => Decoder::SetSchedEnter {
+                    pid: need("pid")?,
+                    policy: need("policy")?,
+                },
+                (_, "sys_exit_sched_setscheduler") => Decoder::SetSchedExit { ret: need("ret")? },
                 _ => Decoder::Other,
             })
         })()

@@ -249,6 +249,15 @@ pub(super) fn decode<'t>(
     let comm = |f: &Option<Field>| f.as_ref().and_then(|f| f.text(rec, big));
     let kind = match &t.decoder {
         Decoder::Other => return Ok(Decoded::Other(name)),
+        // As the text importer reads them (`import::lines`): a PID no task can have names
+        // none, SCHED_RESET_ON_FORK is masked off the policy.
+        Decoder::SetSchedEnter { pid: p, policy } => RawKind::SetSchedulerEnter {
+            pid: u32::try_from(int(p, "pid")?).unwrap_or(u32::MAX),
+            policy: (int(policy, "policy")? as u64 & !0x4000_0000) as u32,
+        },
+        Decoder::SetSchedExit { ret } => RawKind::SetSchedulerExit {
+            ret: int(ret, "ret")? as i64,
+        },
         Decoder::Broken(e) => return Err(err(e.clone())),
         Decoder::Switch {
             prev_comm,
