@@ -501,17 +501,21 @@ pub fn select_cpu_v6_18<D>(
     let first = p.cpus_allowed.iter(n).next().unwrap_or(0);
     let prev = if allowed(p.cpu) { p.cpu } else { first };
     let topo = view.topology;
-    let idle = |c: CpuId| view.idle_cpu(c);
+    let available_idle = |c: CpuId| view.idle_cpu(c);
     let share_cache = |a: CpuId, b: CpuId| topo.cache[a] == topo.cache[b];
     let mut target = prev;
     if !wake_wide && waker_cpu != prev && allowed(waker_cpu) {
-        // wake_affine_idle
+        // wake_affine_idle (`available_idle_cpu` only)
         let mut affine = None;
-        if idle(waker_cpu) && share_cache(waker_cpu, prev) {
-            affine = Some(if idle(prev) { prev } else { waker_cpu });
+        if available_idle(waker_cpu) && share_cache(waker_cpu, prev) {
+            affine = Some(if available_idle(prev) {
+                prev
+            } else {
+                waker_cpu
+            });
         } else if sync && view.cpu(waker_cpu).nr_running == 1 {
             affine = Some(waker_cpu);
-        } else if idle(prev) {
+        } else if available_idle(prev) {
             affine = Some(prev);
         }
         // wake_affine_weight, WA_BIAS
@@ -549,7 +553,7 @@ pub fn select_cpu_v6_18<D>(
     // here a CPU running SCHED_IDLE tasks only counts as idle (`available_idle_cpu(c) ||
     // sched_idle_cpu(c)` at each test of select_idle_sibling, select_idle_capacity and
     // select_idle_cpu); wake_affine_idle above asks `available_idle_cpu` alone.
-    let idle = |c: CpuId| view.idle_cpu(c) || view.sched_idle_cpu(c);
+    let idle = |c: CpuId| available_idle(c) || view.sched_idle_cpu(c);
     let fits =
         |c: CpuId| fit.is_none_or(|(u, cl, used)| super::asym::asym_fits_cpu(topo, u, cl, used, c));
     if idle(target) && fits(target) {

@@ -115,16 +115,13 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                 );
                 // A recorded depth is written back as it was (the replay reads it); the
                 // simulator's own events have none and carry the usual one.
-                let ctx = if *irq { 'h' } else { '.' };
                 let d = depth.unwrap_or(4).min(15);
-                let (f1, f2) = (
-                    format!("d.{ctx}{d:x}."),
-                    format!("d.{ctx}{:x}.", (d + 1).min(15)),
-                );
+                let (f1, f2) = (waking_flags(*irq, d), waking_flags(*irq, (d + 1).min(15)));
+                let (f1, f2) = (ascii(&f1), ascii(&f2));
                 w.line(
                     *waker,
                     cpu,
-                    &f1,
+                    f1,
                     e.ts,
                     "sched_waking",
                     format_args!("{args}"),
@@ -132,7 +129,7 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
                 w.line(
                     *waker,
                     cpu,
-                    &f2,
+                    f2,
                     e.ts,
                     "sched_wakeup",
                     format_args!("{args}"),
@@ -281,6 +278,17 @@ pub fn write<W: Write>(trace: &Trace, out: W) -> io::Result<u64> {
     }
     w.out.flush()?;
     Ok(w.bytes)
+}
+
+/// A wakeup line's ftrace flags: irqs off, no need-resched, hardirq or not, the preemption
+/// depth as one hex digit, '.' for 0 (`trace_print_lat_fmt`), no migrate-disable.
+fn waking_flags(irq: bool, depth: u8) -> [u8; 5] {
+    let digit = b".123456789abcdef"[usize::from(depth.min(15))];
+    [b'd', b'.', if irq { b'h' } else { b'.' }, digit, b'.']
+}
+
+fn ascii(b: &[u8]) -> &str {
+    std::str::from_utf8(b).expect("flags are ASCII")
 }
 
 /// `trace` as ftrace text in memory.

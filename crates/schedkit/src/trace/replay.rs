@@ -402,9 +402,9 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                 target_cpu,
                 depth,
             } => {
-                // A waker past its `sched_process_exit`: this may be `exit_notify`'s wakeup of
-                // its parent.
-                let exiting = waker.is_some_and(|w| ts_[w].exiting);
+                // A waker past its `sched_process_exit` at `exit_notify`'s depth: its wakeup
+                // of its parent in `wait()`, made with WF_SYNC.
+                let sync = waker.is_some_and(|w| ts_[w].exiting) && exit_wakeup_is_sync(depth);
                 {
                     let t = &mut ts_[task];
                     if !t.clock.seen() {
@@ -426,7 +426,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                             wt.atoms.push(Atom::Wake {
                                 task,
                                 ipi: target_cpu != e.cpu,
-                                sync: exiting && exit_wakeup_is_sync(depth),
+                                sync,
                             });
                             let i = wt.atoms.len() - 1;
                             ts_[task].prewoken = Some((w, i));
@@ -449,7 +449,7 @@ pub fn to_workload(trace: &Trace, name: &str, prices: &OpPrices) -> Replay {
                         wt.atoms.push(Atom::Wake {
                             task,
                             ipi: target_cpu != e.cpu,
-                            sync: exiting && exit_wakeup_is_sync(depth),
+                            sync,
                         });
                         let t = &mut ts_[task];
                         t.atoms.push(Atom::WaitWake);

@@ -307,14 +307,6 @@ impl<S> FirstRqShared<S> {
     }
 }
 
-impl Eevdf {
-    /// `sched_idle_rq` of 6.18 (see [`SchedClass::sched_idle_cpu`]); false for 6.6.
-    pub(super) fn sched_idle_cpu_of(&self, rq: &Rq<EevdfRq>) -> bool {
-        let queued = rq.nr_running + rq.class.nr_delayed;
-        self.is_618() && queued > 0 && queued == rq.class.nr_idle_policy
-    }
-}
-
 impl SchedClass for Eevdf {
     type Rq = EevdfRq;
     type TaskData = EevdfTask;
@@ -758,7 +750,8 @@ impl SchedClass for Eevdf {
     /// `sched_balance_domains` for a CPU that is not busy (its balance interval is not
     /// stretched by `busy_factor`). The 6.6 era's balancer model leaves it out (below).
     fn sched_idle_cpu(&self, rq: &Rq<EevdfRq>, _cpu: CpuId) -> bool {
-        self.sched_idle_cpu_of(rq)
+        let queued = rq.nr_running + rq.class.nr_delayed;
+        self.is_618() && queued > 0 && queued == rq.class.nr_idle_policy
     }
 
     /// The PELT average of the runqueue's runnable weight (what the modern balancer

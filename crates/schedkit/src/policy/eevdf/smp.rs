@@ -150,7 +150,7 @@ impl Eevdf {
         kind: CpuIdle,
     ) -> Option<Busiest> {
         if self.is_618() {
-            let sched_idle = self.sched_idle_cpu_of(this);
+            let sched_idle = crate::class::SchedClass::sched_idle_cpu(self, this, this_cpu);
             return this
                 .class
                 .lb
