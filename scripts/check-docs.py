@@ -90,6 +90,9 @@ CHECKS = [
     ("docs/validation.md", ["python3", "scripts/figures/idle-prev.py", "--table",
                             "{schedkit}"],
      "scripts/figures/idle-prev.py", False),
+    ("docs/validation.md", ["python3", "scripts/figures/fork-placement.py", "--table",
+                            "{schedkit}"],
+     "scripts/figures/fork-placement.py", False),
     ("docs/results.md", ["sh", "-c", "scripts/golden.sh {tmp}/golden > /dev/null && "
                          "python3 scripts/results-tables.py {tmp}/golden"],
      "scripts/results-tables.py", False),

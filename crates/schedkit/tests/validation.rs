@@ -26,7 +26,6 @@ const HOLDS: &[(&str, &str)] = &[
     ("hackbench-pipe-g2", "wakeup latency p50 (us)"),
     ("hackbench-sock-g2", "busy CPU time (ms)"),
     ("hackbench-sock-g2", "model: Time"),
-    ("hackbench-sock-g8", "migrations"),
     ("hackbench-sock-g8", "busy CPU time (ms)"),
     ("hackbench-sock-g8", "model: Time"),
     ("hackbench-thread-sock-g2", "migrations"),
@@ -38,10 +37,12 @@ const HOLDS: &[(&str, &str)] = &[
     ("schbench", "wakeup latency p50 (us)"),
     ("make-j2", "context switches"),
     ("make-j2", "wakeups"),
+    ("make-j2", "migrations"),
     ("make-j2", "busy CPU time (ms)"),
     ("make-j2", "wakeup latency p50 (us)"),
     ("make-j4", "context switches"),
     ("make-j4", "wakeups"),
+    ("make-j4", "migrations"),
     ("make-j4", "busy CPU time (ms)"),
     ("make-j4", "wakeup latency p50 (us)"),
     ("nice-hogs", "context switches"),
@@ -143,7 +144,7 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
 
 /// Figures within their targets of at least one of the kernel's five recordings of the
 /// command, under eevdf:era=6.18 on `host` (docs/validation.md).
-const SOME_RUN: usize = 51;
+const SOME_RUN: usize = 53;
 
 #[test]
 fn validation_is_deterministic() {

@@ -42,6 +42,9 @@
 //!   just migrated) unless balancing failed more than `cache_nice_tries` times; a
 //!   new-idle balance moves one task (CONFIG_PREEMPTION, as the recording kernel has).
 //!   `nr_balance_failed` counts passes that found an imbalance and moved nothing.
+//! - A new task's CPU (`sched_balance_find_dst_cpu`, the slow path of `select_task_rq_fair`
+//!   for a fork) walks the same domains with the same group types: [`DstDomains`], in
+//!   `fork.rs`.
 //!
 //! Simplified, and said so: the runqueue's PELT load stands for its load, runnable and
 //! utilisation averages alike (the kernel keeps three signals); loads by weight in
@@ -943,5 +946,7 @@ fn find_src_sym(
 }
 
 mod capacity;
+mod fork;
+pub use fork::DstDomains;
 #[cfg(test)]
 mod tests;

@@ -468,9 +468,9 @@ pub fn select_cpu<D>(
 /// core, as in fair.c.
 ///
 /// Not modelled: `recent_used_cpu`, `select_idle_smt` on the previous CPU's siblings,
-/// `select_idle_core`'s fallback to a SCHED_IDLE CPU. Fork placement is [`select_cpu`]'s
-/// `find_idlest_group` walk (not 6.18's `sched_balance_find_dst_group` with its group types:
-/// a simplification).
+/// `select_idle_core`'s fallback to a SCHED_IDLE CPU. A fork takes the slow path,
+/// `sched_balance_find_dst_cpu` (`fair_lb::DstDomains`, which the class calls first); given a
+/// fork, this function falls back to [`select_cpu`]'s walk.
 #[allow(clippy::too_many_arguments)]
 pub fn select_cpu_v6_18<D>(
     tasks: &TaskView<'_, D>,

@@ -153,6 +153,7 @@ impl Eevdf {
             removed: super::RemovedLoad::default(),
             asym: Default::default(),
             llc_shared: Default::default(),
+            dst_domains: Default::default(),
             era: EevdfEra::V6_6,
             features: Features {
                 place_rel_deadline: false,
@@ -178,6 +179,7 @@ impl Eevdf {
             removed: super::RemovedLoad::default(),
             asym: Default::default(),
             llc_shared: Default::default(),
+            dst_domains: Default::default(),
             era: EevdfEra::V6_18,
             features: Features::V6_18,
             fair_server: Some(DlServerParams::FAIR_DEFAULT),

@@ -268,6 +268,8 @@ pub struct Eevdf {
     /// 6.18, SIS_UTIL: each LLC's `nr_idle_scan` (`fair_lb::LlcShared`; made only on a
     /// machine of one kind of CPU, with SIS_UTIL on).
     pub llc_shared: FirstRqShared<fair_lb::LlcShared>,
+    /// 6.18: every CPU's domains for the fork walk (`fair_lb::DstDomains`).
+    pub dst_domains: FirstRqShared<fair_lb::DstDomains>,
     pub era: EevdfEra,
     pub features: Features,
     /// 6.12+: each CPU's fair server (`fair_server_init`, `sched_init_dl_servers`; run by the
@@ -396,6 +398,8 @@ impl SchedClass for Eevdf {
             self.removed.size(topology.ncpus);
             let hy = self.hybrid_rq(domain, topology);
             let mut lb = fair_lb::Domains::build(domain, topology, self.migration_cost);
+            self.dst_domains
+                .get_or_init(|| fair_lb::DstDomains::new(topology));
             if hy.is_some() {
                 lb.asym = self.published();
             } else if self.features.sis_util {

@@ -112,6 +112,15 @@ impl Eevdf {
             if let Some(c) = self.hy_select(tasks, view, t, prev, kind) {
                 return c;
             }
+            if kind == WakeKind::Fork {
+                // The slow path: sched_balance_find_dst_cpu from the parent's CPU.
+                if let Some(d) = self.dst_domains.get() {
+                    let n = view.ncpus();
+                    let allowed = |c: CpuId| c < n && p.cpus_allowed.contains(c);
+                    let this = if waker_cpu < n { waker_cpu } else { prev };
+                    return d.find_dst_cpu(view, &allowed, this);
+                }
+            }
             let fit = Self::fit_check(&tasks[t], view.topology);
             return sched_domains::select_cpu_v6_18(
                 tasks,
