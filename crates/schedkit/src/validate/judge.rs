@@ -171,6 +171,10 @@ pub struct WorkloadResult {
     /// Recorded interrupt wakeups whose interrupt, replayed on its recorded CPU, came before
     /// the sleeper had left its own (`sim.timers_before_sleep`): not repeated either.
     pub timers_before_sleep: u64,
+    /// Where the recording's and the replay's forked tasks started
+    /// ([`crate::trace::figures::ForkStarts`]): a recording kernel that keeps children on their
+    /// parent's CPU beside an idle one is not placing forks as mainline does.
+    pub fork_starts: [crate::trace::figures::ForkStarts; 2],
     /// Repeats of the recording measured for `kernel_range`.
     pub repeats: usize,
     /// The kernel against itself: of each repeat's figures that have a target, how many are

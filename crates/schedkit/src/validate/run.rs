@@ -148,6 +148,10 @@ pub fn run_workload(
         tokens_posted_first: r.metrics.sim.sent_unwaited,
         timers_before_sleep: r.metrics.sim.timers_before_sleep,
         replay_stats: rep.stats,
+        fork_starts: [
+            crate::trace::figures::fork_starts(&recorded),
+            crate::trace::figures::fork_starts(&t),
+        ],
         repeats: w.repeats.len(),
         kernel_self,
     })
