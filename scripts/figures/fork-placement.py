@@ -73,6 +73,9 @@ def figures(path):
                 queued.setdefault(d, set()).add(w)
         elif ev == "sched_switch":
             p, n = int(field(rest, "prev_pid")), int(field(rest, "next_pid"))
+            if n in bound:
+                # Running: any wakeup still in flight for it is over (its sched_wakeup lost).
+                inflight[bound.pop(n)] -= 1
             for s in queued.values():
                 s.discard(n)
                 s.discard(p)

@@ -373,10 +373,16 @@ pub struct GroupStats {
 }
 
 impl GroupStats {
-    /// `group_classify` (reduced: the runqueue load stands for runnable and utilisation).
+    /// `group_classify` (reduced: the runqueue load stands for runnable and utilisation, the
+    /// utilisation capped at the group's capacity).
     pub fn classify(&self, imbalance_pct: u64) -> GroupType {
+        self.classify_util(imbalance_pct, self.load.min(self.capacity))
+    }
+
+    /// `group_classify` with the group's utilisation given (`group_util`: the kernel sums
+    /// each CPU's, capped at that CPU's capacity), the runqueue load standing for runnable.
+    pub fn classify_util(&self, imbalance_pct: u64, util: u64) -> GroupType {
         let runnable = self.load;
-        let util = self.load.min(self.capacity);
         // group_is_overloaded
         if self.nr_running > self.weight
             && (self.capacity * 100 < util * imbalance_pct

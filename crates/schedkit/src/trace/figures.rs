@@ -232,9 +232,14 @@ pub fn figures(trace: &Trace) -> Figures {
 /// Where a trace's forked tasks started (docs/validation.md, "Where a forked task starts"):
 /// on the CPU their parent forked them on, or another, and how often another CPU was idle
 /// then. Mainline 6.18's fork placement (`sched_balance_find_dst_cpu`) never keeps a child on
-/// its parent's CPU while another CPU of the parent's node is idle: the parent's group has no
-/// idle CPU below the level that holds that CPU, so the walk leaves it. A recording with such
-/// starts came from a kernel that places forks by another rule, which no class models.
+/// its parent's CPU while an idle CPU that the child may use shares the parent's core, or
+/// shares its last-level cache on a machine without SMT: the level that splits the two has
+/// single-CPU groups, where the idle CPU's group has one idle CPU and spare capacity and the
+/// parent's none, so the walk leaves the parent's CPU. (Farther away, a group holding an idle
+/// CPU may still be overloaded, and a NUMA level may keep a child home on purpose; a trace
+/// does not record affinity, so a child pinned to its parent's CPU would count too.) A
+/// recording with such starts came from a kernel that places forks by another rule, which no
+/// class models.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct ForkStarts {
     /// `sched_wakeup_new` of tasks the trace forks.
@@ -248,8 +253,10 @@ pub struct ForkStarts {
     pub beside_idle_cpu_on_parent_cpu: u64,
 }
 
-/// The [`ForkStarts`] of `trace`.
-pub fn fork_starts(trace: &Trace) -> ForkStarts {
+/// The [`ForkStarts`] of `trace`, counting as "another CPU idle" only a CPU that
+/// `near(parent's CPU, cpu)` says is near enough for the rule above (the caller knows the
+/// topology: the trace does not).
+pub fn fork_starts(trace: &Trace, near: &dyn Fn(u32, u32) -> bool) -> ForkStarts {
     let ncpus = trace.ncpus as usize;
     let mut out = ForkStarts::default();
     let mut curr: Vec<Option<TaskIdx>> = vec![None; ncpus];
@@ -272,7 +279,8 @@ pub fn fork_starts(trace: &Trace) -> ForkStarts {
                         curr[c].is_none()
                             && waiting[c].iter().all(|&t| waits_on[t] != Some(c as u32))
                     };
-                    let beside_idle = (0..ncpus).any(|c| c != here as usize && idle(c));
+                    let beside_idle =
+                        (0..ncpus).any(|c| c != here as usize && near(here, c as u32) && idle(c));
                     let kept = target_cpu == here;
                     out.forks += 1;
                     out.on_parent_cpu += u64::from(kept);
@@ -424,7 +432,7 @@ mod tests {
  a-1 [000] ..... 0.000007: sched_process_fork: comm=a pid=1 child_comm=e child_pid=5
  a-1 [000] d..3. 0.000007: sched_wakeup_new: comm=e pid=5 prio=120 target_cpu=001
 ";
-        let f = fork_starts(&import::parse(text).unwrap());
+        let f = fork_starts(&import::parse(text).unwrap(), &|_, _| true);
         assert_eq!(
             f,
             ForkStarts {
@@ -434,5 +442,8 @@ mod tests {
                 beside_idle_cpu_on_parent_cpu: 1,
             }
         );
+        // With CPU 1 too far away to count, no fork is beside an idle CPU.
+        let f = fork_starts(&import::parse(text).unwrap(), &|a, b| a == b);
+        assert_eq!((f.forks, f.beside_idle_cpu), (3, 0));
     }
 }

@@ -148,10 +148,23 @@ pub fn run_workload(
         tokens_posted_first: r.metrics.sim.sent_unwaited,
         timers_before_sleep: r.metrics.sim.timers_before_sleep,
         replay_stats: rep.stats,
-        fork_starts: [
-            crate::trace::figures::fork_starts(&recorded),
-            crate::trace::figures::fork_starts(&t),
-        ],
+        fork_starts: {
+            // Where 6.18's walk is certain to leave the parent's CPU for an idle one: the
+            // parent's SMT sibling, or any CPU of its LLC on a machine without SMT.
+            let topo = &machine.topology;
+            let smt = topo.ncores() < topo.ncpus;
+            let near = |a: u32, b: u32| {
+                let (a, b) = (a as usize, b as usize);
+                a < topo.ncpus
+                    && b < topo.ncpus
+                    && topo.cache[a] == topo.cache[b]
+                    && (!smt || topo.core[a] == topo.core[b])
+            };
+            [
+                crate::trace::figures::fork_starts(&recorded, &near),
+                crate::trace::figures::fork_starts(&t, &near),
+            ]
+        },
         repeats: w.repeats.len(),
         kernel_self,
     })

@@ -13,19 +13,24 @@
 //!   one is the lowest type, then by type the lowest average load (fully busy, overloaded)
 //!   or the most idle CPUs and then the lowest utilisation (spare capacity). The local group
 //!   is kept (`NULL`) when it is of a lower type; when of the same type, a busy pair keeps it
-//!   unless the idlest is lighter by `imbalance` (a nice-0 task's load times
-//!   `imbalance_pct − 100` percent) *and* by `imbalance_pct`, and a pair with spare capacity
-//!   keeps it unless the idlest has more idle CPUs (on a NUMA level, unless that leaves more
-//!   than `imb_numa_nr` tasks or an imbalance of more than two idle CPUs).
+//!   unless the local average load exceeds the idlest's by `imbalance_pct` (and the idlest is
+//!   not heavier by `imbalance`, a nice-0 task's load times `imbalance_pct − 100` percent; on
+//!   a NUMA level it must be lighter by `imbalance`), and a pair with spare capacity keeps it
+//!   unless the idlest has more idle CPUs (on a NUMA level, unless that leaves more than
+//!   `imb_numa_nr` tasks or an imbalance of more than two idle CPUs). The groups are looked at
+//!   from the local one on, wrapping round, as `build_sched_groups` links them, so a tie goes
+//!   to the first group after the local one.
 //! - `sched_balance_find_dst_group_cpu`: the group's only CPU; else the first CPU running
 //!   SCHED_IDLE tasks only, else the idle CPU that went idle last, else the least loaded.
 //! - `sched_balance_find_dst_cpu`: no group or the same CPU sends the walk one level down;
 //!   another CPU restarts it there, at that CPU's widest level narrower than this one.
 //!
-//! A new task has no PELT history yet (`last_update_time` is 0 until
-//! `post_init_entity_util_avg`, which runs after the placement), so the `*_without(p)`
-//! helpers see the runqueues as they are, and its utilisation of 0 fits every CPU: no group
-//! is `group_misfit_task` at fork.
+//! A new task has no PELT history yet (`last_update_time` is 0 until its first enqueue
+//! attaches it, after the placement), so the `*_without(p)` helpers see the runqueues as they
+//! are, and its utilisation of 0 fits every CPU: no group is `group_misfit_task` at fork
+//! (unless a `uclamp_min` inherited from the parent says otherwise: not modelled).
+//! `group_imbalanced` (a group the balancer could not even out because of affinity) is not
+//! modelled either, here or in the balancer.
 //!
 //! Simplified, and said so: the runqueue's PELT load stands for its load, runnable and
 //! utilisation averages alike, as in [`GroupStats::classify`]; a CPU's capacity is its
@@ -82,7 +87,7 @@ impl DstDomains {
                     .into_iter()
                     .map(|l| DstLevel {
                         weight: l.span.len(),
-                        groups: l.groups,
+                        groups: from_own_group(l.groups, cpu),
                         imbalance_pct: l.imbalance_pct,
                         numa: l.numa,
                         imb_numa_nr: l.imb_numa_nr,
@@ -131,6 +136,16 @@ impl DstDomains {
     }
 }
 
+/// A level's groups in the order `build_sched_groups` links them for `cpu`: from `cpu`'s own
+/// group on, wrapping round (`for_each_cpu_wrap(i, span, cpu)`). The order decides ties:
+/// `update_pick_idlest` keeps the first of equally idle groups.
+fn from_own_group(mut groups: Vec<Vec<CpuId>>, cpu: CpuId) -> Vec<Vec<CpuId>> {
+    if let Some(own) = groups.iter().position(|g| g.contains(&cpu)) {
+        groups.rotate_left(own);
+    }
+    groups
+}
+
 /// `update_sg_wakeup_stats` for a new task (no contribution of its own anywhere).
 fn wakeup_stats(g: &[CpuId], view: &CpuView, pct: u64) -> WakeupStats {
     let topo = view.topology;
@@ -140,19 +155,22 @@ fn wakeup_stats(g: &[CpuId], view: &CpuView, pct: u64) -> WakeupStats {
     };
     let mut util = 0;
     for &c in g {
+        // One read of what the CPU published, so that its facts are of one moment.
         let cs = view.cpu(c);
         let cap = topo.capacity_of(c);
         st.capacity += cap;
         st.load += cs.load;
+        // cpu_util_without: each CPU's utilisation at most its capacity.
         util += cs.load.min(cap);
         st.h_nr_running += cs.nr_running as u64;
         st.nr_running += cs.rq_nr_running() as u64;
-        // "No need to call idle_cpu_without() if nr_running is not 0".
-        if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
+        // "No need to call idle_cpu_without() if nr_running is not 0"; idle_cpu: the idle
+        // task runs and nothing is queued, delayed tasks included.
+        if cs.rq_nr_running() == 0 && cs.curr.is_none() {
             st.idle_cpus += 1;
         }
     }
-    let ty = st.classify(pct);
+    let ty = st.classify_util(pct, util);
     // "Computing avg_load makes sense only when group is fully busy or overloaded".
     if matches!(ty, GroupType::FullyBusy | GroupType::Overloaded) {
         st.avg_load = st.load * CAPACITY / st.capacity.max(1);
@@ -252,11 +270,11 @@ fn find_dst_group_cpu(
     // (CPU, rq->idle_stamp)
     let mut shallowest: Option<(CpuId, u64)> = None;
     for &c in g.iter().filter(|&&c| allowed(c)) {
-        if view.sched_idle_cpu(c) {
+        let cs = view.cpu(c);
+        if cs.sched_idle {
             return c;
         }
-        let cs = view.cpu(c);
-        if view.idle_cpu(c) {
+        if cs.curr.is_none() && cs.rq_nr_running() == 0 {
             // The most recently idled CPU "might have a warmer cache".
             if shallowest.is_none_or(|(_, stamp)| cs.last_schedule_ns > stamp) {
                 shallowest = Some((c, cs.last_schedule_ns));
@@ -348,7 +366,7 @@ mod tests {
     }
 
     #[test]
-    fn overloaded_groups_compare_average_loads_with_both_margins() {
+    fn overloaded_groups_compare_average_loads_by_imbalance_pct() {
         let t = topo(2, 1);
         // 3 000 against 2 000: 2 000 < 3 000 + 174 and 300 000 > 117 × 2 000: move.
         assert_eq!(place(&t, &[cpu(3, 3000, 0), cpu(2, 2000, 0)], 0, ANY), 1);
@@ -402,8 +420,86 @@ mod tests {
     }
 
     #[test]
-    fn one_cpu_has_no_choice() {
+    fn a_one_cpu_machine_has_no_level_and_keeps_the_parent_cpu() {
+        // No domain is built for one CPU: the walk has nothing to index.
         let t = topo(1, 1);
         assert_eq!(place(&t, &[cpu(1, 300, 0)], 0, ANY), 0);
+    }
+
+    #[test]
+    fn a_group_s_utilisation_is_capped_per_cpu() {
+        // Cores {0,1} {2,3}. CPU 0 runs two tasks (2 048), CPU 1 is idle, CPUs 2 and 3 run
+        // one each (1 024, 600). The parent's core: util min(2 048, 1 024) + 0 = 1 024,
+        // 204 800 > 1 024 × 117: spare capacity, one idle CPU; the other core none: keep it,
+        // and the SMT level moves to CPU 1. (Capped for the group as a whole, 2 048 × 117 >
+        // 204 800 would call the parent's core fully busy and send the child to CPU 3.)
+        let t = topo(4, 2);
+        let st = [
+            cpu(2, 2048, 0),
+            cpu(0, 0, 5),
+            cpu(1, 1024, 0),
+            cpu(1, 600, 0),
+        ];
+        assert_eq!(place(&t, &st, 0, ANY), 1);
+    }
+
+    #[test]
+    fn a_tie_goes_to_the_first_group_after_the_local_one() {
+        // Four single-CPU groups, the parent on CPU 2, the others idle since the same time:
+        // the groups are looked at from CPU 2's on ({2} {3} {0} {1}), and of equally idle
+        // ones the first stays the idlest.
+        let t = topo(4, 1);
+        let st = [cpu(0, 0, 5), cpu(0, 0, 5), cpu(1, 300, 0), cpu(0, 0, 5)];
+        assert_eq!(place(&t, &st, 2, ANY), 3);
+    }
+
+    #[test]
+    fn a_numa_level_keeps_a_child_home_while_the_imbalance_is_small() {
+        // Two nodes of two CPUs, one LLC each: imb_numa_nr 2 at the NUMA level.
+        let t = Topology::from_spec(&TopologySpec {
+            cpus: 4,
+            threads_per_core: 1,
+            cpus_per_cache: 2,
+            cpus_per_node: Some(2),
+            cpus_per_l2: None,
+            cpus_per_package: None,
+        });
+        // Home node: the parent and an idle CPU (1 idle), the other node 2 idle. Idle CPUs
+        // differ by 1 ≤ NUMA_IMBALANCE_MIN and the home node would run 2 ≤ imb_numa_nr tasks:
+        // adjust_numa_imbalance gives 0, so home is kept, and the LLC level takes CPU 1.
+        let st = [cpu(1, 300, 0), cpu(0, 0, 5), cpu(0, 0, 10), cpu(0, 0, 20)];
+        assert_eq!(place(&t, &st, 0, ANY), 1);
+        // Home node with no idle CPU and 3 tasks: 4 > imb_numa_nr, the imbalance of 2 idle
+        // CPUs stands, the other node wins, and in it the CPU idle last (3).
+        let st = [cpu(2, 600, 0), cpu(1, 300, 0), cpu(0, 0, 10), cpu(0, 0, 20)];
+        assert_eq!(place(&t, &st, 0, ANY), 3);
+    }
+
+    #[test]
+    fn a_cpu_holding_a_delayed_task_is_not_idle() {
+        // CPU 1 runs its idle task but still holds a sleeping task DELAY_DEQUEUE kept
+        // (`rq->nr_running` 1): no idle CPU anywhere, both groups with spare capacity, and
+        // the local one is kept.
+        let t = topo(2, 1);
+        let mut delayed = cpu(0, 100, 5);
+        delayed.nr_delayed = 1;
+        assert_eq!(place(&t, &[cpu(1, 300, 0), delayed], 0, ANY), 0);
+        delayed.nr_delayed = 0;
+        assert_eq!(place(&t, &[cpu(1, 300, 0), delayed], 0, ANY), 1);
+    }
+
+    #[test]
+    fn with_no_idle_cpu_in_the_group_the_least_loaded_is_taken() {
+        // The parent's core is overloaded (5 tasks); the other core has spare capacity
+        // (util 1 400 × 117 < 204 800) and no idle CPU: its least loaded CPU, 3 (500), where
+        // the SMT level keeps it ({3} has spare capacity, {2} at 900 is fully busy).
+        let t = topo(4, 2);
+        let st = [
+            cpu(3, 3072, 0),
+            cpu(2, 2048, 0),
+            cpu(1, 900, 0),
+            cpu(1, 500, 0),
+        ];
+        assert_eq!(place(&t, &st, 0, ANY), 3);
     }
 }
