@@ -816,18 +816,21 @@ fn find_src_sym(
             capacity: CAPACITY * g.len() as u64,
             ..GroupStats::default()
         };
+        let mut util = 0;
         for &c in g {
             ops.remote_touches += 1;
             let cs = view.cpu(c);
             st.nr_running += cs.rq_nr_running() as u64;
             st.h_nr_running += cs.nr_running as u64;
             st.load += cs.load;
-            *sum_util += cs.load.min(CAPACITY);
+            // group_util: each CPU's `cpu_util_cfs`, at most its capacity.
+            util += cs.load.min(CAPACITY);
             if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
                 st.idle_cpus += 1;
             }
         }
-        let gt = st.classify(pct);
+        *sum_util += util;
+        let gt = st.classify_util(pct, util);
         if gt == GroupType::Overloaded {
             st.avg_load = st.load * CAPACITY / st.capacity;
         }

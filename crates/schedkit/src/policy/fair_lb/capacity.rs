@@ -79,6 +79,7 @@ pub(super) fn find_src(
             prefer_cpu: g[0],
             ..Extra::default()
         };
+        let mut util = 0;
         for &c in g {
             ops.remote_touches += 1;
             let cs = view.cpu(c);
@@ -86,6 +87,8 @@ pub(super) fn find_src(
             st.h_nr_running += cs.nr_running as u64;
             st.load += cs.load;
             st.capacity += cap(c);
+            // group_util: each CPU's at most its capacity (`cpu_util_cfs`).
+            util += cs.load.min(cap(c));
             if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
                 st.idle_cpus += 1;
             }
@@ -105,7 +108,7 @@ pub(super) fn find_src(
             && st.h_nr_running > 0
             && !(smt_group && st.weight - st.idle_cpus != 1)
             && sched_asym(this_cpu, ex.prefer_cpu);
-        let mut gt = st.classify(pct);
+        let mut gt = st.classify_util(pct, util);
         if gt != GroupType::Overloaded {
             if group_asym {
                 gt = GroupType::AsymPacking;

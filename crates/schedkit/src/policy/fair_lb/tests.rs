@@ -85,6 +85,18 @@ fn groups_are_classified_by_tasks_and_load() {
     // One task at 900: not more tasks than CPUs; 1024 * 100 = 102 400 is not above
     // 900 * 117 = 105 300: no spare capacity.
     assert_eq!(g(1, 900).classify(117), GroupType::FullyBusy);
+    // Two CPUs, two tasks on one (load 2048) and none on the other: group_util sums each
+    // CPU's at most its capacity, 1024 + 0, and 2048 * 100 > 1024 * 117: spare capacity; the
+    // group's load capped only at the group's capacity (2048) would call it fully busy.
+    let two = GroupStats {
+        load: 2048,
+        nr_running: 2,
+        weight: 2,
+        capacity: 2048,
+        ..Default::default()
+    };
+    assert_eq!(two.classify_util(117, 1024), GroupType::HasSpare);
+    assert_eq!(two.classify(117), GroupType::FullyBusy);
 }
 
 #[test]
