@@ -21,7 +21,9 @@
 //!   exceeds its capacity by `imbalance_pct`; `group_fully_busy` when it has no spare
 //!   capacity; else `group_has_spare`.
 //! - `update_sd_pick_busiest`: the highest class; among overloaded groups the highest
-//!   average load; among groups with spare capacity the fewest idle CPUs, then the most tasks.
+//!   average load; among groups with spare capacity the fewest idle CPUs, then the most tasks;
+//!   of equals the first, the groups looked at from the local one on (`build_sched_groups`
+//!   links each CPU's from its own, wrapping round).
 //! - `sched_balance_find_src_group`: balanced when the local group is of a higher class,
 //!   when both are overloaded and the busiest is within `imbalance_pct`, and, unless the
 //!   busiest is overloaded, whenever this CPU is busy or the busiest runs one task.
@@ -501,6 +503,16 @@ impl Domains {
                     span: l.span,
                     groups: l.groups,
                 }
+            })
+            .map(|mut lvl: Level| {
+                // build_sched_groups links a CPU's groups from its own on, wrapping round
+                // (`for_each_cpu_wrap(i, span, cpu)`): a tie in update_sd_pick_busiest goes
+                // to the first group after the local one.
+                if let Some(own) = lvl.groups.iter().position(|g| g.contains(&cpu)) {
+                    lvl.groups.rotate_left(own);
+                    lvl.group_cores.rotate_left(own);
+                }
+                lvl
             })
             .collect();
         Domains {

@@ -87,7 +87,8 @@ impl DstDomains {
                     .into_iter()
                     .map(|l| DstLevel {
                         weight: l.span.len(),
-                        groups: from_own_group(l.groups, cpu),
+                        // From the CPU's own group on, as `Domains::build` orders them.
+                        groups: l.groups,
                         imbalance_pct: l.imbalance_pct,
                         numa: l.numa,
                         imb_numa_nr: l.imb_numa_nr,
@@ -134,16 +135,6 @@ impl DstDomains {
         }
         new_cpu
     }
-}
-
-/// A level's groups in the order `build_sched_groups` links them for `cpu`: from `cpu`'s own
-/// group on, wrapping round (`for_each_cpu_wrap(i, span, cpu)`). The order decides ties:
-/// `update_pick_idlest` keeps the first of equally idle groups.
-fn from_own_group(mut groups: Vec<Vec<CpuId>>, cpu: CpuId) -> Vec<Vec<CpuId>> {
-    if let Some(own) = groups.iter().position(|g| g.contains(&cpu)) {
-        groups.rotate_left(own);
-    }
-    groups
 }
 
 /// `update_sg_wakeup_stats` for a new task (no contribution of its own anywhere).

@@ -39,6 +39,17 @@ fn view<'a>(st: &'a [CpuStatus], t: &'a Topology) -> CpuView<'a> {
 }
 
 #[test]
+fn each_cpu_sees_its_groups_from_its_own_on() {
+    // build_sched_groups: for_each_cpu_wrap(i, span, cpu), so CPU 2 of four single-CPU
+    // groups sees {2} {3} {0} {1}, and its balancer and fork walk meet ties in that order.
+    let d = Domains::build(2, &topo(4, 1, 4), 500_000);
+    assert_eq!(d.levels[0].groups, vec![vec![2], vec![3], vec![0], vec![1]]);
+    // Cores {0,1} {2,3}: CPU 3's MC level starts at its core.
+    let d = Domains::build(3, &topo(4, 2, 4), 500_000);
+    assert_eq!(d.levels[1].groups, vec![vec![2, 3], vec![0, 1]]);
+}
+
+#[test]
 fn sd_init_constants() {
     // Two CPUs sharing a cache: one MC level of weight 2.
     let d = Domains::build(0, &topo(2, 1, 2), 500_000);
