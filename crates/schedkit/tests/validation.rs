@@ -75,10 +75,11 @@ fn the_suite_replays_and_its_figures_hold_their_targets() {
         assert!(r.recorded.context_switches > 0, "{}", w.name);
         // 6.18's fork placement (`sched_balance_find_dst_cpu`) moves a child off its
         // parent's busy CPU whenever another is idle; the replay's trace shows it (one in a
-        // hundred allowed: an idle CPU and a wakeup bound for it at the same nanosecond).
+        // hundred allowed, one below a hundred: an idle CPU and a wakeup bound for it at the
+        // same nanosecond).
         let rep = &r.fork_starts[1];
         assert!(
-            rep.beside_idle_cpu_on_parent_cpu * 100 <= rep.beside_idle_cpu,
+            rep.beside_idle_cpu_on_parent_cpu * 100 <= rep.beside_idle_cpu.max(100),
             "{}: the replay kept {} of {} forks beside an idle CPU on the parent's",
             w.name,
             rep.beside_idle_cpu_on_parent_cpu,

@@ -23,7 +23,9 @@
 //! - `update_sd_pick_busiest`: the highest class; among overloaded groups the highest
 //!   average load; among groups with spare capacity the fewest idle CPUs, then the most tasks;
 //!   of equals the first, the groups looked at from the local one on (`build_sched_groups`
-//!   links each CPU's from its own, wrapping round).
+//!   links each CPU's from its own, wrapping round), except fully busy ones, whose average
+//!   load is never computed: of those the last, unless the busiest so far is an SMT core
+//!   ("sched/fair: Keep a fully_busy SMT sched group as busiest", v6.5).
 //! - `sched_balance_find_src_group`: balanced when the local group is of a higher class,
 //!   when both are overloaded and the busiest is within `imbalance_pct`, and, unless the
 //!   busiest is overloaded, whenever this CPU is busy or the busiest runs one task.
@@ -790,6 +792,11 @@ pub fn adjust_numa_imbalance(imbalance: u64, dst_running: u64, imb_numa_nr: u64)
     imbalance
 }
 
+/// A group made of one core's SMT siblings (`sg->flags & SD_SHARE_CPUCAPACITY`).
+pub(super) fn smt_group(topology: &Topology, g: &[CpuId]) -> bool {
+    g.len() > 1 && g.iter().all(|&c| topology.core[c] == topology.core[g[0]])
+}
+
 /// `update_sd_lb_stats` + `sched_balance_find_src_group` + `calculate_imbalance` +
 /// `sched_balance_find_src_rq` within one level.
 fn find_src(
@@ -858,15 +865,23 @@ fn find_src_sym(
         }
         let better = match busiest {
             None => true,
-            Some((_, b, bt)) => {
+            Some((bi, b, bt)) => {
                 if gt != bt {
                     gt > bt
                 } else {
                     match gt {
-                        GroupType::Overloaded
-                        | GroupType::FullyBusy
-                        | GroupType::Misfit
-                        | GroupType::AsymPacking => st.avg_load > b.avg_load,
+                        // "avg_load is not computed and always 0 so we select the 1st one,
+                        // except if @sg is composed of SMT siblings": of equal fully busy
+                        // groups the later replaces the busiest unless the busiest is an SMT
+                        // core ("SMT sched groups need more help", v6.5).
+                        GroupType::FullyBusy => {
+                            st.avg_load > b.avg_load
+                                || (st.avg_load == b.avg_load
+                                    && !smt_group(view.topology, &lvl.groups[bi]))
+                        }
+                        GroupType::Overloaded | GroupType::Misfit | GroupType::AsymPacking => {
+                            st.avg_load > b.avg_load
+                        }
                         GroupType::HasSpare => {
                             st.idle_cpus < b.idle_cpus
                                 || (st.idle_cpus == b.idle_cpus && st.nr_running > b.nr_running)

@@ -233,13 +233,15 @@ pub fn figures(trace: &Trace) -> Figures {
 /// on the CPU their parent forked them on, or another, and how often another CPU was idle
 /// then. Mainline 6.18's fork placement (`sched_balance_find_dst_cpu`) never keeps a child on
 /// its parent's CPU while an idle CPU that the child may use shares the parent's core, or
-/// shares its last-level cache on a machine without SMT: the level that splits the two has
-/// single-CPU groups, where the idle CPU's group has one idle CPU and spare capacity and the
-/// parent's none, so the walk leaves the parent's CPU. (Farther away, a group holding an idle
-/// CPU may still be overloaded, and a NUMA level may keep a child home on purpose; a trace
-/// does not record affinity, so a child pinned to its parent's CPU would count too.) A
-/// recording with such starts came from a kernel that places forks by another rule, which no
-/// class models.
+/// shares its last-level cache where no core of that cache has SMT siblings and no cluster
+/// level (CLS, a shared L2) splits it: the level that splits the two then has single-CPU
+/// groups, where the idle CPU's group has one idle CPU and spare capacity and the parent's
+/// none, so the walk leaves the parent's CPU. (Farther away, a group holding an idle CPU may
+/// still be overloaded, and a NUMA level may keep a child home on purpose; a trace does not
+/// record affinity, so a child pinned to its parent's CPU would count too.) A recording with
+/// such starts came from a kernel that places forks by another rule, which no class models.
+/// In a recording a waking marks the wakee's last CPU busy until the wakee migrates or runs;
+/// in a simulated trace the waking names the CPU chosen for it.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct ForkStarts {
     /// `sched_wakeup_new` of tasks the trace forks.
@@ -258,14 +260,31 @@ pub struct ForkStarts {
 /// topology: the trace does not).
 pub fn fork_starts(trace: &Trace, near: &dyn Fn(u32, u32) -> bool) -> ForkStarts {
     let ncpus = trace.ncpus as usize;
+    let ntasks = trace.tasks.len();
     let mut out = ForkStarts::default();
+    // What each CPU runs, from what the trace says ran when it started.
     let mut curr: Vec<Option<TaskIdx>> = vec![None; ncpus];
+    for (&c, &t) in &trace.running_at_start {
+        if let Some(slot) = curr.get_mut(c as usize) {
+            *slot = Some(t);
+        }
+    }
     // Where each runnable task waits to run (its wakeup's target, its migration's
     // destination, the CPU that preempted it), and each CPU's such tasks (a task listed
     // there counts only while `waits_on` still names that CPU).
-    let mut waits_on: Vec<Option<u32>> = vec![None; trace.tasks.len()];
+    let mut waits_on: Vec<Option<u32>> = vec![None; ntasks];
     let mut waiting: Vec<Vec<TaskIdx>> = vec![Vec::new(); ncpus];
-    let mut forked_on: Vec<Option<u32>> = vec![None; trace.tasks.len()];
+    let mut forked_on: Vec<Option<u32>> = vec![None; ntasks];
+    // Woken while still on its CPU on its way to sleep: queued once it has switched out.
+    let mut woken_blocking = vec![false; ntasks];
+    let wait = |waits_on: &mut Vec<Option<u32>>, waiting: &mut Vec<Vec<TaskIdx>>, t, c: u32| {
+        waits_on[t] = Some(c);
+        let list = &mut waiting[c as usize];
+        list.push(t);
+        if list.len() > 64 {
+            list.retain(|&u| waits_on[u] == Some(c));
+        }
+    };
     for e in &trace.events {
         let cpu = e.cpu as usize;
         if cpu >= ncpus {
@@ -288,21 +307,22 @@ pub fn fork_starts(trace: &Trace, near: &dyn Fn(u32, u32) -> bool) -> ForkStarts
                     out.beside_idle_cpu_on_parent_cpu += u64::from(beside_idle && kept);
                 }
                 if (target_cpu as usize) < ncpus {
-                    waits_on[task] = Some(target_cpu);
-                    waiting[target_cpu as usize].push(task);
+                    wait(&mut waits_on, &mut waiting, task, target_cpu);
                 }
             }
             EventKind::Waking {
                 task, target_cpu, ..
-            } if !curr.contains(&Some(task)) && (target_cpu as usize) < ncpus => {
-                waits_on[task] = Some(target_cpu);
-                waiting[target_cpu as usize].push(task);
+            } if (target_cpu as usize) < ncpus => {
+                if !curr.contains(&Some(task)) {
+                    wait(&mut waits_on, &mut waiting, task, target_cpu);
+                } else if trace.wakings_of_blocking.contains(&(e.ts, task)) {
+                    woken_blocking[task] = true;
+                }
             }
             EventKind::Migrate { task, dest_cpu, .. }
                 if waits_on[task].is_some() && (dest_cpu as usize) < ncpus =>
             {
-                waits_on[task] = Some(dest_cpu);
-                waiting[dest_cpu as usize].push(task);
+                wait(&mut waits_on, &mut waiting, task, dest_cpu);
             }
             EventKind::Switch {
                 prev,
@@ -311,12 +331,14 @@ pub fn fork_starts(trace: &Trace, near: &dyn Fn(u32, u32) -> bool) -> ForkStarts
             } => {
                 if let Some(n) = next {
                     waits_on[n] = None;
+                    woken_blocking[n] = false;
                 }
                 if let Some(p) = prev {
                     waits_on[p] = None;
-                    if prev_state == PrevState::Runnable {
-                        waits_on[p] = Some(e.cpu);
-                        waiting[cpu].push(p);
+                    if prev_state == PrevState::Runnable || std::mem::take(&mut woken_blocking[p]) {
+                        // Preempted, or woken on its way to sleep: queued where it ran
+                        // (a migration that follows moves it).
+                        wait(&mut waits_on, &mut waiting, p, e.cpu);
                     }
                 }
                 curr[cpu] = next;
@@ -328,9 +350,6 @@ pub fn fork_starts(trace: &Trace, near: &dyn Fn(u32, u32) -> bool) -> ForkStarts
                             waits_on[t] = None;
                         }
                     }
-                } else if waiting[cpu].len() > 64 {
-                    let w = &waits_on;
-                    waiting[cpu].retain(|&t| w[t] == Some(e.cpu));
                 }
             }
             _ => {}
@@ -442,6 +461,15 @@ mod tests {
                 beside_idle_cpu_on_parent_cpu: 1,
             }
         );
+        // A CPU running a task from the trace's start (its first line names it) is busy.
+        let busy = "\
+# #P:2
+ a-1 [000] ..... 0.000001: sched_process_fork: comm=a pid=1 child_comm=c child_pid=3
+ a-1 [000] d..3. 0.000001: sched_wakeup_new: comm=c pid=3 prio=120 target_cpu=000
+ b-2 [001] d..2. 0.000009: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=x next_pid=0 next_prio=120
+";
+        let f = fork_starts(&import::parse(busy).unwrap(), &|_, _| true);
+        assert_eq!((f.forks, f.beside_idle_cpu), (1, 0));
         // With CPU 1 too far away to count, no fork is beside an idle CPU.
         let f = fork_starts(&import::parse(text).unwrap(), &|a, b| a == b);
         assert_eq!((f.forks, f.beside_idle_cpu), (3, 0));

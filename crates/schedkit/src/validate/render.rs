@@ -105,10 +105,10 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
                 if rec.beside_idle_cpu_on_parent_cpu > 0 {
                     let _ = writeln!(
                         s,
-                        "{:<16} note: {} of {} forks beside an idle CPU stayed on the parent's CPU in the recording (mainline 6.18 moves every one: docs/validation.md, \"Where a forked task starts\"); in the replay {} of {}",
+                        "{:<16} note: of {} forks beside an idle CPU of the parent's core or cache, {} stayed on the parent's CPU in the recording (mainline 6.18 moves each, unless its affinity forbids: docs/validation.md, \"Where a forked task starts\"); in the replay {} of {}",
                         "",
-                        rec.beside_idle_cpu_on_parent_cpu,
                         rec.beside_idle_cpu,
+                        rec.beside_idle_cpu_on_parent_cpu,
                         rep.beside_idle_cpu_on_parent_cpu,
                         rep.beside_idle_cpu
                     );
@@ -134,8 +134,8 @@ pub fn table(suite: &Suite, machine: &str, results: &[Result<WorkloadResult, Str
     if kept_forks.0 > 0 {
         let _ = writeln!(
             s,
-            "the recording kernel kept {} of {} forked tasks on their parent's busy CPU beside an idle one, which mainline 6.18 never does: its fork placement is not the class's (docs/validation.md, \"Where a forked task starts\")",
-            kept_forks.0, kept_forks.1
+            "of {} forked tasks beside an idle CPU of the parent's core or cache, the recording kernel kept {} on their parent's busy CPU, which mainline 6.18 does only where affinity forbids the idle CPU: its fork placement is not the class's (docs/validation.md, \"Where a forked task starts\")",
+            kept_forks.1, kept_forks.0
         );
     }
     if ranged > 0 {

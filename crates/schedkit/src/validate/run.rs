@@ -150,15 +150,24 @@ pub fn run_workload(
         replay_stats: rep.stats,
         fork_starts: {
             // Where 6.18's walk is certain to leave the parent's CPU for an idle one: the
-            // parent's SMT sibling, or any CPU of its LLC on a machine without SMT.
+            // parent's SMT sibling, or any CPU of its LLC where no core of that LLC has SMT
+            // siblings (the LLC level's groups are then single CPUs).
             let topo = &machine.topology;
-            let smt = topo.ncores() < topo.ncpus;
+            let n = topo.ncpus;
+            let llc_has_smt: Vec<bool> = (0..n)
+                .map(|c| {
+                    (0..n).any(|s| {
+                        topo.cache[s] == topo.cache[c]
+                            && (0..n).any(|u| u != s && topo.core[u] == topo.core[s])
+                    })
+                })
+                .collect();
             let near = |a: u32, b: u32| {
                 let (a, b) = (a as usize, b as usize);
-                a < topo.ncpus
-                    && b < topo.ncpus
+                a < n
+                    && b < n
                     && topo.cache[a] == topo.cache[b]
-                    && (!smt || topo.core[a] == topo.core[b])
+                    && (topo.core[a] == topo.core[b] || !llc_has_smt[a])
             };
             [
                 crate::trace::figures::fork_starts(&recorded, &near),

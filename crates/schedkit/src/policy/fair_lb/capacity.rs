@@ -140,12 +140,19 @@ pub(super) fn find_src(
         }
         let better = match busiest {
             None => true,
-            Some((_, b, bt, bex)) => {
+            Some((bi, b, bt, bex)) => {
                 if gt != bt {
                     gt > bt
                 } else {
                     match gt {
-                        GroupType::Overloaded | GroupType::FullyBusy => st.avg_load > b.avg_load,
+                        GroupType::Overloaded => st.avg_load > b.avg_load,
+                        // Of equal fully busy groups the later, unless the busiest is an SMT
+                        // core (`update_sd_pick_busiest`, v6.5).
+                        GroupType::FullyBusy => {
+                            st.avg_load > b.avg_load
+                                || (st.avg_load == b.avg_load
+                                    && !super::smt_group(t, &lvl.groups[bi]))
+                        }
                         GroupType::AsymPacking => {
                             asym::sched_asym_prefer(t, bex.prefer_cpu, ex.prefer_cpu)
                         }

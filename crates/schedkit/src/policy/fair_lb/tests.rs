@@ -111,6 +111,36 @@ fn groups_are_classified_by_tasks_and_load() {
 }
 
 #[test]
+fn of_equally_fully_busy_groups_the_last_is_the_busiest() {
+    // Three LLCs of two CPUs; CPU 0's is idle, the other two each run two tasks at 1000
+    // (util 2000 × 117 > 204 800: fully busy, avg_load never computed, so equal). Looked at
+    // from CPU 0's LLC on, {2,3} then {4,5}: the later replaces the earlier (neither is an
+    // SMT core), so the pull is from {4,5}.
+    let t = topo(6, 1, 2);
+    let mut d = Domains::build(0, &t, 500_000);
+    let mut ops = OpCounter::default();
+    let st = [
+        cpu(0, 0),
+        cpu(0, 0),
+        cpu(1, 1000),
+        cpu(1, 1000),
+        cpu(1, 1000),
+        cpu(1, 1000),
+    ];
+    let b = d
+        .find_busiest(
+            &mut ops,
+            10_000_000,
+            0,
+            &view(&st, &t),
+            CpuIdle::Idle,
+            false,
+        )
+        .expect("imbalanced");
+    assert!(b.cpu >= 4, "pulled from CPU {}", b.cpu);
+}
+
+#[test]
 fn an_idle_cpu_takes_half_the_difference_in_tasks() {
     let t = topo(2, 1, 2);
     let mut d = Domains::build(0, &t, 500_000);
