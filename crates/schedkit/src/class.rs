@@ -738,13 +738,13 @@ pub trait SchedClass: Send + Sync + 'static {
     fn nr_running(&self, rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
         rq.nr_running
     }
-    /// Tasks asleep but still queued on `cpu` (DELAY_DEQUEUE), published into
-    /// [`CpuStatus::sched_idle`]: every task queued on `cpu` is SCHED_IDLE (`sched_idle_cpu`).
-    /// False unless the class models it.
+    /// Published into [`CpuStatus::sched_idle`]: every task queued on `cpu` is SCHED_IDLE
+    /// (`sched_idle_cpu`). False unless the class models it.
     fn sched_idle_cpu(&self, _rq: &Rq<Self::Rq>, _cpu: CpuId) -> bool {
         false
     }
 
+    /// Tasks asleep but still queued on `cpu` (DELAY_DEQUEUE), published into
     /// [`CpuStatus::nr_delayed`]; none unless the class delays dequeues.
     fn nr_delayed(&self, _rq: &Rq<Self::Rq>, _cpu: CpuId) -> usize {
         0

@@ -383,6 +383,30 @@ impl GroupStats {
         self.classify_util(imbalance_pct, self.load.min(self.capacity))
     }
 
+    /// The sums `update_sg_lb_stats` and `update_sg_wakeup_stats` make over group `g`, with
+    /// `cap` each CPU's capacity, and the group's utilisation (`group_util`: each CPU's at
+    /// most its capacity); one read of each CPU's published state.
+    pub fn gather(g: &[CpuId], view: &CpuView, cap: impl Fn(CpuId) -> u64) -> (GroupStats, u64) {
+        let mut st = GroupStats {
+            weight: g.len() as u64,
+            ..GroupStats::default()
+        };
+        let mut util = 0;
+        for &c in g {
+            let cs = view.cpu(c);
+            st.capacity += cap(c);
+            st.load += cs.load;
+            util += cs.load.min(cap(c));
+            st.h_nr_running += cs.nr_running as u64;
+            // rq->nr_running, delayed tasks included; idle: the idle task with nothing queued.
+            st.nr_running += cs.rq_nr_running() as u64;
+            if cs.rq_nr_running() == 0 && cs.curr.is_none() {
+                st.idle_cpus += 1;
+            }
+        }
+        (st, util)
+    }
+
     /// `group_classify` with the group's utilisation given (`group_util`: the kernel sums
     /// each CPU's, capped at that CPU's capacity), the runqueue load standing for runnable.
     pub fn classify_util(&self, imbalance_pct: u64, util: u64) -> GroupType {
@@ -464,7 +488,13 @@ impl Domains {
             .levels
             .into_iter()
             .zip(imb_nr)
-            .map(|(l, imb_numa_nr)| {
+            .map(|(mut l, imb_numa_nr)| {
+                // build_sched_groups links a CPU's groups from its own on, wrapping round
+                // (`for_each_cpu_wrap(i, span, cpu)`): a tie in update_sd_pick_busiest or
+                // update_pick_idlest goes to the first group after the local one.
+                if let Some(own) = l.groups.iter().position(|g| g.contains(&cpu)) {
+                    l.groups.rotate_left(own);
+                }
                 let weight = l.span.len() as u64;
                 // sd_init: imbalance_pct 117 for every level but SMT siblings' (110);
                 // cache_nice_tries 1, 2 across NUMA nodes, 0 between SMT siblings.
@@ -505,16 +535,6 @@ impl Domains {
                     span: l.span,
                     groups: l.groups,
                 }
-            })
-            .map(|mut lvl: Level| {
-                // build_sched_groups links a CPU's groups from its own on, wrapping round
-                // (`for_each_cpu_wrap(i, span, cpu)`): a tie in update_sd_pick_busiest goes
-                // to the first group after the local one.
-                if let Some(own) = lvl.groups.iter().position(|g| g.contains(&cpu)) {
-                    lvl.groups.rotate_left(own);
-                    lvl.group_cores.rotate_left(own);
-                }
-                lvl
             })
             .collect();
         Domains {
@@ -830,24 +850,9 @@ fn find_src_sym(
     let mut busiest: Option<(usize, GroupStats, GroupType)> = None;
     let (mut total_load, mut total_capacity) = (0u64, 0u64);
     for (gi, g) in lvl.groups.iter().enumerate() {
-        let mut st = GroupStats {
-            weight: g.len() as u64,
-            capacity: CAPACITY * g.len() as u64,
-            ..GroupStats::default()
-        };
-        let mut util = 0;
-        for &c in g {
-            ops.remote_touches += 1;
-            let cs = view.cpu(c);
-            st.nr_running += cs.rq_nr_running() as u64;
-            st.h_nr_running += cs.nr_running as u64;
-            st.load += cs.load;
-            // group_util: each CPU's `cpu_util_cfs`, at most its capacity.
-            util += cs.load.min(CAPACITY);
-            if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
-                st.idle_cpus += 1;
-            }
-        }
+        ops.remote_touches += g.len() as u64;
+        // group_util: each CPU's `cpu_util_cfs`, at most its capacity.
+        let (mut st, util) = GroupStats::gather(g, view, |_| CAPACITY);
         *sum_util += util;
         let gt = st.classify_util(pct, util);
         if gt == GroupType::Overloaded {

@@ -816,6 +816,7 @@ impl<C: SchedClass> Sched<C> {
         self.class.sched_idle_cpu(rq, cpu)
     }
 
+    #[inline]
     pub fn nr_delayed(&self, rq: &Rq<C::Rq>, cpu: CpuId) -> usize {
         self.class.nr_delayed(rq, cpu)
     }

@@ -140,27 +140,8 @@ impl DstDomains {
 /// `update_sg_wakeup_stats` for a new task (no contribution of its own anywhere).
 fn wakeup_stats(g: &[CpuId], view: &CpuView, pct: u64) -> WakeupStats {
     let topo = view.topology;
-    let mut st = GroupStats {
-        weight: g.len() as u64,
-        ..GroupStats::default()
-    };
-    let mut util = 0;
-    for &c in g {
-        // One read of what the CPU published, so that its facts are of one moment.
-        let cs = view.cpu(c);
-        let cap = topo.capacity_of(c);
-        st.capacity += cap;
-        st.load += cs.load;
-        // cpu_util_without: each CPU's utilisation at most its capacity.
-        util += cs.load.min(cap);
-        st.h_nr_running += cs.nr_running as u64;
-        st.nr_running += cs.rq_nr_running() as u64;
-        // "No need to call idle_cpu_without() if nr_running is not 0"; idle_cpu: the idle
-        // task runs and nothing is queued, delayed tasks included.
-        if cs.rq_nr_running() == 0 && cs.curr.is_none() {
-            st.idle_cpus += 1;
-        }
-    }
+    // cpu_util_without: each CPU's utilisation at most its capacity.
+    let (mut st, util) = GroupStats::gather(g, view, |c| topo.capacity_of(c));
     let ty = st.classify_util(pct, util);
     // "Computing avg_load makes sense only when group is fully busy or overloaded".
     if matches!(ty, GroupType::FullyBusy | GroupType::Overloaded) {
