@@ -154,14 +154,15 @@ pub fn run_workload(
             // siblings (the LLC level's groups are then single CPUs).
             let topo = &machine.topology;
             let n = topo.ncpus;
-            let llc_has_smt: Vec<bool> = (0..n)
-                .map(|c| {
-                    (0..n).any(|s| {
-                        topo.cache[s] == topo.cache[c]
-                            && (0..n).any(|u| u != s && topo.core[u] == topo.core[s])
-                    })
-                })
-                .collect();
+            let mut core_size = vec![0usize; topo.ncores()];
+            for &k in &topo.core {
+                core_size[k] += 1;
+            }
+            let mut smt_in_llc = vec![false; topo.ncaches()];
+            for c in 0..n {
+                smt_in_llc[topo.cache[c]] |= core_size[topo.core[c]] > 1;
+            }
+            let llc_has_smt: Vec<bool> = (0..n).map(|c| smt_in_llc[topo.cache[c]]).collect();
             let near = |a: u32, b: u32| {
                 let (a, b) = (a as usize, b as usize);
                 a < n
