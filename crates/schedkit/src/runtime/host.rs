@@ -364,10 +364,17 @@ impl<P: SchedClass> Shared<P> {
     /// the waiting task, there being no later moment. (Kicking at every enqueue with ticks on
     /// let an idle worker steal a just-spawned child within microseconds, where the kernels
     /// leave it to the next balancing tick: spawn+join bounced between workers.)
+    #[inline(always)]
     pub(super) fn kick_idle_balancer(&self, busy: CpuId, at_tick: bool) {
+        // Every `schedule()` of a busy runqueue asks: answered here without a call.
         if !at_tick && self.workers[busy].preemptible.load(Relaxed) {
             return;
         }
+        self.kick_idle_balancer_now(busy)
+    }
+
+    #[inline(never)]
+    fn kick_idle_balancer_now(&self, busy: CpuId) {
         // The lowest idle CPU, as the kernel's `find_new_ilb` takes the first of the mask.
         let others = self.nohz_idle.load(SeqCst) & !(1u64 << busy);
         if others != 0 {

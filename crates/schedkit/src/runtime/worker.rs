@@ -524,6 +524,20 @@ pub(crate) fn leave_runtime() {
         let w = current().expect("runtime code of a task runs on a worker");
         // SAFETY: the slot outlives the worker thread.
         let slot = unsafe { &*w.slot };
+        // A reschedule already asked for (most often by a wakeup this very code made on its
+        // own worker) is acted on at this level, as the kernel's `preempt_enable()` calls
+        // `preempt_schedule()` on the decrement that finds NEED_RESCHED: leaving to task code
+        // would cost the locked decrement and an entry again only to switch out. At level 1
+        // nothing moves this task, so `slot` is current here; the test after the decrement
+        // below still catches a request that comes later.
+        if slot.preempt_count.load(Relaxed) == 1
+            && slot.need_resched.load(Relaxed)
+            && slot.running.load(Relaxed) != u32::MAX
+        {
+            // SAFETY: the host outlives its workers.
+            unsafe { &*w.host }.preempt_point(w.cpu);
+            continue;
+        }
         let due = match super::resched::leave(slot) {
             super::resched::Leave::Nested => return,
             super::resched::Leave::Reschedule => true,

@@ -82,8 +82,19 @@ pub struct Recip {
     m: u64,
 }
 
+/// The reciprocals of the divisors `CURRENT_BONUS` can be (index = divisor, 1..=MAX_BONUS).
+const BONUS_RECIP: [Recip; MAX_BONUS as usize + 1] = {
+    let mut t = [Recip::new(1); MAX_BONUS as usize + 1];
+    let mut d = 2;
+    while d <= MAX_BONUS as usize {
+        t[d] = Recip::new(d as u64);
+        d += 1;
+    }
+    t
+};
+
 impl Recip {
-    pub fn new(d: u64) -> Recip {
+    pub const fn new(d: u64) -> Recip {
         Recip {
             d,
             m: if d > 1 { u64::MAX / d } else { 0 },
@@ -94,7 +105,7 @@ impl Recip {
     pub fn div(&self, n: u64) -> u64 {
         if self.d <= 1 {
             // 1: n itself; 0: the division by zero the plain `/` would have panicked with.
-            return n / self.d;
+            return if self.d == 1 { n } else { n / self.d };
         }
         let q = ((n as u128 * self.m as u128) >> 64) as u64;
         if n - q * self.d >= self.d {
@@ -697,8 +708,12 @@ impl SchedClass for O1 {
         let now = ctx.now;
         let p = &mut ctx.tasks[prev];
         if self.era == O1Era::V2_6_11 {
-            let run_time = now.saturating_sub(p.timestamp_ns).min(j.ns_max_sleep_avg())
-                / j.current_bonus(p.data.sleep_avg).max(1) as u64;
+            // `run_time /= (CURRENT_BONUS(prev) ? : 1)`: the divisor is 1 to MAX_BONUS, a
+            // hardware division of 10-20 cycles in the kernel too; here by the divisor's
+            // reciprocal (exact, [`Recip`]), and none for 1.
+            let run_time = BONUS_RECIP
+                [j.current_bonus(p.data.sleep_avg).clamp(1, MAX_BONUS) as usize]
+                .div(now.saturating_sub(p.timestamp_ns).min(j.ns_max_sleep_avg()));
             p.data.sleep_avg = p.data.sleep_avg.saturating_sub(run_time);
         }
         p.timestamp_ns = now;
