@@ -82,7 +82,7 @@ pub struct Recip {
     m: u64,
 }
 
-/// The reciprocals of the divisors `CURRENT_BONUS` can be (index = divisor, 1..=MAX_BONUS).
+/// The reciprocals of the divisors `CURRENT_BONUS` takes (index = divisor, 1..=MAX_BONUS).
 const BONUS_RECIP: [Recip; MAX_BONUS as usize + 1] = {
     let mut t = [Recip::new(1); MAX_BONUS as usize + 1];
     let mut d = 2;
@@ -92,6 +92,19 @@ const BONUS_RECIP: [Recip; MAX_BONUS as usize + 1] = {
     }
     t
 };
+
+/// `n / bonus`, 2.6.11's `run_time /= (CURRENT_BONUS(prev) ? : 1)` (the caller passes the
+/// bonus already raised to 1). The bonus is 1 to MAX_BONUS in every state the policy reaches
+/// (`sleep_avg` never exceeds NS_MAX_SLEEP_AVG): by the table, exact; a larger one (a
+/// `sleep_avg` set from outside, or read at another HZ) by `/`, so the quotient is C's for
+/// every input.
+#[inline]
+pub(crate) fn div_by_bonus(n: u64, bonus: u64) -> u64 {
+    match BONUS_RECIP.get(bonus as usize) {
+        Some(r) if bonus >= 1 => r.div(n),
+        _ => n / bonus,
+    }
+}
 
 impl Recip {
     pub const fn new(d: u64) -> Recip {
@@ -708,12 +721,13 @@ impl SchedClass for O1 {
         let now = ctx.now;
         let p = &mut ctx.tasks[prev];
         if self.era == O1Era::V2_6_11 {
-            // `run_time /= (CURRENT_BONUS(prev) ? : 1)`: the divisor is 1 to MAX_BONUS, a
-            // hardware division of 10-20 cycles in the kernel too; here by the divisor's
-            // reciprocal (exact, [`Recip`]), and none for 1.
-            let run_time = BONUS_RECIP
-                [j.current_bonus(p.data.sleep_avg).clamp(1, MAX_BONUS) as usize]
-                .div(now.saturating_sub(p.timestamp_ns).min(j.ns_max_sleep_avg()));
+            // `run_time /= (CURRENT_BONUS(prev) ? : 1)`: a hardware division of 10-20 cycles
+            // at every switch, in the kernel too; here by the divisor's reciprocal
+            // ([`div_by_bonus`], exact), and none for 1.
+            let run_time = div_by_bonus(
+                now.saturating_sub(p.timestamp_ns).min(j.ns_max_sleep_avg()),
+                j.current_bonus(p.data.sleep_avg).max(1) as u64,
+            );
             p.data.sleep_avg = p.data.sleep_avg.saturating_sub(run_time);
         }
         p.timestamp_ns = now;

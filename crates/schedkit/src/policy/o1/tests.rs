@@ -812,6 +812,45 @@ proptest::proptest! {
     }
 }
 
+/// `put_prev`'s charge divides by the bonus through a table of reciprocals: every entry, and
+/// the divisors beyond it (a `sleep_avg` above NS_MAX_SLEEP_AVG), give C's quotient. A wrong
+/// entry fails here (golden figures did not catch one).
+#[test]
+fn the_bonus_division_is_c_s_for_every_bonus() {
+    for bonus in 1..=2 * MAX_BONUS as u64 + 3 {
+        for n in [
+            0,
+            1,
+            bonus - 1,
+            bonus,
+            bonus + 1,
+            999_999_999,
+            1_000_000_000,
+            1_234_567_891_234,
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            assert_eq!(div_by_bonus(n, bonus), n / bonus, "{n} / {bonus}");
+        }
+    }
+    // The charge itself, as 2.6.11 computes it, at several HZ and every sleep_avg step.
+    for hz in [100, 250, 300, 1000, 1024] {
+        let j = Jiffies::new(hz);
+        let max = j.ns_max_sleep_avg();
+        for k in 0..=40u64 {
+            let sleep_avg = max / 40 * k + k;
+            let bonus = j.current_bonus(sleep_avg).max(1) as u64;
+            for run in [0, 1, 3_000_000, max] {
+                assert_eq!(
+                    div_by_bonus(run, bonus),
+                    run / bonus,
+                    "HZ {hz}, sleep_avg {sleep_avg}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn reciprocal_division_is_exact_at_the_edges() {
     let ds = [
