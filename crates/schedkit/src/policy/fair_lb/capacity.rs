@@ -70,28 +70,15 @@ pub(super) fn find_src(
     let (mut total_load, mut total_capacity) = (0u64, 0u64);
     let mut local = None;
     for (gi, g) in lvl.groups.iter().enumerate() {
-        let mut st = GroupStats {
-            weight: g.len() as u64,
-            ..GroupStats::default()
-        };
+        ops.remote_touches += g.len() as u64;
+        // The sums of update_sg_lb_stats, group_util capped per CPU (`cpu_util_cfs`).
+        let (mut st, util) = GroupStats::gather(g, view, cap);
         let mut ex = Extra {
             min_cap: u64::MAX,
             prefer_cpu: g[0],
             ..Extra::default()
         };
-        let mut util = 0;
         for &c in g {
-            ops.remote_touches += 1;
-            let cs = view.cpu(c);
-            st.nr_running += cs.rq_nr_running() as u64;
-            st.h_nr_running += cs.nr_running as u64;
-            st.load += cs.load;
-            st.capacity += cap(c);
-            // group_util: each CPU's at most its capacity (`cpu_util_cfs`).
-            util += cs.load.min(cap(c));
-            if cs.rq_nr_running() == 0 && view.idle_cpu(c) {
-                st.idle_cpus += 1;
-            }
             ex.max_cap = ex.max_cap.max(cap(c));
             ex.min_cap = ex.min_cap.min(cap(c));
             if lvl_cap {
@@ -102,7 +89,7 @@ pub(super) fn find_src(
             }
         }
         let is_local = g.contains(&this_cpu);
-        let smt_group = g.len() > 1 && g.iter().all(|&c| t.core[c] == t.core[g[0]]);
+        let smt_group = super::smt_group(t, g);
         let group_asym = !is_local
             && idle.is_idle()
             && st.h_nr_running > 0
